@@ -1,0 +1,135 @@
+package io.sparkgate;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.sparkgate.config.ListenConfig;
+import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.config.Secret;
+import io.sparkgate.forward.CallHook;
+import io.sparkgate.forward.ProxyRegistry;
+import io.sparkgate.tls.ServerTls;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running proxy: the client-facing server (TLS, health service, the Spark Connect methods) joined to one
+ * backend channel. Start it with {@link #start}; {@link #close} stops it gracefully.
+ */
+public final class Sparkgate implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Sparkgate.class);
+  /** Spark's error trailers carry JSON error details; grpc-java's 8 KiB default is too small for them. */
+  private static final int MAX_BACKEND_METADATA_BYTES = 1024 * 1024;
+
+  private final ProxyConfig config;
+  private final Server server;
+  private final ManagedChannel backend;
+  private final ServerTls tls;
+  private final HealthStatusManager health;
+
+  private Sparkgate(ProxyConfig config, Server server, ManagedChannel backend, ServerTls tls, HealthStatusManager health) {
+    this.config = config;
+    this.server = server;
+    this.backend = backend;
+    this.tls = tls;
+    this.health = health;
+  }
+
+  /** Starts a proxy for this configuration; the listening port is bound when this returns. */
+  public static Sparkgate start(ProxyConfig config) throws IOException {
+    return start(config, CallHook.Factory.PASS_THROUGH);
+  }
+
+  static Sparkgate start(ProxyConfig config, CallHook.Factory hooks) throws IOException {
+    ListenConfig listen = config.listen();
+    int maxMessage = (int) listen.maxInboundMessageBytes();
+    ManagedChannel backend =
+        NettyChannelBuilder.forAddress(config.backend().host(), config.backend().port())
+            .usePlaintext()
+            .maxInboundMessageSize(maxMessage)
+            .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
+            // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.
+            .directExecutor()
+            .build();
+    ServerTls tls = null;
+    try {
+      if (config.tls().isPresent()) {
+        var t = config.tls().get();
+        tls = ServerTls.load(t.certFile(), t.keyFile(), t.clientCaFile().orElse(null), t.reloadInterval());
+      }
+      HealthStatusManager health = new HealthStatusManager();
+      String token = config.backend().token().map(Secret::reveal).orElse(null);
+      NettyServerBuilder builder =
+          NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port()))
+              .addService(health.getHealthService())
+              .fallbackHandlerRegistry(new ProxyRegistry(backend, token, hooks))
+              .maxInboundMessageSize(maxMessage)
+              .maxConcurrentCallsPerConnection(listen.maxConcurrentStreams())
+              .handshakeTimeout(listen.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS)
+              .keepAliveTime(listen.keepaliveTime().toMillis(), TimeUnit.MILLISECONDS)
+              .keepAliveTimeout(20, TimeUnit.SECONDS)
+              // Spark's JVM client pings idle connections every 10 s or so; let it.
+              .permitKeepAliveTime(5, TimeUnit.SECONDS)
+              .permitKeepAliveWithoutCalls(true);
+      if (tls != null) {
+        builder.sslContext(tls.sslContext());
+      } else {
+        log.warn("listen.plaintext is true: clients connect WITHOUT TLS; tokens cross the network in the clear");
+      }
+      Server server = builder.build().start();
+      health.setStatus("", ServingStatus.SERVING);
+      health.setStatus(ProxyRegistry.SERVICE_NAME, ServingStatus.SERVING);
+      log.info("Sparkgate listening on {}:{} ({}), forwarding to {}", listen.address(), server.getPort(),
+          tls != null ? "TLS" : "plaintext", config.backend().address());
+      return new Sparkgate(config, server, backend, tls, health);
+    } catch (IOException | RuntimeException e) {
+      backend.shutdownNow();
+      if (tls != null) {
+        tls.close();
+      }
+      throw e;
+    }
+  }
+
+  /** The port clients connect to (the bound one, when the configuration asked for port 0). */
+  public int port() {
+    return server.getPort();
+  }
+
+  public void awaitTermination() throws InterruptedException {
+    server.awaitTermination();
+  }
+
+  /**
+   * Stops accepting calls, lets running calls finish within {@code listen.shutdown_grace}, then cancels the
+   * rest.
+   */
+  @Override
+  public void close() {
+    Duration grace = config.listen().shutdownGrace();
+    health.enterTerminalState();
+    server.shutdown();
+    try {
+      if (!server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+        log.warn("calls still running after listen.shutdown_grace ({}); cancelling them", grace);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      server.shutdownNow();
+      backend.shutdownNow();
+      if (tls != null) {
+        tls.close();
+      }
+    }
+    log.info("Sparkgate stopped");
+  }
+
+}

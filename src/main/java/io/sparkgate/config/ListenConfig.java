@@ -1,0 +1,41 @@
+package io.sparkgate.config;
+
+import java.time.Duration;
+
+/**
+ * Where clients connect and the limits that protect the proxy from them.
+ *
+ * @param plaintext a plaintext listener, only when explicitly asked for (development, or behind a mesh)
+ * @param maxInboundMessageBytes the largest request or response message, Spark's default 128 MiB
+ * @param maxConcurrentStreams streams one client connection may hold open at once
+ * @param handshakeTimeout how long a connection may take to complete TLS and HTTP/2 set-up
+ * @param keepaliveTime idle time after which the proxy pings a client to find dead connections
+ * @param shutdownGrace how long a stopping proxy lets running calls finish
+ */
+public record ListenConfig(
+    String address,
+    int port,
+    boolean plaintext,
+    long maxInboundMessageBytes,
+    int maxConcurrentStreams,
+    Duration handshakeTimeout,
+    Duration keepaliveTime,
+    Duration shutdownGrace) {
+
+  public static final long DEFAULT_MAX_INBOUND_MESSAGE_BYTES = 128L * 1024 * 1024;
+
+  static ListenConfig read(Node node) {
+    node.allowOnly(
+        "address", "port", "plaintext", "max_inbound_message_size", "max_concurrent_streams",
+        "handshake_timeout", "keepalive_time", "shutdown_grace");
+    return new ListenConfig(
+        node.string("address", "0.0.0.0"),
+        node.integer("port", 15003, 0, 65535),
+        node.bool("plaintext", false),
+        node.bytes("max_inbound_message_size", DEFAULT_MAX_INBOUND_MESSAGE_BYTES, 1024, Integer.MAX_VALUE),
+        node.integer("max_concurrent_streams", 1000, 1, 1_000_000),
+        node.duration("handshake_timeout", Duration.ofSeconds(10), Duration.ofMillis(100), Duration.ofMinutes(5)),
+        node.duration("keepalive_time", Duration.ofMinutes(1), Duration.ofSeconds(10), Duration.ofDays(1)),
+        node.duration("shutdown_grace", Duration.ofSeconds(30), Duration.ZERO, Duration.ofHours(1)));
+  }
+}

@@ -1,0 +1,243 @@
+package io.sparkgate.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A YAML mapping being read, which knows its file and dotted key so that every error can say where it is.
+ * Every section declares the keys it accepts: an unknown key (usually a typo) is an error, never ignored.
+ */
+final class Node {
+  private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*(b|kib|kb|mib|mb|gib|gb)?", Pattern.CASE_INSENSITIVE);
+  private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)", Pattern.CASE_INSENSITIVE);
+
+  private final Path file;
+  private final String path;
+  private final JsonNode json;
+
+  private Node(Path file, String path, JsonNode json) {
+    this.file = file;
+    this.path = path;
+    this.json = json;
+  }
+
+  static Node root(Path file, JsonNode json) {
+    Node root = new Node(file, "", json);
+    if (json == null || json.isMissingNode() || json.isNull()) {
+      throw root.error("the file is empty; see proxy/sparkgate.yaml for a complete example");
+    }
+    if (!json.isObject()) {
+      throw root.error("the top level must be a mapping of sections (listen, tls, backend, ...)");
+    }
+    return root;
+  }
+
+  Path file() {
+    return file;
+  }
+
+  /** Rejects keys this section does not define, naming the nearest valid ones. */
+  Node allowOnly(String... keys) {
+    Set<String> allowed = Set.of(keys);
+    for (Iterator<String> it = json.fieldNames(); it.hasNext(); ) {
+      String name = it.next();
+      if (!allowed.contains(name)) {
+        throw new ConfigException(
+            String.format("%s: %s: unknown key (valid keys here: %s)", file, key(name), String.join(", ", new TreeSet<>(allowed))));
+      }
+    }
+    return this;
+  }
+
+  boolean has(String key) {
+    JsonNode value = json.get(key);
+    return value != null && !value.isNull();
+  }
+
+  /** A nested section; a missing section reads as empty so that its defaults apply. */
+  Node section(String key) {
+    JsonNode value = json.get(key);
+    if (value == null || value.isNull()) {
+      return new Node(file, key(key), com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode());
+    }
+    if (!value.isObject()) {
+      throw errorAt(key, "must be a mapping, got " + describe(value));
+    }
+    return new Node(file, key(key), value);
+  }
+
+  Optional<String> optionalString(String key) {
+    JsonNode value = json.get(key);
+    if (value == null || value.isNull()) {
+      return Optional.empty();
+    }
+    if (!value.isTextual() && !value.isNumber()) {
+      throw errorAt(key, "must be a string, got " + describe(value));
+    }
+    String text = value.asText().trim();
+    if (text.isEmpty()) {
+      throw errorAt(key, "must not be empty (remove the key to use the default)");
+    }
+    return Optional.of(text);
+  }
+
+  String string(String key, String fallback) {
+    return optionalString(key).orElse(fallback);
+  }
+
+  String requiredString(String key, String hint) {
+    return optionalString(key).orElseThrow(() -> errorAt(key, "is required: " + hint));
+  }
+
+  List<String> stringList(String key) {
+    JsonNode value = json.get(key);
+    if (value == null || value.isNull()) {
+      return List.of();
+    }
+    if (!value.isArray()) {
+      throw errorAt(key, "must be a list of strings, got " + describe(value));
+    }
+    List<String> out = new ArrayList<>();
+    for (JsonNode item : value) {
+      if (!item.isTextual() || item.asText().isBlank()) {
+        throw errorAt(key, "must be a list of non-empty strings, got an item " + describe(item));
+      }
+      out.add(item.asText().trim());
+    }
+    return List.copyOf(out);
+  }
+
+  boolean bool(String key, boolean fallback) {
+    JsonNode value = json.get(key);
+    if (value == null || value.isNull()) {
+      return fallback;
+    }
+    if (!value.isBoolean()) {
+      throw errorAt(key, "must be true or false, got " + describe(value));
+    }
+    return value.booleanValue();
+  }
+
+  int integer(String key, int fallback, int min, int max) {
+    JsonNode value = json.get(key);
+    if (value == null || value.isNull()) {
+      return fallback;
+    }
+    if (!value.canConvertToInt() || !value.isIntegralNumber()) {
+      throw errorAt(key, "must be a whole number, got " + describe(value));
+    }
+    int n = value.intValue();
+    if (n < min || n > max) {
+      throw errorAt(key, "must be between " + min + " and " + max + ", got " + n);
+    }
+    return n;
+  }
+
+  /** A byte size such as {@code 134217728}, {@code 128MiB} or {@code 4 KiB}. */
+  long bytes(String key, long fallback, long min, long max) {
+    JsonNode value = json.get(key);
+    if (value == null || value.isNull()) {
+      return fallback;
+    }
+    long n;
+    if (value.isIntegralNumber()) {
+      n = value.longValue();
+    } else {
+      Matcher m = SIZE.matcher(value.asText().trim());
+      if (!value.isTextual() || !m.matches()) {
+        throw errorAt(key, "must be a size such as 128MiB, 64KiB or a number of bytes, got " + describe(value));
+      }
+      n = Long.parseLong(m.group(1)) * unit(m.group(2));
+    }
+    if (n < min || n > max) {
+      throw errorAt(key, "must be between " + min + " and " + max + " bytes, got " + n);
+    }
+    return n;
+  }
+
+  /** A duration such as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}. */
+  Duration duration(String key, Duration fallback, Duration min, Duration max) {
+    JsonNode value = json.get(key);
+    if (value == null || value.isNull()) {
+      return fallback;
+    }
+    Matcher m = DURATION.matcher(value.asText().trim());
+    if (!value.isTextual() || !m.matches()) {
+      throw errorAt(key, "must be a duration such as 500ms, 30s, 5m or 1h, got " + describe(value));
+    }
+    long n = Long.parseLong(m.group(1));
+    Duration d =
+        switch (m.group(2).toLowerCase(Locale.ROOT)) {
+          case "ms" -> Duration.ofMillis(n);
+          case "s" -> Duration.ofSeconds(n);
+          case "m" -> Duration.ofMinutes(n);
+          case "h" -> Duration.ofHours(n);
+          default -> Duration.ofDays(n);
+        };
+    if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+      throw errorAt(key, "must be between " + min + " and " + max + ", got " + d);
+    }
+    return d;
+  }
+
+  /** A file path, resolved against the directory of the configuration file; it must exist. */
+  Optional<Path> existingFile(String key) {
+    return optionalString(key)
+        .map(
+            text -> {
+              Path base = file.toAbsolutePath().getParent();
+              Path p = base == null ? Path.of(text) : base.resolve(text).normalize();
+              if (!java.nio.file.Files.isRegularFile(p)) {
+                throw errorAt(key, "file " + p + " does not exist or is not a regular file");
+              }
+              if (!java.nio.file.Files.isReadable(p)) {
+                throw errorAt(key, "file " + p + " is not readable by this user");
+              }
+              return p;
+            });
+  }
+
+  ConfigException errorAt(String key, String problem) {
+    return new ConfigException(file + ": " + key(key) + ": " + problem);
+  }
+
+  ConfigException error(String problem) {
+    return new ConfigException(file + (path.isEmpty() ? "" : ": " + path) + ": " + problem);
+  }
+
+  private String key(String name) {
+    return path.isEmpty() ? name : path + "." + name;
+  }
+
+  private static long unit(String suffix) {
+    if (suffix == null) {
+      return 1;
+    }
+    return switch (suffix.toLowerCase(Locale.ROOT)) {
+      case "kib", "kb" -> 1024L;
+      case "mib", "mb" -> 1024L * 1024;
+      case "gib", "gb" -> 1024L * 1024 * 1024;
+      default -> 1;
+    };
+  }
+
+  private static String describe(JsonNode value) {
+    if (value.isObject()) {
+      return "a mapping";
+    }
+    if (value.isArray()) {
+      return "a list";
+    }
+    return "'" + value.asText() + "'";
+  }
+}

@@ -1,0 +1,59 @@
+package io.sparkgate.config;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * The whole, validated configuration of one proxy. Built once at start from one YAML file; immutable.
+ *
+ * @param tls absent only when {@code listen.plaintext} is true
+ */
+public record ProxyConfig(Path source, ListenConfig listen, Optional<TlsConfig> tls, BackendConfig backend) {
+
+  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+  /** Reads and validates a configuration file, or explains precisely why it cannot be used. */
+  public static ProxyConfig load(Path file) {
+    JsonNode json;
+    try {
+      json = YAML.readTree(Files.readString(file));
+    } catch (NoSuchFileException e) {
+      throw new ConfigException(file + ": no such file (pass --config with the path to sparkgate.yaml)");
+    } catch (JsonProcessingException e) {
+      String where = e.getLocation() == null ? "" : " at line " + e.getLocation().getLineNr();
+      throw new ConfigException(file + ": not valid YAML" + where + ": " + e.getOriginalMessage(), e);
+    } catch (IOException e) {
+      throw new ConfigException(file + ": cannot read: " + e.getMessage(), e);
+    }
+    return read(Node.root(file, json));
+  }
+
+  static ProxyConfig read(Node root) {
+    root.allowOnly("listen", "tls", "backend");
+    ListenConfig listen = ListenConfig.read(root.section("listen"));
+    Optional<TlsConfig> tls;
+    if (listen.plaintext()) {
+      if (root.has("tls")) {
+        throw root.error("listen.plaintext is true but a tls section is set: remove one of them");
+      }
+      tls = Optional.empty();
+    } else {
+      if (!root.has("tls")) {
+        throw root.errorAt("tls", "is required unless listen.plaintext is true "
+            + "(certs/make-dev-certs.sh makes a dev certificate set)");
+      }
+      tls = Optional.of(TlsConfig.read(root.section("tls")));
+    }
+    if (!root.has("backend")) {
+      throw root.errorAt("backend", "is required: backend.address is the host:port of the Spark Connect server");
+    }
+    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")));
+  }
+}

@@ -1,0 +1,39 @@
+package io.sparkgate.forward;
+
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusException;
+
+/**
+ * One proxied call's view of its messages: it may change a message or refuse the call. Request messages
+ * arrive one at a time in order, as do responses; the two directions may run on different threads.
+ */
+public interface CallHook {
+  /** A hook that forwards everything as received. */
+  CallHook PASS_THROUGH = new CallHook() {};
+
+  /**
+   * Returns the bytes to forward for one client message, or throws to refuse the whole call; the status
+   * (and its trailers, such as rich error details) goes to the client and the backend call is cancelled.
+   */
+  default byte[] onRequest(byte[] message) throws StatusException {
+    return message;
+  }
+
+  /** Returns the bytes to send the client for one backend message. */
+  default byte[] onResponse(byte[] message) {
+    return message;
+  }
+
+  /** The call has ended with this status, seen by the client. */
+  default void onClose(Status status) {}
+
+  /** Creates the hook of each new call; may refuse the call before any message by throwing. */
+  @FunctionalInterface
+  interface Factory {
+    Factory PASS_THROUGH = (method, headers) -> CallHook.PASS_THROUGH;
+
+    CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers) throws StatusException;
+  }
+}

@@ -1,0 +1,223 @@
+package io.sparkgate.forward;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Joins one client call to one backend call, one message at a time in each direction: a message is read
+ * from one side only when the other side can take it, so HTTP/2 flow control reaches from the slowest
+ * reader back to the writer and the proxy holds about one message per direction, whatever the result size.
+ *
+ * <p>Threads: the client call's callbacks (this listener) are serialized by gRPC, and so are the backend's
+ * ({@link BackendListener}); the two run concurrently. Everything either side does to the client-facing
+ * {@link ServerCall} happens under {@link #lock}, so a refusal from the request side can never race a
+ * response being sent or the backend's own close.
+ */
+final class ForwardingCall extends ServerCall.Listener<byte[]> {
+  private static final Logger log = LoggerFactory.getLogger(ForwardingCall.class);
+
+  private final Channel backend;
+  private final MethodDescriptor<byte[], byte[]> method;
+  private final ServerCall<byte[], byte[]> serverCall;
+  private final Metadata backendHeaders;
+  private final CallHook hook;
+
+  private final Object lock = new Object();
+  /** The client call owes a request(1) as soon as the backend can take a message. */
+  private boolean requestOwed; // guarded by lock
+  /** The backend call owes a request(1) as soon as the client can take a message. */
+  private boolean responseOwed; // guarded by lock
+  private boolean serverClosed; // guarded by lock
+
+  /** Started at the first client message, once the hook has let it through. Request-side thread only. */
+  private ClientCall<byte[], byte[]> clientCall;
+  private boolean backendCancelled; // request-side thread only
+
+  ForwardingCall(
+      Channel backend,
+      MethodDescriptor<byte[], byte[]> method,
+      ServerCall<byte[], byte[]> serverCall,
+      Metadata backendHeaders,
+      CallHook hook) {
+    this.backend = backend;
+    this.method = method;
+    this.serverCall = serverCall;
+    this.backendHeaders = backendHeaders;
+    this.hook = hook;
+  }
+
+  void start() {
+    serverCall.request(1);
+  }
+
+  @Override
+  public void onMessage(byte[] message) {
+    if (isServerClosed()) {
+      return;
+    }
+    byte[] forward;
+    try {
+      forward = hook.onRequest(message);
+    } catch (StatusException e) {
+      refuse(e.getStatus(), e.getTrailers());
+      return;
+    } catch (RuntimeException e) {
+      // Fail closed: a request the proxy could not process is never forwarded.
+      log.error("{}: request processing failed; refusing the call", method.getBareMethodName(), e);
+      refuse(Status.INTERNAL.withDescription("Sparkgate could not process this request"), null);
+      return;
+    }
+    if (!startBackend()) {
+      return;
+    }
+    clientCall.sendMessage(forward);
+    synchronized (lock) {
+      if (clientCall.isReady()) {
+        serverCall.request(1);
+      } else {
+        requestOwed = true;
+      }
+    }
+  }
+
+  @Override
+  public void onHalfClose() {
+    if (startBackend()) {
+      clientCall.halfClose();
+    }
+  }
+
+  @Override
+  public void onCancel() {
+    // The client went away or its deadline passed; the backend call is cancelled with it (the gRPC Context
+    // does this too, but an explicit cancel also covers calls started outside the Context).
+    boolean first;
+    synchronized (lock) {
+      first = !serverClosed;
+      serverClosed = true;
+    }
+    cancelBackend("client cancelled the call");
+    if (first) {
+      hook.onClose(Status.CANCELLED);
+    }
+  }
+
+  @Override
+  public void onReady() {
+    synchronized (lock) {
+      if (responseOwed && clientCall != null) {
+        responseOwed = false;
+        clientCall.request(1);
+      }
+    }
+  }
+
+  /** Starts the backend call if needed; false when the call is over and nothing more may be sent. */
+  private boolean startBackend() {
+    if (backendCancelled || isServerClosed()) {
+      return false;
+    }
+    if (clientCall == null) {
+      ClientCall<byte[], byte[]> call = backend.newCall(method, CallOptions.DEFAULT);
+      synchronized (lock) {
+        clientCall = call;
+      }
+      call.start(new BackendListener(), backendHeaders);
+      call.request(1);
+    }
+    return true;
+  }
+
+  private void refuse(Status status, Metadata trailers) {
+    closeServerCall(status, trailers == null ? new Metadata() : trailers);
+    cancelBackend("refused by Sparkgate");
+  }
+
+  private void cancelBackend(String why) {
+    if (clientCall != null && !backendCancelled) {
+      backendCancelled = true;
+      clientCall.cancel(why, null);
+    }
+  }
+
+  private boolean isServerClosed() {
+    synchronized (lock) {
+      return serverClosed;
+    }
+  }
+
+  /** Closes the client's call once; later attempts (a racing backend close) are ignored. */
+  private boolean closeServerCall(Status status, Metadata trailers) {
+    synchronized (lock) {
+      if (serverClosed) {
+        return false;
+      }
+      serverClosed = true;
+      serverCall.close(status, trailers);
+    }
+    hook.onClose(status);
+    return true;
+  }
+
+  /** Backend to client. */
+  private final class BackendListener extends ClientCall.Listener<byte[]> {
+    @Override
+    public void onHeaders(Metadata headers) {
+      synchronized (lock) {
+        if (!serverClosed) {
+          serverCall.sendHeaders(headers);
+        }
+      }
+    }
+
+    @Override
+    public void onMessage(byte[] message) {
+      byte[] forward;
+      try {
+        forward = hook.onResponse(message);
+      } catch (RuntimeException e) {
+        log.error("{}: response processing failed; cancelling the call", method.getBareMethodName(), e);
+        closeServerCall(Status.INTERNAL.withDescription("Sparkgate could not process the server's response"),
+            new Metadata());
+        clientCall.cancel("response processing failed", e);
+        return;
+      }
+      synchronized (lock) {
+        if (serverClosed) {
+          return;
+        }
+        serverCall.sendMessage(forward);
+        if (serverCall.isReady()) {
+          clientCall.request(1);
+        } else {
+          responseOwed = true;
+        }
+      }
+    }
+
+    @Override
+    public void onClose(Status status, Metadata trailers) {
+      // Status, description and trailers (grpc-status-details-bin: Spark's error class, SQLSTATE and the
+      // FetchErrorDetails handle) pass through untouched.
+      closeServerCall(status, trailers);
+    }
+
+    @Override
+    public void onReady() {
+      synchronized (lock) {
+        if (requestOwed) {
+          requestOwed = false;
+          serverCall.request(1);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,119 @@
+package io.sparkgate.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+final class ProxyConfigTest {
+  @TempDir Path dir;
+
+  private Path write(String yaml) throws IOException {
+    Files.writeString(dir.resolve("server.pem"), "cert");
+    Files.writeString(dir.resolve("server.key"), "key");
+    Path file = dir.resolve("sparkgate.yaml");
+    Files.writeString(file, yaml);
+    return file;
+  }
+
+  private String error(String yaml) throws IOException {
+    Path file = write(yaml);
+    return assertThrows(ConfigException.class, () -> ProxyConfig.load(file)).getMessage();
+  }
+
+  private static final String TLS = "tls:\n  cert_file: server.pem\n  key_file: server.key\n";
+  private static final String BACKEND = "backend:\n  address: localhost:15002\n";
+
+  @Test
+  void minimal_defaults() throws IOException {
+    ProxyConfig config = ProxyConfig.load(write(TLS + BACKEND));
+    assertEquals("0.0.0.0", config.listen().address());
+    assertEquals(15003, config.listen().port());
+    assertFalse(config.listen().plaintext());
+    assertEquals(128L * 1024 * 1024, config.listen().maxInboundMessageBytes());
+    assertEquals(dir.resolve("server.pem"), config.tls().orElseThrow().certFile());
+    assertTrue(config.tls().orElseThrow().clientCaFile().isEmpty());
+    assertEquals("localhost", config.backend().host());
+    assertEquals(15002, config.backend().port());
+    assertTrue(config.backend().token().isEmpty());
+  }
+
+  @Test
+  void shippedDefaultFile_isValidOnceDevCertsExist() throws IOException {
+    Path proxyDir = dir.resolve("proxy");
+    Path certs = dir.resolve("certs/dev");
+    Files.createDirectories(proxyDir);
+    Files.createDirectories(certs);
+    Files.writeString(certs.resolve("server.pem"), "x");
+    Files.writeString(certs.resolve("server.key"), "x");
+    Path copy = proxyDir.resolve("sparkgate.yaml");
+    Files.copy(Path.of("proxy/sparkgate.yaml"), copy);
+    ProxyConfig config = ProxyConfig.load(copy);
+    assertEquals(15003, config.listen().port());
+    assertEquals(certs.resolve("server.key"), config.tls().orElseThrow().keyFile());
+  }
+
+  @Test
+  void sizesAndDurations_parsed() throws IOException {
+    ProxyConfig config = ProxyConfig.load(write(
+        "listen:\n  max_inbound_message_size: 4MiB\n  shutdown_grace: 500ms\n  port: 0\n" + TLS + BACKEND));
+    assertEquals(4L * 1024 * 1024, config.listen().maxInboundMessageBytes());
+    assertEquals(Duration.ofMillis(500), config.listen().shutdownGrace());
+    assertEquals(0, config.listen().port());
+  }
+
+  @Test
+  void unknownKey_namesFileKeyAndValidKeys() throws IOException {
+    String message = error("listen:\n  prot: 1\n" + TLS + BACKEND);
+    assertTrue(message.startsWith(dir.resolve("sparkgate.yaml").toString()), message);
+    assertTrue(message.contains("listen.prot: unknown key"), message);
+    assertTrue(message.contains("port"), message);
+  }
+
+  @Test
+  void unknownSection_refused() throws IOException {
+    assertTrue(error(TLS + BACKEND + "listne:\n  port: 1\n").contains("listne: unknown key"));
+  }
+
+  @Test
+  void badValues_precise() throws IOException {
+    assertTrue(error("listen:\n  port: 70000\n" + TLS + BACKEND).contains("listen.port: must be between 0 and 65535, got 70000"));
+    assertTrue(error("listen:\n  plaintext: yes please\n" + TLS + BACKEND).contains("listen.plaintext: must be true or false"));
+    assertTrue(error("listen:\n  max_inbound_message_size: lots\n" + TLS + BACKEND).contains("listen.max_inbound_message_size: must be a size"));
+    assertTrue(error(TLS + "backend:\n  address: localhost\n").contains("backend.address: must be host:port"));
+    assertTrue(error(TLS + "backend:\n  address: localhost:99999\n").contains("backend.address: port must be between 1 and 65535"));
+    assertTrue(error(TLS).contains("backend: is required"));
+  }
+
+  @Test
+  void tls_requiredUnlessPlaintext_andFilesMustExist() throws IOException {
+    assertTrue(error(BACKEND).contains("tls: is required unless listen.plaintext is true"));
+    assertTrue(error("tls:\n  cert_file: missing.pem\n  key_file: server.key\n" + BACKEND)
+        .contains("tls.cert_file: file " + dir.resolve("missing.pem") + " does not exist"));
+    assertTrue(error("listen:\n  plaintext: true\n" + TLS + BACKEND).contains("listen.plaintext is true but a tls section is set"));
+    ProxyConfig plain = ProxyConfig.load(write("listen:\n  plaintext: true\n" + BACKEND));
+    assertTrue(plain.tls().isEmpty());
+  }
+
+  @Test
+  void backendToken_neverPrinted() throws IOException {
+    ProxyConfig config = ProxyConfig.load(write(TLS + BACKEND + "  token: s3cr3t-value\n"));
+    assertEquals("s3cr3t-value", config.backend().token().orElseThrow().reveal());
+    assertFalse(config.toString().contains("s3cr3t-value"), config.toString());
+  }
+
+  @Test
+  void emptyOrInvalidYaml_explained() throws IOException {
+    assertTrue(error("").contains("the file is empty"));
+    assertTrue(error("listen: [1, 2\n").contains("not valid YAML"));
+    Path missing = dir.resolve("nope.yaml");
+    assertTrue(assertThrows(ConfigException.class, () -> ProxyConfig.load(missing)).getMessage().contains("no such file"));
+  }
+}
