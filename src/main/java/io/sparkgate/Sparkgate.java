@@ -15,7 +15,11 @@ import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,13 +37,21 @@ public final class Sparkgate implements AutoCloseable {
   private final ManagedChannel backend;
   private final ServerTls tls;
   private final HealthStatusManager health;
+  private final ExecutorService callExecutor;
 
-  private Sparkgate(ProxyConfig config, Server server, ManagedChannel backend, ServerTls tls, HealthStatusManager health) {
+  private Sparkgate(
+      ProxyConfig config,
+      Server server,
+      ManagedChannel backend,
+      ServerTls tls,
+      HealthStatusManager health,
+      ExecutorService callExecutor) {
     this.config = config;
     this.server = server;
     this.backend = backend;
     this.tls = tls;
     this.health = health;
+    this.callExecutor = callExecutor;
   }
 
   /** Starts a proxy for this configuration; the listening port is bound when this returns. */
@@ -59,6 +71,10 @@ public final class Sparkgate implements AutoCloseable {
             .directExecutor()
             .build();
     ServerTls tls = null;
+    // A fixed pool: request-side work (authentication, inspection, policy) runs here, off the event loops,
+    // and a flood of calls cannot grow the proxy's thread count.
+    ExecutorService callExecutor = Executors.newFixedThreadPool(
+        Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), new CallThreadFactory());
     try {
       if (config.tls().isPresent()) {
         var t = config.tls().get();
@@ -68,6 +84,7 @@ public final class Sparkgate implements AutoCloseable {
       String token = config.backend().token().map(Secret::reveal).orElse(null);
       NettyServerBuilder builder =
           NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port()))
+              .executor(callExecutor)
               .addService(health.getHealthService())
               .fallbackHandlerRegistry(new ProxyRegistry(backend, token, hooks))
               .maxInboundMessageSize(maxMessage)
@@ -88,9 +105,10 @@ public final class Sparkgate implements AutoCloseable {
       health.setStatus(ProxyRegistry.SERVICE_NAME, ServingStatus.SERVING);
       log.info("Sparkgate listening on {}:{} ({}), forwarding to {}", listen.address(), server.getPort(),
           tls != null ? "TLS" : "plaintext", config.backend().address());
-      return new Sparkgate(config, server, backend, tls, health);
+      return new Sparkgate(config, server, backend, tls, health, callExecutor);
     } catch (IOException | RuntimeException e) {
       backend.shutdownNow();
+      callExecutor.shutdownNow();
       if (tls != null) {
         tls.close();
       }
@@ -125,11 +143,23 @@ public final class Sparkgate implements AutoCloseable {
     } finally {
       server.shutdownNow();
       backend.shutdownNow();
+      callExecutor.shutdownNow();
       if (tls != null) {
         tls.close();
       }
     }
     log.info("Sparkgate stopped");
+  }
+
+  private static final class CallThreadFactory implements ThreadFactory {
+    private final AtomicInteger next = new AtomicInteger();
+
+    @Override
+    public Thread newThread(Runnable r) {
+      Thread t = new Thread(r, "sparkgate-call-" + next.getAndIncrement());
+      t.setDaemon(true);
+      return t;
+    }
   }
 
 }

@@ -36,6 +36,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import io.sparkgate.testing.FakeSparkConnect;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -54,7 +55,7 @@ final class ForwardingTest {
       Metadata.Key.of("grpc-status-details-bin", Metadata.BINARY_BYTE_MARSHALLER);
 
   private final List<AutoCloseable> closers = new ArrayList<>();
-  private final FakeBackend backend = new FakeBackend();
+  private final FakeSparkConnect backend = new FakeSparkConnect();
   private CallHook.Factory hooks = CallHook.Factory.PASS_THROUGH;
 
   @AfterEach
@@ -346,109 +347,6 @@ final class ForwardingTest {
       } else {
         result.completeExceptionally(status.asException(trailers));
       }
-    }
-  }
-
-  /**
-   * A backend for every forwarded method shape: unary echoes through {@link #reply}, ExecutePlan streams
-   * {@link #streamCount} messages honouring flow control, AddArtifacts counts what it received.
-   */
-  private static final class FakeBackend extends io.grpc.HandlerRegistry {
-    final BlockingQueue<byte[]> received = new LinkedBlockingQueue<>();
-    final AtomicReference<String> lastMethod = new AtomicReference<>();
-    final AtomicReference<Metadata> lastHeaders = new AtomicReference<>();
-    final AtomicReference<Deadline> lastDeadline = new AtomicReference<>();
-    final AtomicInteger sent = new AtomicInteger();
-    final CountDownLatch streamStarted = new CountDownLatch(1);
-    final CountDownLatch streamCancelled = new CountDownLatch(1);
-    final Metadata failTrailers = new Metadata();
-    volatile java.util.function.UnaryOperator<byte[]> reply = m -> bytes("ok");
-    volatile Status failWith;
-    volatile int streamCount = 3;
-
-    @Override
-    public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
-      MethodDescriptor<byte[], byte[]> method = METHODS.get(methodName);
-      return method == null ? null : ServerMethodDefinition.create(method, handler(method));
-    }
-
-    private ServerCallHandler<byte[], byte[]> handler(MethodDescriptor<byte[], byte[]> method) {
-      return (call, headers) -> {
-        lastMethod.set(method.getFullMethodName());
-        lastHeaders.set(headers);
-        lastDeadline.set(io.grpc.Context.current().getDeadline());
-        call.request(1);
-        return new ServerCall.Listener<>() {
-          int count;
-
-          @Override
-          public void onMessage(byte[] message) {
-            received.add(message);
-            count++;
-            call.request(1);
-          }
-
-          @Override
-          public void onHalfClose() {
-            if (failWith != null) {
-              call.close(failWith, failTrailers);
-              return;
-            }
-            call.sendHeaders(new Metadata());
-            switch (method.getType()) {
-              case SERVER_STREAMING -> stream(call);
-              case CLIENT_STREAMING -> {
-                call.sendMessage(bytes("received " + count));
-                call.close(Status.OK, new Metadata());
-              }
-              default -> {
-                call.sendMessage(reply.apply(received.peek() == null ? new byte[4] : lastReceived()));
-                call.close(Status.OK, new Metadata());
-              }
-            }
-          }
-
-          private byte[] lastReceived() {
-            byte[] last = null;
-            for (byte[] b : received) {
-              last = b;
-            }
-            return last;
-          }
-
-          @Override
-          public void onReady() {
-            if (method.getType() == MethodDescriptor.MethodType.SERVER_STREAMING && started) {
-              pump(call);
-            }
-          }
-
-          @Override
-          public void onCancel() {
-            streamCancelled.countDown();
-          }
-
-          boolean started;
-          int next;
-
-          private void stream(ServerCall<byte[], byte[]> call) {
-            started = true;
-            streamStarted.countDown();
-            pump(call);
-          }
-
-          private void pump(ServerCall<byte[], byte[]> call) {
-            while (call.isReady() && next < streamCount) {
-              call.sendMessage(bytes("batch-" + next++));
-              sent.incrementAndGet();
-            }
-            if (next == streamCount) {
-              next++;
-              call.close(Status.OK, new Metadata());
-            }
-          }
-        };
-      };
     }
   }
 }

@@ -1,0 +1,204 @@
+package io.sparkgate;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.ClientCalls;
+import io.sparkgate.config.BackendConfig;
+import io.sparkgate.config.ListenConfig;
+import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.forward.TestMethods;
+import io.sparkgate.testing.FakeSparkConnect;
+import io.sparkgate.testing.TcpRelay;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Hostile and broken clients against a real proxy on a real port: each is refused, others keep working. */
+final class BadInputTest {
+  private static final MethodDescriptor<byte[], byte[]> CONFIG = TestMethods.get("Config");
+  private static final MethodDescriptor<byte[], byte[]> EXECUTE = TestMethods.get("ExecutePlan");
+  private static final int LIMIT = 1024 * 1024;
+
+  private final FakeSparkConnect backend = new FakeSparkConnect();
+  private Server backendServer;
+  private Sparkgate proxy;
+  private ManagedChannel good;
+
+  @BeforeEach
+  void start() throws Exception {
+    // Test-side servers and channels run callbacks inline, so every thread that comes and goes is the proxy's.
+    backendServer = NettyServerBuilder.forPort(0).fallbackHandlerRegistry(backend).directExecutor().build().start();
+    ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, LIMIT, 1000, Duration.ofSeconds(2),
+        Duration.ofMinutes(1), Duration.ofSeconds(1));
+    proxy = Sparkgate.start(new ProxyConfig(Path.of("test.yaml"), listen, Optional.empty(),
+        new BackendConfig("127.0.0.1", backendServer.getPort(), Optional.empty())));
+    good = channel(proxy.port());
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    good.shutdownNow();
+    proxy.close();
+    backendServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+  }
+
+  private static ManagedChannel channel(int port) {
+    return NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().maxInboundMessageSize(64 * LIMIT)
+        .directExecutor().build();
+  }
+
+  private void assertStillServing() {
+    byte[] response = ClientCalls.blockingUnaryCall(good, CONFIG, CallOptions.DEFAULT, new byte[] {1});
+    assertArrayEquals("ok".getBytes(StandardCharsets.UTF_8), response);
+  }
+
+  /** Writes bytes on a raw connection and returns once the proxy has closed it. */
+  private void assertClosedAfter(byte[] garbage) throws Exception {
+    try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), proxy.port())) {
+      socket.setSoTimeout(10_000);
+      OutputStream out = socket.getOutputStream();
+      out.write(garbage);
+      out.flush();
+      InputStream in = socket.getInputStream();
+      byte[] buf = new byte[4096];
+      try {
+        while (in.read(buf) >= 0) {
+          // drain whatever the proxy says (an HTTP/2 GOAWAY) until it closes the connection
+        }
+      } catch (java.net.SocketException reset) {
+        // a reset is a close too
+      }
+    }
+  }
+
+  @Test
+  void randomBytes_connectionClosed_othersServed() throws Exception {
+    byte[] garbage = new byte[8192];
+    new Random(42).nextBytes(garbage);
+    assertClosedAfter(garbage);
+    assertStillServing();
+  }
+
+  @Test
+  void http11Request_connectionClosed_othersServed() throws Exception {
+    assertClosedAfter("GET / HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n"
+        .getBytes(StandardCharsets.US_ASCII));
+    assertStillServing();
+  }
+
+  @Test
+  void silentConnection_closedAfterHandshakeTimeout() throws Exception {
+    long start = System.nanoTime();
+    assertClosedAfter(new byte[0]);
+    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(9), "idle connection held open");
+    assertStillServing();
+  }
+
+  @Test
+  void messageOverLimit_resourceExhausted_backendNotContacted() {
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+        () -> ClientCalls.blockingUnaryCall(good, CONFIG, CallOptions.DEFAULT, new byte[LIMIT + 1]));
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
+    assertNull(backend.lastMethod.get());
+    assertStillServing();
+  }
+
+  @Test
+  void unknownMethod_unimplemented() {
+    MethodDescriptor<byte[], byte[]> unknown =
+        CONFIG.toBuilder().setFullMethodName("spark.connect.SparkConnectService/DropEverything").build();
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+        () -> ClientCalls.blockingUnaryCall(good, unknown, CallOptions.DEFAULT, new byte[] {1}));
+    assertEquals(Status.Code.UNIMPLEMENTED, e.getStatus().getCode());
+    assertStillServing();
+  }
+
+  @Test
+  void thousandStreamsThenVanish_backendCallsCancelled_threadsAndDirectMemoryBackToBaseline() throws Exception {
+    backend.streamCount = Integer.MAX_VALUE;
+    // A first round warms pools and lazily created threads, so the baseline is the proxy's steady state.
+    vanishWithStreams(1000, 1000);
+    long threadsBefore = settledThreadCount();
+    long directBefore = directMemoryUsed();
+
+    vanishWithStreams(1000, 2000);
+
+    long threadsAfter = settledThreadCount();
+    long directAfter = directMemoryUsed();
+    assertTrue(threadsAfter <= threadsBefore + 2, "threads grew from " + threadsBefore + " to " + threadsAfter);
+    assertTrue(directAfter <= directBefore + 4 * 1024 * 1024,
+        "direct memory grew from " + directBefore + " to " + directAfter);
+    assertStillServing();
+  }
+
+  private void vanishWithStreams(int streams, int expectedCancelledTotal) throws Exception {
+    try (TcpRelay relay = new TcpRelay(proxy.port())) {
+      ManagedChannel doomed = channel(relay.port());
+      for (int i = 0; i < streams; i++) {
+        ClientCall<byte[], byte[]> call = doomed.newCall(EXECUTE, CallOptions.DEFAULT);
+        call.start(new ClientCall.Listener<>() {}, new Metadata());
+        call.sendMessage(new byte[] {1});
+        call.halfClose();
+        call.request(1);
+      }
+      waitFor(() -> backend.calls.get() >= expectedCancelledTotal, "all streams to reach the backend");
+      relay.killAll();
+      waitFor(() -> backend.cancelled.get() >= expectedCancelledTotal, "backend calls to be cancelled");
+      doomed.shutdownNow();
+    }
+  }
+
+  private void waitFor(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting for " + what + " (backend calls " + backend.calls
+            + ", cancelled " + backend.cancelled + ")");
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  private static long settledThreadCount() throws InterruptedException {
+    Thread.sleep(500);
+    return ManagementFactory.getThreadMXBean().getThreadCount();
+  }
+
+  private static long directMemoryUsed() throws InterruptedException {
+    System.gc();
+    Thread.sleep(200);
+    long used = 0;
+    for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+      if (pool.getName().equals("direct")) {
+        used += pool.getMemoryUsed();
+      }
+    }
+    return used + io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent.usedDirectMemory();
+  }
+}

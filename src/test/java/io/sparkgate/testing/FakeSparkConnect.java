@@ -1,0 +1,128 @@
+package io.sparkgate.testing;
+
+import io.grpc.Deadline;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.Status;
+import io.sparkgate.forward.TestMethods;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A backend for every forwarded method shape: unary echoes through {@link #reply}, ExecutePlan streams
+ * {@link #streamCount} messages honouring flow control, AddArtifacts counts what it received.
+ */
+public final class FakeSparkConnect extends io.grpc.HandlerRegistry {
+  public final BlockingQueue<byte[]> received = new LinkedBlockingQueue<>();
+  public final AtomicReference<String> lastMethod = new AtomicReference<>();
+  public final AtomicReference<Metadata> lastHeaders = new AtomicReference<>();
+  public final AtomicReference<Deadline> lastDeadline = new AtomicReference<>();
+  public final AtomicInteger sent = new AtomicInteger();
+  public final CountDownLatch streamStarted = new CountDownLatch(1);
+  public final CountDownLatch streamCancelled = new CountDownLatch(1);
+  public final Metadata failTrailers = new Metadata();
+  public volatile java.util.function.UnaryOperator<byte[]> reply = m -> bytes("ok");
+  public volatile Status failWith;
+  public volatile int streamCount = 3;
+
+  @Override
+  public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
+    MethodDescriptor<byte[], byte[]> method = TestMethods.ALL.get(methodName);
+    return method == null ? null : ServerMethodDefinition.create(method, handler(method));
+  }
+
+  private ServerCallHandler<byte[], byte[]> handler(MethodDescriptor<byte[], byte[]> method) {
+    return (call, headers) -> {
+      calls.incrementAndGet();
+      lastMethod.set(method.getFullMethodName());
+      lastHeaders.set(headers);
+      lastDeadline.set(io.grpc.Context.current().getDeadline());
+      call.request(1);
+      return new ServerCall.Listener<>() {
+        int count;
+
+        @Override
+        public void onMessage(byte[] message) {
+          received.add(message);
+          count++;
+          call.request(1);
+        }
+
+        @Override
+        public void onHalfClose() {
+          if (failWith != null) {
+            call.close(failWith, failTrailers);
+            return;
+          }
+          call.sendHeaders(new Metadata());
+          switch (method.getType()) {
+            case SERVER_STREAMING -> stream(call);
+            case CLIENT_STREAMING -> {
+              call.sendMessage(bytes("received " + count));
+              call.close(Status.OK, new Metadata());
+            }
+            default -> {
+              call.sendMessage(reply.apply(received.peek() == null ? new byte[4] : lastReceived()));
+              call.close(Status.OK, new Metadata());
+            }
+          }
+        }
+
+        private byte[] lastReceived() {
+          byte[] last = null;
+          for (byte[] b : received) {
+            last = b;
+          }
+          return last;
+        }
+
+        @Override
+        public void onReady() {
+          if (method.getType() == MethodDescriptor.MethodType.SERVER_STREAMING && started) {
+            pump(call);
+          }
+        }
+
+        @Override
+        public void onCancel() {
+          cancelled.incrementAndGet();
+          streamCancelled.countDown();
+        }
+
+        boolean started;
+        int next;
+
+        private void stream(ServerCall<byte[], byte[]> call) {
+          started = true;
+          streamStarted.countDown();
+          pump(call);
+        }
+
+        private void pump(ServerCall<byte[], byte[]> call) {
+          while (call.isReady() && next < streamCount) {
+            call.sendMessage(bytes("batch-" + next++));
+            sent.incrementAndGet();
+          }
+          if (next == streamCount) {
+            next++;
+            call.close(Status.OK, new Metadata());
+          }
+        }
+      };
+    };
+  }
+
+  public final AtomicInteger calls = new AtomicInteger();
+  public final AtomicInteger cancelled = new AtomicInteger();
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}
