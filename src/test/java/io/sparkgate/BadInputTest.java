@@ -17,6 +17,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
+import io.sparkgate.config.AuditConfig;
 import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
@@ -57,7 +58,7 @@ final class BadInputTest {
     ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, LIMIT, 1000, Duration.ofSeconds(2),
         Duration.ofMinutes(1), Duration.ofSeconds(1));
     proxy = Sparkgate.start(new ProxyConfig(Path.of("test.yaml"), listen, Optional.empty(),
-        new BackendConfig("127.0.0.1", backendServer.getPort(), Optional.empty())));
+        new BackendConfig("127.0.0.1", backendServer.getPort(), Optional.empty()), AuditConfig.disabled()));
     good = channel(proxy.port());
   }
 

@@ -195,8 +195,7 @@ final class Node {
     return optionalString(key)
         .map(
             text -> {
-              Path base = file.toAbsolutePath().getParent();
-              Path p = base == null ? Path.of(text) : base.resolve(text).normalize();
+              Path p = resolve(text);
               if (!java.nio.file.Files.isRegularFile(p)) {
                 throw errorAt(key, "file " + p + " does not exist or is not a regular file");
               }
@@ -205,6 +204,12 @@ final class Node {
               }
               return p;
             });
+  }
+
+  /** A path from this file, relative to the configuration file's directory; it need not exist yet. */
+  Path resolve(String text) {
+    Path base = file.toAbsolutePath().getParent();
+    return base == null ? Path.of(text) : base.resolve(text).normalize();
   }
 
   ConfigException errorAt(String key, String problem) {

@@ -15,7 +15,8 @@ import java.util.Optional;
  *
  * @param tls absent only when {@code listen.plaintext} is true
  */
-public record ProxyConfig(Path source, ListenConfig listen, Optional<TlsConfig> tls, BackendConfig backend) {
+public record ProxyConfig(
+    Path source, ListenConfig listen, Optional<TlsConfig> tls, BackendConfig backend, AuditConfig audit) {
 
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
@@ -36,7 +37,7 @@ public record ProxyConfig(Path source, ListenConfig listen, Optional<TlsConfig> 
   }
 
   static ProxyConfig read(Node root) {
-    root.allowOnly("listen", "tls", "backend");
+    root.allowOnly("listen", "tls", "backend", "audit");
     ListenConfig listen = ListenConfig.read(root.section("listen"));
     Optional<TlsConfig> tls;
     if (listen.plaintext()) {
@@ -54,6 +55,7 @@ public record ProxyConfig(Path source, ListenConfig listen, Optional<TlsConfig> 
     if (!root.has("backend")) {
       throw root.errorAt("backend", "is required: backend.address is the host:port of the Spark Connect server");
     }
-    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")));
+    AuditConfig audit = root.has("audit") ? AuditConfig.read(root.section("audit")) : AuditConfig.disabled();
+    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")), audit);
   }
 }
