@@ -23,7 +23,7 @@ class DirectSparkIT {
 
   @BeforeAll
   static void connect(SparkConnectServerProcess server) {
-    spark = SparkSession.builder().remote(server.directUrl()).getOrCreate();
+    spark = SparkClients.connect(server.directUrl());
   }
 
   @AfterAll
