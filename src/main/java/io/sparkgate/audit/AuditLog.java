@@ -1,0 +1,253 @@
+package io.sparkgate.audit;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sparkgate.config.AuditConfig;
+import java.io.BufferedOutputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The tamper-evident audit log: one JSON line per record, each carrying its sequence number and the
+ * SHA-256 of the line before it. Request threads only enqueue (never block); one writer thread serializes,
+ * writes in batches, fsyncs as configured and rotates. {@link #close()} writes everything still queued.
+ */
+public final class AuditLog implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(AuditLog.class);
+  private static final ObjectMapper JSON = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
+  private static final int BATCH = 4096;
+
+  private final AuditConfig config;
+  private final Clock clock;
+  private final BlockingQueue<Map<String, Object>> queue;
+  private final AuditFiles files; // null for stdout
+  private final Thread writer;
+  private final AtomicLong dropped = new AtomicLong();
+  private final AtomicLong written = new AtomicLong();
+  private volatile boolean closing;
+
+  // Writer thread only.
+  private OutputStream out;
+  private FileOutputStream fileOut;
+  private long fileBytes;
+  private Instant fileOpened;
+  private long seq;
+  private String prev;
+
+  private AuditLog(AuditConfig config, Clock clock) throws IOException {
+    this.config = config;
+    this.clock = clock;
+    this.queue = new ArrayBlockingQueue<>(config.queueSize());
+    this.files = config.file().map(AuditFiles::new).orElse(null);
+    resumeChain();
+    openOutput();
+    this.writer = new Thread(this::writeLoop, "sparkgate-audit");
+    writer.setDaemon(true);
+    writer.start();
+  }
+
+  /** Opens (or continues) the log the configuration names. */
+  public static AuditLog open(AuditConfig config, Clock clock) throws IOException {
+    if (!config.enabled()) {
+      throw new IllegalArgumentException("audit is disabled in this configuration");
+    }
+    return new AuditLog(config, clock);
+  }
+
+  /**
+   * Queues one record (the log takes ownership of the map); false when the queue is full, in which case
+   * the record is counted as dropped.
+   */
+  public boolean write(Map<String, Object> record) {
+    if (closing || !queue.offer(record)) {
+      dropped.incrementAndGet();
+      return false;
+    }
+    return true;
+  }
+
+  /** Whether a new record would currently be accepted; {@code audit.required} refuses calls otherwise. */
+  public boolean accepting() {
+    return !closing && queue.remainingCapacity() > 0;
+  }
+
+  public long dropped() {
+    return dropped.get();
+  }
+
+  public long written() {
+    return written.get();
+  }
+
+  public AuditConfig config() {
+    return config;
+  }
+
+  /** Writes every queued record, forces it to disk, and stops the writer. */
+  @Override
+  public void close() {
+    closing = true;
+    try {
+      writer.join(TimeUnit.MINUTES.toMillis(2));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (writer.isAlive()) {
+      log.error("audit writer did not finish within 2 minutes; {} records may be lost", queue.size());
+    }
+  }
+
+  private void resumeChain() throws IOException {
+    seq = 0;
+    prev = HashChain.GENESIS;
+    if (files == null) {
+      return;
+    }
+    Files.createDirectories(files.current().toAbsolutePath().getParent());
+    String last = files.lastLine();
+    if (last != null) {
+      try {
+        seq = JSON.readTree(last).path("seq").asLong();
+        prev = HashChain.hash(last);
+      } catch (IOException e) {
+        throw new IOException("audit.file " + files.current() + ": the last record is not valid JSON, so the "
+            + "hash chain cannot continue; run 'sparkgate audit verify' and move the damaged file aside", e);
+      }
+    }
+  }
+
+  private void openOutput() throws IOException {
+    if (files == null) {
+      out = System.out;
+      return;
+    }
+    boolean existed = Files.exists(files.current());
+    fileOut = new FileOutputStream(files.current().toFile(), true);
+    out = new BufferedOutputStream(fileOut, 256 * 1024);
+    fileBytes = Files.size(files.current());
+    fileOpened = existed ? Files.getLastModifiedTime(files.current()).toInstant() : clock.instant();
+  }
+
+  private void writeLoop() {
+    List<Map<String, Object>> batch = new ArrayList<>(BATCH);
+    while (true) {
+      try {
+        Map<String, Object> first = queue.poll(200, TimeUnit.MILLISECONDS);
+        if (first != null) {
+          batch.add(first);
+          queue.drainTo(batch, BATCH - 1);
+          writeBatch(batch);
+          batch.clear();
+        }
+        maybeRotate();
+        if (first == null && closing && queue.isEmpty()) {
+          closeOutput();
+          return;
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (IOException | RuntimeException e) {
+        // Keep going: losing the disk for a moment must not lose the rest of the log.
+        log.error("audit write failed; {} records in this batch may be lost", batch.size(), e);
+        dropped.addAndGet(batch.size());
+        batch.clear();
+        sleepQuietly();
+      }
+    }
+  }
+
+  private void writeBatch(List<Map<String, Object>> batch) throws IOException {
+    for (Map<String, Object> record : batch) {
+      ObjectNode node = JSON.createObjectNode();
+      node.put("seq", seq + 1);
+      node.put("prev", prev);
+      for (Map.Entry<String, Object> e : record.entrySet()) {
+        node.set(e.getKey(), JSON.valueToTree(e.getValue()));
+      }
+      String line = JSON.writeValueAsString(node);
+      byte[] bytes = (line + "\n").getBytes(StandardCharsets.UTF_8);
+      out.write(bytes);
+      seq++;
+      prev = HashChain.hash(line);
+      fileBytes += bytes.length;
+      written.incrementAndGet();
+      if (config.fsync() == AuditConfig.Fsync.ALWAYS) {
+        force();
+      }
+      if (files != null && fileBytes >= config.maxFileSize()) {
+        rotate(clock.instant());
+      }
+    }
+    out.flush();
+    if (config.fsync() == AuditConfig.Fsync.BATCH) {
+      force();
+    }
+  }
+
+  private void force() throws IOException {
+    out.flush();
+    if (fileOut != null) {
+      fileOut.getChannel().force(false);
+    }
+  }
+
+  private void maybeRotate() throws IOException {
+    if (files == null || fileBytes == 0) {
+      return;
+    }
+    Instant now = clock.instant();
+    boolean bySize = fileBytes >= config.maxFileSize();
+    boolean byAge = Duration.between(fileOpened, now).compareTo(config.rotateInterval()) >= 0;
+    if (bySize || byAge) {
+      rotate(now);
+    }
+  }
+
+  private void rotate(Instant now) throws IOException {
+    closeOutput();
+    Path rotated = files.rotate(now);
+    log.info("audit log rotated to {}", rotated);
+    openOutput();
+    fileOpened = now;
+  }
+
+  private void closeOutput() throws IOException {
+    out.flush();
+    if (fileOut != null) {
+      fileOut.getChannel().force(true);
+      out.close();
+    }
+  }
+
+  private static void sleepQuietly() {
+    try {
+      Thread.sleep(100);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** An ordered record under construction, for callers that build one field at a time. */
+  public static Map<String, Object> newRecord() {
+    return new LinkedHashMap<>();
+  }
+}

@@ -1,0 +1,186 @@
+package io.sparkgate.audit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkgate.config.AuditConfig;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+final class AuditLogTest {
+  @TempDir Path dir;
+
+  private AuditConfig config(long maxFileSize, int queueSize) {
+    return new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), maxFileSize, Duration.ofDays(1),
+        queueSize, AuditConfig.Fsync.BATCH, false, false);
+  }
+
+  private static Map<String, Object> record(int i) {
+    Map<String, Object> r = AuditLog.newRecord();
+    r.put("rpc", "ExecutePlan");
+    r.put("principal", "alice");
+    r.put("n", i);
+    return r;
+  }
+
+  private List<Path> allFiles() throws IOException {
+    List<Path> files = new ArrayList<>(new AuditFiles(dir.resolve("audit.jsonl")).rotated());
+    if (Files.exists(dir.resolve("audit.jsonl"))) {
+      files.add(dir.resolve("audit.jsonl"));
+    }
+    return files;
+  }
+
+  @Test
+  void write_close_everyRecordOnDisk_chainVerifies() throws IOException {
+    try (AuditLog log = AuditLog.open(config(1L << 30, 100_000), Clock.systemUTC())) {
+      for (int i = 0; i < 5000; i++) {
+        assertTrue(log.write(record(i)));
+      }
+    }
+    List<String> lines = Files.readAllLines(dir.resolve("audit.jsonl"));
+    assertEquals(5000, lines.size());
+    assertTrue(lines.get(0).startsWith("{\"seq\":1,\"prev\":\"" + HashChain.GENESIS + "\""), lines.get(0));
+    AuditVerifier.Result result = AuditVerifier.verify(allFiles());
+    assertTrue(result.ok(), result.message());
+    assertEquals(5000, result.records());
+  }
+
+  @Test
+  void rotation_bySize_gzipped_chainContinuesAcrossFiles_andAcrossRestart() throws IOException {
+    try (AuditLog log = AuditLog.open(config(8 * 1024, 100_000), Clock.systemUTC())) {
+      for (int i = 0; i < 2000; i++) {
+        log.write(record(i));
+      }
+    }
+    try (AuditLog log = AuditLog.open(config(8 * 1024, 100_000), Clock.systemUTC())) {
+      for (int i = 0; i < 100; i++) {
+        log.write(record(i));
+      }
+    }
+    List<Path> files = allFiles();
+    assertTrue(files.size() > 3, "expected rotated files, got " + files);
+    assertTrue(files.get(0).toString().endsWith(".jsonl.gz"));
+    AuditVerifier.Result result = AuditVerifier.verify(files);
+    assertTrue(result.ok(), result.message());
+    assertEquals(2100, result.records());
+  }
+
+  @Test
+  void rotation_byTime_withFakeClock() throws IOException {
+    MutableClock clock = new MutableClock();
+    AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30,
+        Duration.ofHours(1), 1000, AuditConfig.Fsync.NEVER, false, false);
+    try (AuditLog log = AuditLog.open(cfg, clock)) {
+      log.write(record(1));
+      waitForWritten(log, 1);
+      clock.now = clock.now.plus(Duration.ofHours(2));
+      waitFor(() -> rotatedCount() == 1);
+      log.write(record(2));
+    }
+    assertEquals(1, rotatedCount());
+    assertTrue(AuditVerifier.verify(allFiles()).ok());
+  }
+
+  @Test
+  void fullQueue_countedAsDropped_notBlocking() throws IOException {
+    try (AuditLog log = AuditLog.open(config(1L << 30, 1), Clock.systemUTC())) {
+      int accepted = 0;
+      for (int i = 0; i < 100_000; i++) {
+        if (log.write(record(i))) {
+          accepted++;
+        }
+      }
+      assertTrue(log.dropped() > 0, "a queue of 1 never filled");
+      assertEquals(100_000, accepted + log.dropped());
+    }
+  }
+
+  @Test
+  void verify_pinpointsEditedDeletedAndReorderedLines() throws IOException {
+    try (AuditLog log = AuditLog.open(config(1L << 30, 1000), Clock.systemUTC())) {
+      for (int i = 0; i < 10; i++) {
+        log.write(record(i));
+      }
+    }
+    Path file = dir.resolve("audit.jsonl");
+    List<String> original = Files.readAllLines(file);
+
+    List<String> edited = new ArrayList<>(original);
+    edited.set(4, edited.get(4).replace("alice", "mallory"));
+    assertBroken(file, edited, "audit.jsonl:6", "record 5 (the line before) was edited");
+
+    List<String> deleted = new ArrayList<>(original);
+    deleted.remove(6);
+    assertBroken(file, deleted, "audit.jsonl:7", "1 record(s) missing");
+
+    List<String> reordered = new ArrayList<>(original);
+    reordered.set(2, original.get(3));
+    reordered.set(3, original.get(2));
+    assertBroken(file, reordered, "audit.jsonl:3", "record 4 follows record 2");
+
+    Files.write(file, original);
+    assertTrue(AuditVerifier.verify(List.of(file)).ok());
+  }
+
+  private static void assertBroken(Path file, List<String> lines, String where, String what) throws IOException {
+    Files.write(file, lines, StandardCharsets.UTF_8);
+    AuditVerifier.Result result = AuditVerifier.verify(List.of(file));
+    assertFalse(result.ok());
+    assertTrue(result.message().contains(where) && result.message().contains(what), result.message());
+  }
+
+  private int rotatedCount() {
+    try {
+      return new AuditFiles(dir.resolve("audit.jsonl")).rotated().size();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  private static void waitForWritten(AuditLog log, long n) {
+    waitFor(() -> log.written() >= n);
+  }
+
+  private static void waitFor(java.util.function.BooleanSupplier condition) {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("condition not reached in 10 s");
+      }
+      Thread.onSpinWait();
+    }
+  }
+
+  private static final class MutableClock extends Clock {
+    volatile Instant now = Instant.parse("2026-11-30T00:00:00Z");
+
+    @Override
+    public ZoneOffset getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(java.time.ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return now;
+    }
+  }
+}
