@@ -20,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * minimum period, only reloads when BOTH files' mtimes changed, never checks that key and certificate
  * belong together, and logs at SEVERE with a stack trace on every failed poll. The key manager is
  * still the thing the SslContext consults on each handshake, so swapping its material affects new
- * handshakes only; established connections keep the session they negotiated.
+ * handshakes only; established connections keep the session they negotiated. (Since grpc 1.6x the
+ * key manager hands out a fresh alias per update and keeps the previous entry, so a handshake that
+ * chose its alias just before a swap still finds matching key and chain.)
  */
 final class IdentityReloader {
   private static final Logger log = LoggerFactory.getLogger(IdentityReloader.class);
@@ -44,8 +46,7 @@ final class IdentityReloader {
   void loadInitial() throws TlsFile.TlsFileException {
     byte[] cert = certFile.read();
     byte[] key = keyFile.read();
-    apply(cert, key);
-    X509Certificate leaf = keyManager.getCertificateChain("default")[0];
+    X509Certificate leaf = apply(cert, key);
     warnIfNotCurrentlyValid(leaf);
     log.info("TLS identity loaded from {} and {}: {}", certFile.path(), keyFile.path(), describe(leaf));
   }
@@ -66,9 +67,8 @@ final class IdentityReloader {
       return;
     }
     try {
-      apply(cert, key);
+      X509Certificate leaf = apply(cert, key);
       rejected = null;
-      X509Certificate leaf = keyManager.getCertificateChain("default")[0];
       warnIfNotCurrentlyValid(leaf);
       log.info("TLS identity reloaded from {}: {}", certFile.path(), describe(leaf));
     } catch (TlsFile.TlsFileException e) {
@@ -84,7 +84,8 @@ final class IdentityReloader {
     }
   }
 
-  private synchronized void apply(byte[] certBytes, byte[] keyBytes) throws TlsFile.TlsFileException {
+  /** Validates and installs a pair; returns the new leaf. */
+  private synchronized X509Certificate apply(byte[] certBytes, byte[] keyBytes) throws TlsFile.TlsFileException {
     List<X509Certificate> chain;
     PrivateKey key;
     try {
@@ -103,6 +104,7 @@ final class IdentityReloader {
     }
     keyManager.updateIdentityCredentials(chain.toArray(new X509Certificate[0]), key);
     loaded = TlsFile.fingerprint(certBytes, keyBytes);
+    return chain.get(0);
   }
 
   /** Sign and verify a probe: works the same for RSA and EC without poking at key internals. */
