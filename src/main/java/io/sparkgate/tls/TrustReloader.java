@@ -3,10 +3,14 @@ package io.sparkgate.tls;
 import io.grpc.util.AdvancedTlsX509TrustManager;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.net.Socket;
 import java.security.GeneralSecurityException;
+import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.Arrays;
 import java.util.List;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.X509ExtendedTrustManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,8 +38,56 @@ final class TrustReloader {
     }
   }
 
-  AdvancedTlsX509TrustManager trustManager() {
-    return trustManager;
+  /**
+   * The manager to give the SslContext. It hides the CA list from {@code getAcceptedIssuers()}:
+   * the OpenSSL provider copies that list into its CertificateRequest once, when the context is
+   * built, so after a CA rotation it would keep advertising the old CA and clients that pick their
+   * certificate by issuer (the JDK's default key manager does) would send none. With an empty list
+   * clients send the certificate they have, and verification below still decides.
+   */
+  X509ExtendedTrustManager trustManager() {
+    return new X509ExtendedTrustManager() {
+      @Override
+      public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
+          throws CertificateException {
+        trustManager.checkClientTrusted(chain, authType, socket);
+      }
+
+      @Override
+      public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+          throws CertificateException {
+        trustManager.checkClientTrusted(chain, authType, engine);
+      }
+
+      @Override
+      public void checkClientTrusted(X509Certificate[] chain, String authType)
+          throws CertificateException {
+        trustManager.checkClientTrusted(chain, authType);
+      }
+
+      @Override
+      public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket)
+          throws CertificateException {
+        throw new CertificateException("server-side trust manager: not for checking servers");
+      }
+
+      @Override
+      public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine)
+          throws CertificateException {
+        throw new CertificateException("server-side trust manager: not for checking servers");
+      }
+
+      @Override
+      public void checkServerTrusted(X509Certificate[] chain, String authType)
+          throws CertificateException {
+        throw new CertificateException("server-side trust manager: not for checking servers");
+      }
+
+      @Override
+      public X509Certificate[] getAcceptedIssuers() {
+        return new X509Certificate[0];
+      }
+    };
   }
 
   void loadInitial() throws TlsFile.TlsFileException {

@@ -92,7 +92,7 @@ final class TlsTestSupport {
 
   /** What one health call saw of the TLS session it ran on. */
   record CallResult(HealthCheckResponse.ServingStatus status, String protocol, BigInteger serverSerial,
-      SSLSession session) {}
+      SSLSession session, java.net.SocketAddress clientAddress) {}
 
   /** Makes a health call and reports the TLS session of the connection that carried it. */
   static CallResult check(ManagedChannel channel) {
@@ -107,11 +107,12 @@ final class TlsTestSupport {
     } catch (javax.net.ssl.SSLPeerUnverifiedException e) {
       throw new AssertionError(e);
     }
-    return new CallResult(r.getStatus(), s.getProtocol(), serial, s);
+    return new CallResult(r.getStatus(), s.getProtocol(), serial, s, capture.local);
   }
 
   private static final class SessionCapture implements ClientInterceptor {
     volatile SSLSession session;
+    volatile java.net.SocketAddress local;
 
     @Override
     public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options,
@@ -124,6 +125,7 @@ final class TlsTestSupport {
             @Override
             public void onHeaders(Metadata h) {
               session = call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION);
+              local = call.getAttributes().get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR);
               super.onHeaders(h);
             }
           }, headers);
