@@ -2,6 +2,7 @@ package io.sparkgate.tls;
 
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
+import io.grpc.netty.shaded.io.netty.handler.ssl.OpenSslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslProvider;
@@ -109,7 +110,7 @@ public final class ServerTls implements Closeable {
       }, nanos, nanos, TimeUnit.NANOSECONDS);
     }
     log.info("TLS ready: protocols {}, provider {}, client certificates {}, reload {}", PROTOCOLS,
-        context instanceof io.grpc.netty.shaded.io.netty.handler.ssl.OpenSslContext ? "OpenSSL" : "JDK",
+        context instanceof OpenSslContext ? "OpenSSL" : "JDK",
         trust == null ? "not requested" : "required", reloader == null ? "off" : "every " + reloadInterval);
     return new ServerTls(context, reloader);
   }

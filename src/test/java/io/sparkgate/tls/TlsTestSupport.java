@@ -25,7 +25,8 @@ import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
 import io.grpc.netty.shaded.io.netty.util.ReferenceCountUtil;
-import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
@@ -140,7 +141,7 @@ final class TlsTestSupport {
 
   /** A bare Netty TLS client handshake against 127.0.0.1:port. */
   static Handshake handshake(int port, SslContext client) throws InterruptedException {
-    NioEventLoopGroup group = new NioEventLoopGroup(1);
+    MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     try {
       io.grpc.netty.shaded.io.netty.channel.Channel ch = new Bootstrap().group(group)
           .channel(NioSocketChannel.class)
