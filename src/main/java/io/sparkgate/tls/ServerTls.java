@@ -1,29 +1,130 @@
 package io.sparkgate.tls;
 
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
+import io.grpc.netty.shaded.io.netty.handler.ssl.OpenSslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslProvider;
 import java.io.Closeable;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Placeholder until the tls package lands. */
+/**
+ * The proxy's server-side TLS: one {@link SslContext} whose key (and, for mTLS, trust) material is
+ * re-read from disk periodically, so rotated certificates take effect for new connections without a
+ * restart while open connections keep what they negotiated.
+ *
+ * <p>Hand {@link #sslContext()} to {@code NettyServerBuilder.sslContext(...)}; {@link #close()} after
+ * the server has shut down to stop the reload thread.
+ */
 public final class ServerTls implements Closeable {
-  private final SslContext context;
+  private static final Logger log = LoggerFactory.getLogger(ServerTls.class);
 
-  private ServerTls(SslContext context) {
-    this.context = context;
+  /** TLS 1.0/1.1 are deprecated (RFC 8996); HTTP/2 itself requires 1.2+. */
+  static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
+
+  private final SslContext sslContext;
+  private final ScheduledExecutorService reloader; // null when reloading is off
+
+  private ServerTls(SslContext sslContext, ScheduledExecutorService reloader) {
+    this.sslContext = sslContext;
+    this.reloader = reloader;
   }
 
-  public static ServerTls load(Path certFile, Path keyFile, Path clientCaFile, Duration reloadInterval)
-      throws IOException {
-    return new ServerTls(GrpcSslContexts.forServer(certFile.toFile(), keyFile.toFile()).build());
+  /**
+   * Loads the server identity (and optional client CA) and starts reloading them every
+   * {@code reloadInterval}.
+   *
+   * @param certFile tls.cert_file: PEM certificate chain, leaf first
+   * @param keyFile tls.key_file: unencrypted PKCS#8 PEM private key (RSA or EC) for the leaf
+   * @param clientCaFileOrNull tls.client_ca_file: PEM CA certificate(s); when given, every client
+   *     must present a certificate that chains to one of them (mTLS); null for server-only TLS
+   * @param reloadInterval how often to re-read the files; null, zero or negative disables reloading
+   * @throws IllegalArgumentException naming the config key, the file and what is wrong with it
+   */
+  public static ServerTls load(Path certFile, Path keyFile, Path clientCaFileOrNull,
+      Duration reloadInterval) {
+    return load(certFile, keyFile, clientCaFileOrNull, reloadInterval, null);
   }
 
+  /** As {@link #load(Path, Path, Path, Duration)}; {@code provider} null means gRPC's default. */
+  static ServerTls load(Path certFile, Path keyFile, Path clientCaFileOrNull, Duration reloadInterval,
+      SslProvider provider) {
+    IdentityReloader identity = new IdentityReloader(
+        new TlsFile(TlsFile.CERT_FILE, Objects.requireNonNull(certFile, TlsFile.CERT_FILE)),
+        new TlsFile(TlsFile.KEY_FILE, Objects.requireNonNull(keyFile, TlsFile.KEY_FILE)));
+    TrustReloader trust = clientCaFileOrNull == null
+        ? null : new TrustReloader(new TlsFile(TlsFile.CLIENT_CA_FILE, clientCaFileOrNull));
+    try {
+      identity.loadInitial();
+      if (trust != null) {
+        trust.loadInitial();
+      }
+    } catch (TlsFile.TlsFileException e) {
+      throw new IllegalArgumentException(e.getMessage());
+    }
+
+    SslContextBuilder builder = SslContextBuilder.forServer(identity.keyManager());
+    // configure() sets the HTTP/2-approved cipher list and ALPN "h2"; it picks OpenSSL (the
+    // BoringSSL bundled in grpc-netty-shaded) when it loads, else the JDK provider.
+    builder = provider == null
+        ? GrpcSslContexts.configure(builder) : GrpcSslContexts.configure(builder, provider);
+    builder.protocols(PROTOCOLS);
+    if (trust != null) {
+      builder.trustManager(trust.trustManager()).clientAuth(ClientAuth.REQUIRE);
+    }
+    SslContext context;
+    try {
+      context = builder.build();
+    } catch (SSLException e) {
+      throw new IllegalStateException("cannot build the TLS context: " + e.getMessage(), e);
+    }
+
+    ScheduledExecutorService reloader = null;
+    if (reloadInterval != null && !reloadInterval.isZero() && !reloadInterval.isNegative()) {
+      reloader = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sparkgate-tls-reload");
+        t.setDaemon(true); // never the reason the JVM stays up
+        return t;
+      });
+      long nanos = reloadInterval.toNanos();
+      reloader.scheduleWithFixedDelay(() -> {
+        // Each reloader catches its own file problems; anything else must not kill the schedule.
+        try {
+          identity.reloadIfChanged();
+          if (trust != null) {
+            trust.reloadIfChanged();
+          }
+        } catch (RuntimeException e) {
+          log.warn("TLS reload failed unexpectedly; keeping the current material", e);
+        }
+      }, nanos, nanos, TimeUnit.NANOSECONDS);
+    }
+    log.info("TLS ready: protocols {}, provider {}, client certificates {}, reload {}", PROTOCOLS,
+        context instanceof OpenSslContext ? "OpenSSL" : "JDK",
+        trust == null ? "not requested" : "required", reloader == null ? "off" : "every " + reloadInterval);
+    return new ServerTls(context, reloader);
+  }
+
+  /** The context for NettyServerBuilder; it stays the same object across reloads. */
   public SslContext sslContext() {
-    return context;
+    return sslContext;
   }
 
+  /** Stops reloading. The context keeps serving the last loaded material. */
   @Override
-  public void close() {}
+  public void close() {
+    if (reloader != null) {
+      reloader.shutdownNow();
+    }
+  }
 }
