@@ -36,7 +36,17 @@ final class ServeCommand implements Callable<Integer> {
       System.out.println(config + ": OK");
       return 0;
     }
-    Sparkgate proxy = Sparkgate.start(loaded);
+    Sparkgate proxy;
+    try {
+      proxy = Sparkgate.start(loaded);
+    } catch (IllegalArgumentException e) {
+      // Certificate and key problems, already phrased as "tls.key_file <path>: what is wrong".
+      System.err.println("sparkgate: " + config + ": " + e.getMessage());
+      return 2;
+    } catch (java.io.IOException e) {
+      System.err.println("sparkgate: cannot start: " + e.getMessage());
+      return 1;
+    }
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
