@@ -6,6 +6,8 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.sparkgate.audit.AuditInterceptor;
+import io.sparkgate.audit.AuditLog;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.Secret;
@@ -14,6 +16,7 @@ import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -38,6 +41,7 @@ public final class Sparkgate implements AutoCloseable {
   private final ServerTls tls;
   private final HealthStatusManager health;
   private final ExecutorService callExecutor;
+  private final AuditLog auditLog; // null when audit is off
 
   private Sparkgate(
       ProxyConfig config,
@@ -45,13 +49,15 @@ public final class Sparkgate implements AutoCloseable {
       ManagedChannel backend,
       ServerTls tls,
       HealthStatusManager health,
-      ExecutorService callExecutor) {
+      ExecutorService callExecutor,
+      AuditLog auditLog) {
     this.config = config;
     this.server = server;
     this.backend = backend;
     this.tls = tls;
     this.health = health;
     this.callExecutor = callExecutor;
+    this.auditLog = auditLog;
   }
 
   /** Starts a proxy for this configuration; the listening port is bound when this returns. */
@@ -71,6 +77,7 @@ public final class Sparkgate implements AutoCloseable {
             .directExecutor()
             .build();
     ServerTls tls = null;
+    AuditLog auditLog = null;
     // A fixed pool: request-side work (authentication, inspection, policy) runs here, off the event loops,
     // and a flood of calls cannot grow the proxy's thread count.
     ExecutorService callExecutor = Executors.newFixedThreadPool(
@@ -95,6 +102,13 @@ public final class Sparkgate implements AutoCloseable {
               // Spark's JVM client pings idle connections every 10 s or so; let it.
               .permitKeepAliveTime(5, TimeUnit.SECONDS)
               .permitKeepAliveWithoutCalls(true);
+      if (config.audit().enabled()) {
+        auditLog = AuditLog.open(config.audit(), Clock.systemUTC());
+        // Registered last, so it runs first: it sees every call, including those refused by later stages.
+        builder.intercept(new AuditInterceptor(auditLog, Clock.systemUTC()));
+      } else {
+        log.warn("no audit section in the configuration: calls are NOT audited");
+      }
       if (tls != null) {
         builder.sslContext(tls.sslContext());
       } else {
@@ -105,12 +119,15 @@ public final class Sparkgate implements AutoCloseable {
       health.setStatus(ProxyRegistry.SERVICE_NAME, ServingStatus.SERVING);
       log.info("Sparkgate listening on {}:{} ({}), forwarding to {}", listen.address(), server.getPort(),
           tls != null ? "TLS" : "plaintext", config.backend().address());
-      return new Sparkgate(config, server, backend, tls, health, callExecutor);
+      return new Sparkgate(config, server, backend, tls, health, callExecutor, auditLog);
     } catch (IOException | RuntimeException e) {
       backend.shutdownNow();
       callExecutor.shutdownNow();
       if (tls != null) {
         tls.close();
+      }
+      if (auditLog != null) {
+        auditLog.close();
       }
       throw e;
     }
@@ -137,15 +154,23 @@ public final class Sparkgate implements AutoCloseable {
     try {
       if (!server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
         log.warn("calls still running after listen.shutdown_grace ({}); cancelling them", grace);
+        server.shutdownNow();
+        server.awaitTermination(10, TimeUnit.SECONDS);
       }
+      // Let callbacks already queued (the cancellations just caused) run: they write audit records.
+      callExecutor.shutdown();
+      callExecutor.awaitTermination(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
       server.shutdownNow();
-      backend.shutdownNow();
       callExecutor.shutdownNow();
+      backend.shutdownNow();
       if (tls != null) {
         tls.close();
+      }
+      if (auditLog != null) {
+        auditLog.close();
       }
     }
     log.info("Sparkgate stopped");

@@ -1,0 +1,211 @@
+package io.sparkgate.audit;
+
+import com.google.protobuf.Descriptors.MethodDescriptor;
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.ForwardingServerCall;
+import io.grpc.ForwardingServerCallListener;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.sparkgate.proto.spark.Base;
+import io.sparkgate.proto.spark.ExecutePlanResponse;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes one audit record for every Spark Connect call, when the call ends, whatever ended it: the
+ * backend's answer, a refusal by any stage (authentication included), or the client going away. It sits
+ * outermost, so it records exactly what the client saw; inner stages add what they learnt through
+ * {@link CallEvidence}. With {@code audit.required}, calls are refused while the log cannot take records.
+ */
+public final class AuditInterceptor implements ServerInterceptor {
+  private static final Logger log = LoggerFactory.getLogger(AuditInterceptor.class);
+  private static final String SERVICE = "spark.connect.SparkConnectService";
+  private static final Set<String> REQUEST_FIELDS =
+      Set.of("session_id", "operation_id", "client_type", "client_observed_server_side_session_id",
+          "new_session_id");
+  private static final Set<String> RESPONSE_FIELDS = Set.of("server_side_session_id", "operation_id");
+  private static final int ARROW_BATCH = ExecutePlanResponse.ARROW_BATCH_FIELD_NUMBER;
+  private static final int ROW_COUNT = ExecutePlanResponse.ArrowBatch.ROW_COUNT_FIELD_NUMBER;
+
+  private final AuditLog auditLog;
+  private final Clock clock;
+  private final Map<String, WireScanner> requestScanners = new HashMap<>();
+  private final Map<String, WireScanner> responseScanners = new HashMap<>();
+  private final AtomicLong refusedUnaudited = new AtomicLong();
+
+  public AuditInterceptor(AuditLog auditLog, Clock clock) {
+    this.auditLog = auditLog;
+    this.clock = clock;
+    for (MethodDescriptor method : Base.getDescriptor().findServiceByName("SparkConnectService").getMethods()) {
+      String name = SERVICE + "/" + method.getName();
+      requestScanners.put(name, new WireScanner(method.getInputType(), REQUEST_FIELDS));
+      responseScanners.put(name, new WireScanner(method.getOutputType(), RESPONSE_FIELDS));
+    }
+  }
+
+  /** Calls refused because the audit log could not take their record ({@code audit.required}). */
+  public long refusedUnaudited() {
+    return refusedUnaudited.get();
+  }
+
+  @Override
+  public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
+      ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
+    String method = call.getMethodDescriptor().getFullMethodName();
+    WireScanner requestScanner = requestScanners.get(method);
+    if (requestScanner == null) {
+      return next.startCall(call, headers); // the health service and unknown names are not audited
+    }
+    if (auditLog.config().required() && !auditLog.accepting()) {
+      refusedUnaudited.incrementAndGet();
+      log.warn("refusing {}: the audit log is not accepting records and audit.required is true", method);
+      call.close(Status.UNAVAILABLE.withDescription("Sparkgate cannot audit calls right now; retry shortly"),
+          new Metadata());
+      return new ServerCall.Listener<>() {};
+    }
+    CallEvidence evidence = new CallEvidence();
+    Audited<ReqT, RespT> audited = new Audited<>(call, evidence, requestScanner, responseScanners.get(method));
+    Context context = Context.current().withValue(CallEvidence.KEY, evidence);
+    ServerCall.Listener<ReqT> listener = Contexts.interceptCall(context, audited, headers, next);
+    return audited.new Listener(listener);
+  }
+
+  /** One call being audited: counts what passes, and writes the record once at the end. */
+  private final class Audited<ReqT, RespT> extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+    private final CallEvidence evidence;
+    private final WireScanner requestScanner;
+    private final WireScanner responseScanner;
+    private final Instant started = clock.instant();
+    private final long startNanos = System.nanoTime();
+    private final String requestId = UUID.randomUUID().toString();
+    private final AtomicBoolean recorded = new AtomicBoolean();
+    private final AtomicLong bytesIn = new AtomicLong();
+    private final AtomicLong bytesOut = new AtomicLong();
+    private final AtomicLong messagesIn = new AtomicLong();
+    private final AtomicLong messagesOut = new AtomicLong();
+    private final AtomicLong rows = new AtomicLong();
+    private final boolean countsRows;
+
+    Audited(ServerCall<ReqT, RespT> call, CallEvidence evidence, WireScanner requestScanner,
+        WireScanner responseScanner) {
+      super(call);
+      this.evidence = evidence;
+      this.requestScanner = requestScanner;
+      this.responseScanner = responseScanner;
+      String bare = call.getMethodDescriptor().getBareMethodName();
+      this.countsRows = "ExecutePlan".equals(bare) || "ReattachExecute".equals(bare);
+    }
+
+    @Override
+    public void sendMessage(RespT message) {
+      if (message instanceof byte[] bytes) {
+        bytesOut.addAndGet(bytes.length);
+        if (messagesOut.getAndIncrement() == 0) {
+          responseScanner.scan(bytes).forEach((k, v) -> evidence.putIfAbsent("response_" + k, v));
+        }
+        if (countsRows) {
+          rows.addAndGet(WireScanner.arrowRows(bytes, ARROW_BATCH, ROW_COUNT));
+        }
+      }
+      super.sendMessage(message);
+    }
+
+    @Override
+    public void close(Status status, Metadata trailers) {
+      record(status);
+      super.close(status, trailers);
+    }
+
+    void onRequest(Object message) {
+      if (message instanceof byte[] bytes) {
+        bytesIn.addAndGet(bytes.length);
+        if (messagesIn.getAndIncrement() == 0) {
+          requestScanner.scan(bytes).forEach(evidence::putIfAbsent);
+          evidence.putIfAbsent("request_sha256", sha256(bytes));
+        }
+      }
+    }
+
+    void record(Status status) {
+      if (!recorded.compareAndSet(false, true)) {
+        return;
+      }
+      Map<String, Object> record = AuditLog.newRecord();
+      record.put("time", started.toString());
+      record.put("request_id", requestId);
+      record.put("rpc", getMethodDescriptor().getBareMethodName());
+      Object remote = getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+      if (remote != null) {
+        record.put("client_address", remote.toString());
+      }
+      record.putAll(evidence.snapshot());
+      record.put("status", status.getCode().name());
+      if (status.getDescription() != null && !status.isOk()) {
+        record.put("status_message", truncate(status.getDescription(), 1000));
+      }
+      record.put("duration_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis());
+      record.put("bytes_in", bytesIn.get());
+      record.put("bytes_out", bytesOut.get());
+      record.put("messages_in", messagesIn.get());
+      record.put("messages_out", messagesOut.get());
+      if (countsRows) {
+        record.put("result_rows", rows.get());
+      }
+      if (!auditLog.write(record)) {
+        log.error("audit record dropped (queue full): rpc={} request_id={}", record.get("rpc"), requestId);
+      }
+    }
+
+    /** Listener side: requests in, and a client that goes away. */
+    final class Listener extends ForwardingServerCallListener.SimpleForwardingServerCallListener<ReqT> {
+      Listener(ServerCall.Listener<ReqT> delegate) {
+        super(delegate);
+      }
+
+      @Override
+      public void onMessage(ReqT message) {
+        onRequest(message);
+        super.onMessage(message);
+      }
+
+      @Override
+      public void onCancel() {
+        try {
+          super.onCancel();
+        } finally {
+          record(Status.CANCELLED.withDescription("the client cancelled the call or went away"));
+        }
+      }
+    }
+  }
+
+  private static String truncate(String s, int max) {
+    return s.length() <= max ? s : s.substring(0, max) + "...";
+  }
+
+  private static String sha256(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+}

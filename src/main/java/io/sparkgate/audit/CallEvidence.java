@@ -1,0 +1,63 @@
+package io.sparkgate.audit;
+
+import io.grpc.Context;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the proxy's stages learn about one call (who called, what the request holds, what was decided),
+ * gathered for the call's audit record. One per call, reachable from the call's gRPC {@link Context};
+ * thread-safe, because requests and responses are handled on different threads.
+ */
+public final class CallEvidence {
+  static final Context.Key<CallEvidence> KEY = Context.key("sparkgate-call-evidence");
+
+  /** Evidence of a call made outside the proxy's server (tests, the CLI): recorded nowhere. */
+  private static final CallEvidence DETACHED = new CallEvidence();
+
+  private final Map<String, Object> fields = new LinkedHashMap<>();
+
+  CallEvidence() {}
+
+  /** The evidence of the call this thread is working on. */
+  public static CallEvidence current() {
+    CallEvidence evidence = KEY.get();
+    return evidence == null ? DETACHED : evidence;
+  }
+
+  /** Sets one field of the audit record (a later value replaces an earlier one). */
+  public synchronized void put(String field, Object value) {
+    if (this != DETACHED && value != null) {
+      fields.put(field, value);
+    }
+  }
+
+  /** Sets a field only if no stage set it yet (the first request message wins). */
+  public synchronized void putIfAbsent(String field, Object value) {
+    if (this != DETACHED && value != null) {
+      fields.putIfAbsent(field, value);
+    }
+  }
+
+  /** Appends to a list field, e.g. shadow decisions or rewrites. */
+  @SuppressWarnings("unchecked")
+  public synchronized void add(String field, Object value) {
+    if (this != DETACHED && value != null) {
+      ((List<Object>) fields.computeIfAbsent(field, k -> new ArrayList<>())).add(value);
+    }
+  }
+
+  synchronized Object get(String field) {
+    return fields.get(field);
+  }
+
+  synchronized Map<String, Object> snapshot() {
+    Map<String, Object> copy = new LinkedHashMap<>();
+    for (Map.Entry<String, Object> e : fields.entrySet()) {
+      copy.put(e.getKey(), e.getValue() instanceof List<?> list ? List.copyOf(list) : e.getValue());
+    }
+    return copy;
+  }
+}
