@@ -31,6 +31,7 @@ public final class FakeSparkConnect extends io.grpc.HandlerRegistry {
   public volatile java.util.function.UnaryOperator<byte[]> reply = m -> bytes("ok");
   public volatile Status failWith;
   public volatile int streamCount = 3;
+  public volatile java.util.function.IntFunction<byte[]> streamMessage = n -> bytes("batch-" + n);
 
   @Override
   public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
@@ -107,7 +108,7 @@ public final class FakeSparkConnect extends io.grpc.HandlerRegistry {
 
         private void pump(ServerCall<byte[], byte[]> call) {
           while (call.isReady() && next < streamCount) {
-            call.sendMessage(bytes("batch-" + next++));
+            call.sendMessage(streamMessage.apply(next++));
             sent.incrementAndGet();
           }
           if (next == streamCount) {

@@ -1,0 +1,158 @@
+package io.sparkgate.audit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.google.protobuf.ByteString;
+import io.grpc.CallOptions;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.stub.ClientCalls;
+import io.sparkgate.config.AuditConfig;
+import io.sparkgate.forward.CallHook;
+import io.sparkgate.forward.ProxyRegistry;
+import io.sparkgate.forward.TestMethods;
+import io.sparkgate.proto.spark.ExecutePlanRequest;
+import io.sparkgate.proto.spark.ExecutePlanResponse;
+import io.sparkgate.proto.spark.Plan;
+import io.sparkgate.proto.spark.Relation;
+import io.sparkgate.proto.spark.SQL;
+import io.sparkgate.testing.FakeSparkConnect;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+final class AuditInterceptorTest {
+  @TempDir Path dir;
+
+  private static final String SESSION = "2b1e9b4c-1111-4a6e-9d3c-3e3b6f1c2a10";
+  private static final String OPERATION = "8c0e7d8e-2222-4a6e-9d3c-3e3b6f1c2a10";
+
+  private List<JsonNode> runAndReadAudit(FakeSparkConnect backend, CallHook.Factory hooks, Runnable calls)
+      throws Exception {
+    AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30,
+        Duration.ofDays(1), 1000, AuditConfig.Fsync.BATCH, false, false);
+    AuditLog auditLog = AuditLog.open(cfg, Clock.systemUTC());
+    String backendName = InProcessServerBuilder.generateName();
+    Server backendServer = InProcessServerBuilder.forName(backendName).fallbackHandlerRegistry(backend).build().start();
+    ManagedChannel backendChannel = InProcessChannelBuilder.forName(backendName).build();
+    String proxyName = InProcessServerBuilder.generateName();
+    Server proxy = InProcessServerBuilder.forName(proxyName)
+        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null, hooks))
+        .intercept(new AuditInterceptor(auditLog, Clock.systemUTC()))
+        .build().start();
+    client = InProcessChannelBuilder.forName(proxyName).build();
+    try {
+      calls.run();
+    } finally {
+      client.shutdownNow();
+      proxy.shutdown().awaitTermination(5, TimeUnit.SECONDS);
+      backendChannel.shutdownNow();
+      backendServer.shutdownNow();
+      auditLog.close();
+    }
+    ObjectMapper json = new ObjectMapper();
+    return Files.readAllLines(dir.resolve("audit.jsonl")).stream().map(line -> {
+      try {
+        return json.readTree(line);
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    }).toList();
+  }
+
+  private ManagedChannel client;
+
+  private static byte[] executeRequest() {
+    return ExecutePlanRequest.newBuilder().setSessionId(SESSION).setOperationId(OPERATION)
+        .setClientType("_SPARK_CONNECT_SCALA spark/4.0.0")
+        .setPlan(Plan.newBuilder().setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT 1"))))
+        .build().toByteArray();
+  }
+
+  @Test
+  void executePlan_recordHasIdsRowsSizesAndStatus() throws Exception {
+    FakeSparkConnect backend = new FakeSparkConnect();
+    backend.streamCount = 4;
+    backend.streamMessage = n -> ExecutePlanResponse.newBuilder().setSessionId(SESSION).setOperationId(OPERATION)
+        .setServerSideSessionId("server-side-1")
+        .setArrowBatch(ExecutePlanResponse.ArrowBatch.newBuilder().setRowCount(250).setData(ByteString.copyFrom(new byte[100])))
+        .build().toByteArray();
+    List<JsonNode> records = runAndReadAudit(backend, CallHook.Factory.PASS_THROUGH, () -> {
+      Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(client, TestMethods.get("ExecutePlan"),
+          CallOptions.DEFAULT, executeRequest());
+      it.forEachRemaining(b -> {});
+    });
+
+    assertEquals(1, records.size());
+    JsonNode r = records.get(0);
+    assertEquals("ExecutePlan", r.get("rpc").asText());
+    assertEquals(SESSION, r.get("session_id").asText());
+    assertEquals(OPERATION, r.get("operation_id").asText());
+    assertEquals("_SPARK_CONNECT_SCALA spark/4.0.0", r.get("client_type").asText());
+    assertEquals("server-side-1", r.get("response_server_side_session_id").asText());
+    assertEquals("OK", r.get("status").asText());
+    assertEquals(1000, r.get("result_rows").asLong());
+    assertEquals(4, r.get("messages_out").asLong());
+    assertEquals(executeRequest().length, r.get("bytes_in").asLong());
+    assertEquals(64, r.get("request_sha256").asText().length());
+    assertTrue(r.get("seq").asLong() == 1 && r.has("prev") && r.has("time") && r.has("request_id"));
+  }
+
+  @Test
+  void refusedCall_recordedWithStatusAndEvidence() throws Exception {
+    CallHook.Factory refuse = (method, headers) -> new CallHook() {
+      @Override
+      public byte[] onRequest(byte[] message) throws StatusException {
+        CallEvidence.current().put("decision", "deny");
+        CallEvidence.current().put("rule", "no-user-code");
+        throw Status.PERMISSION_DENIED.withDescription("refused").asException();
+      }
+    };
+    List<JsonNode> records = runAndReadAudit(new FakeSparkConnect(), refuse, () ->
+        assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingServerStreamingCall(client,
+            TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, executeRequest()).hasNext()));
+
+    JsonNode r = records.get(0);
+    assertEquals("PERMISSION_DENIED", r.get("status").asText());
+    assertEquals("deny", r.get("decision").asText());
+    assertEquals("no-user-code", r.get("rule").asText());
+    assertEquals(SESSION, r.get("session_id").asText());
+  }
+
+  @Test
+  void clientCancel_recordedAsCancelled() throws Exception {
+    FakeSparkConnect backend = new FakeSparkConnect();
+    backend.streamCount = Integer.MAX_VALUE;
+    List<JsonNode> records = runAndReadAudit(backend, CallHook.Factory.PASS_THROUGH, () -> {
+      io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withCancellation();
+      ctx.run(() -> {
+        Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(client, TestMethods.get("ExecutePlan"),
+            CallOptions.DEFAULT, executeRequest());
+        it.next();
+        ctx.cancel(null);
+      });
+      try {
+        assertTrue(backend.streamCancelled.await(5, TimeUnit.SECONDS));
+      } catch (InterruptedException e) {
+        throw new AssertionError(e);
+      }
+    });
+    assertEquals("CANCELLED", records.get(0).get("status").asText());
+  }
+}
