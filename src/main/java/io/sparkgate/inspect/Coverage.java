@@ -35,7 +35,7 @@ final class Coverage {
       r("crosstab"), r("describe"), r("cov"), r("corr"), r("approx_quantile"), r("freq_items"), r("sample_by"),
       r("catalog"), r("map_partitions"), r("common_inline_user_defined_table_function"),
       r("common_inline_user_defined_data_source"), r("with_relations"), r("ml_relation"), r("sql"),
-      r("relation_changes"),
+      r("relation_changes"), r("nearest_by_join"),
       // Extensions: the Any detector reports EXTENSION (and unknown_extension unless configured as known).
       r("extension"), c("extension"), e("extension"),
       // Command
