@@ -112,7 +112,7 @@ final class SqlInspectorTest {
     assertTrue(inspector.inspectSql("SELECT * FROM IDENTIFIER(:t)", session).has(Fact.Kind.UNCLASSIFIED, "hidden_identifier"));
     assertEquals("spark_catalog.db.t",
         inspector.inspectSql("SELECT * FROM IDENTIFIER('db.t')", session).ofKind(Fact.Kind.TABLE_READ).get(0).get("table"));
-    assertTrue(inspector.inspectSql("SELECT * FROM t WHERE", session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(inspector.inspectSql("SELECT (1 FROM t", session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
     assertTrue(inspector.inspectSql("SELECT 1 /* unclosed", session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
     assertEquals("hudi_metadata", inspector.inspectSql("SELECT count(*) FROM hudi_metadata('default.trips_cow')", session)
         .ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("name"));
