@@ -132,13 +132,22 @@ final class InspectorTest {
   void a_100000_deep_plan_is_a_fact() {
     // Built as bytes from the inside out: building it as messages would recurse in protobuf itself.
     byte[] inner = Relation.newBuilder().setRange(Range.newBuilder().setEnd(1)).build().toByteArray();
-    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-    byte[] rel = inner;
+    // Relation{limit (6): Limit{input (1): Relation{...}}}, 100,000 times: headers computed inside out, written
+    // outside in, so building it stays linear.
+    java.util.List<byte[]> headers = new java.util.ArrayList<>();
+    long size = inner.length;
     for (int i = 0; i < 100_000; i++) {
-      // Relation{limit=... (field 6)} wrapping Limit{input=1: rel}
-      byte[] limit = wrap(1, rel);
-      rel = wrap(6, limit);
+      byte[] h1 = header(1, size);
+      size += h1.length;
+      byte[] h6 = header(6, size);
+      size += h6.length;
+      headers.add(h1);
+      headers.add(h6);
     }
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    for (int i = headers.size() - 1; i >= 0; i--) out.writeBytes(headers.get(i));
+    out.writeBytes(inner);
+    byte[] rel = out.toByteArray();
     byte[] plan = wrap(1, rel);
     byte[] request = concat(wrap(1, "s1".getBytes()), wrap(3, plan));
     long t0 = System.nanoTime();
@@ -172,6 +181,13 @@ final class InspectorTest {
     Facts interrupt = inspector.inspect("Interrupt", InterruptRequest.newBuilder().setSessionId("s9").setUserContext(USER)
         .setOperationId("op").build().toByteArray(), SessionView.DEFAULT);
     assertEquals("s9", interrupt.ofKind(Fact.Kind.REQUEST).get(0).get("session_id"));
+  }
+
+  private static byte[] header(int field, long length) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    varint(out, ((long) field << 3) | 2);
+    varint(out, length);
+    return out.toByteArray();
   }
 
   private static byte[] wrap(int field, byte[] payload) {
