@@ -1,0 +1,81 @@
+package io.sparkgate.cli;
+
+import com.google.protobuf.Message;
+import com.google.protobuf.util.JsonFormat;
+import io.sparkgate.inspect.Fact;
+import io.sparkgate.inspect.Facts;
+import io.sparkgate.inspect.Inspector;
+import io.sparkgate.inspect.SessionView;
+import io.sparkgate.proto.spark.AddArtifactsRequest;
+import io.sparkgate.proto.spark.AnalyzePlanRequest;
+import io.sparkgate.proto.spark.ConfigRequest;
+import io.sparkgate.proto.spark.ExecutePlanRequest;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** Prints the facts Sparkgate's inspector sees in a SQL text or a request, one per line. */
+@Command(
+    name = "explain",
+    mixinStandardHelpOptions = true,
+    description = "Show what Sparkgate sees in a SQL statement or a Spark Connect request (one fact per line).")
+public final class ExplainCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  static final class Input {
+    @Option(names = "--sql", description = "A SQL statement, as sent by spark.sql(...).")
+    String sql;
+
+    @Option(names = "--plan", description = "A request as protobuf JSON (ExecutePlanRequest unless --method says otherwise).")
+    Path plan;
+  }
+
+  @ArgGroup(exclusive = true, multiplicity = "1")
+  Input input;
+
+  @Option(names = "--method", defaultValue = "ExecutePlan",
+      description = "The RPC of --plan: ExecutePlan, AnalyzePlan, Config or AddArtifacts (default ${DEFAULT-VALUE}).")
+  String method;
+
+  @Option(names = "--catalog", defaultValue = SessionView.SESSION_CATALOG, description = "Current catalog (default ${DEFAULT-VALUE}).")
+  String catalog;
+
+  @Option(names = "--database", defaultValue = "default", description = "Current database (default ${DEFAULT-VALUE}).")
+  String database;
+
+  @Option(names = "--catalogs", split = ",", description = "Names of the backend's catalogs, comma separated.")
+  String[] catalogs = new String[0];
+
+  @Override
+  public Integer call() throws Exception {
+    SessionView session = SessionView.of(catalog, database, Set.copyOf(Arrays.asList(catalogs)));
+    Inspector inspector = new Inspector();
+    Facts facts;
+    if (input.sql != null) {
+      facts = inspector.inspectSql(input.sql, session);
+    } else {
+      Message.Builder builder = switch (method) {
+        case "ExecutePlan" -> ExecutePlanRequest.newBuilder();
+        case "AnalyzePlan" -> AnalyzePlanRequest.newBuilder();
+        case "Config" -> ConfigRequest.newBuilder();
+        case "AddArtifacts" -> AddArtifactsRequest.newBuilder();
+        default -> throw new picocli.CommandLine.ParameterException(spec.commandLine(), "unsupported --method " + method);
+      };
+      JsonFormat.parser().merge(Files.readString(input.plan, StandardCharsets.UTF_8), builder);
+      facts = inspector.inspect(method, builder.build().toByteArray(), session);
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    for (Fact f : facts.all()) out.println(f);
+    out.flush();
+    return 0;
+  }
+}

@@ -1,0 +1,316 @@
+package io.sparkgate.inspect;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.Message;
+import io.sparkgate.proto.spark.CommonInlineUserDefinedFunction;
+import io.sparkgate.proto.spark.JavaUDF;
+import io.sparkgate.proto.spark.PythonUDF;
+import io.sparkgate.proto.spark.ScalarScalaUDF;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What each kind of plan message means, keyed by protobuf message name. Messages not named here are walked
+ * for their children only (Coverage decides which oneof cases that is acceptable for).
+ */
+final class Detectors {
+  /** Reader options that select an older version of a table (Spark, Delta, Iceberg, Hudi). */
+  static final Set<String> TIME_TRAVEL_OPTIONS = Set.of(
+      "timestampasof", "versionasof", "snapshot-id", "as-of-timestamp", "branch", "tag", "start-snapshot-id",
+      "end-snapshot-id", "start-timestamp", "end-timestamp", "as.of.instant");
+
+  private final InspectorConfig config;
+  private final SqlInspector sql;
+  private final FactSink sink;
+
+  Detectors(InspectorConfig config, SqlInspector sql, FactSink sink) {
+    this.config = config;
+    this.sql = sql;
+    this.sink = sink;
+  }
+
+  void detect(PlanWalker.Frame frame, SessionView session, PlanWalker walker) {
+    Message m = frame.message();
+    String where = frame.path();
+    genericPaths(m, where);
+    switch (m.getDescriptorForType().getName()) {
+      case "SQL" -> {
+        String q = Proto.str(m, "query");
+        if (q != null) sql.statement(q, "relation", where, session, sink);
+      }
+      case "SqlCommand" -> {
+        String q = Proto.str(m, "sql");
+        if (q != null) sql.statement(q, "command", where, session, sink);
+      }
+      case "ExpressionString" -> {
+        String e = Proto.str(m, "expression");
+        if (e != null) sql.expression(e, where, session, sink);
+      }
+      case "NamedTable" -> namedTable(m, frame, session, where);
+      case "DataSource" -> dataSource(m, frame, where);
+      case "RelationChanges" -> namedTable(m, frame, session, where);
+      case "WriteOperation" -> writeOperation(m, session, where);
+      case "WriteOperationV2" -> table(Fact.Kind.TABLE_WRITE, "write_v2_" + Proto.str(m, "mode").toLowerCase(Locale.ROOT),
+          Proto.str(m, "table_name"), Proto.stringMap(m, "options"), session, where);
+      case "WriteStreamOperationStart" -> writeStream(m, session, where);
+      case "MergeIntoTableCommand" -> table(Fact.Kind.TABLE_WRITE, "merge", Proto.str(m, "target_table_name"),
+          Map.of(), session, where);
+      case "CreateDataFrameViewCommand" -> sink.fact(Fact.Kind.CATALOG_OP, "create_temp_view")
+          .put("name", Proto.str(m, "name")).put("global", Proto.str(m, "is_global")).put("where", where).emit();
+      case "Catalog" -> catalog(m, where);
+      case "PythonUDF", "ScalarScalaUDF", "JavaUDF", "PythonUDTF", "PythonDataSource" -> userCode(frame);
+      case "StreamingQueryListenerCommand" -> {
+        if (Proto.bytesSize(m, "listener_payload") > 0) {
+          sink.fact(Fact.Kind.USER_CODE, "streaming_listener").put("udf_type", "scala")
+              .put("payload_bytes", Proto.bytesSize(m, "listener_payload")).put("where", where).emit();
+        }
+      }
+      case "MlCommand" -> sink.fact(Fact.Kind.USER_CODE, "ml_command").put("op", Proto.oneofCase(m, "command"))
+          .put("where", where).emit();
+      case "MlOperator" -> sink.fact(Fact.Kind.USER_CODE, "ml_command").put("class_name", Proto.str(m, "name"))
+          .put("uid", Proto.str(m, "uid")).put("operator_type", Proto.str(m, "type")).put("where", where).emit();
+      case "Method" -> {
+        if (frame.parent() != null && frame.parent().message().getDescriptorForType().getName().equals("Fetch")) {
+          sink.fact(Fact.Kind.USER_CODE, "ml_method_call").put("method", Proto.str(m, "method")).put("where", where).emit();
+        }
+      }
+      case "ExecuteExternalCommand" -> sink.fact(Fact.Kind.USER_CODE, "execute_external_command")
+          .put("runner", Proto.str(m, "runner")).put("command", Proto.str(m, "command")).put("where", where).emit();
+      case "PipelineCommand" -> sink.fact(Fact.Kind.USER_CODE, "pipeline_command")
+          .put("op", Proto.oneofCase(m, "command_type")).put("where", where).emit();
+      case "Command" -> {
+        if ("create_resource_profile_command".equals(Proto.oneofCase(m, "command_type"))) {
+          sink.fact(Fact.Kind.USER_CODE, "create_resource_profile").put("where", where).emit();
+        }
+      }
+      case "UnresolvedFunction", "CallFunction" -> function(Proto.str(m, "function_name"), "scalar", where);
+      case "UnresolvedTableValuedFunction" -> function(Proto.str(m, "function_name"), "table_valued", where);
+      case "CompressedOperation" -> Compressed.inspect(m, frame, config, sink, walker);
+      case "Set" -> configSet(m, frame, where);
+      case "Unset" -> {
+        if (isConfigOperation(frame)) {
+          for (String k : Proto.strings(m, "keys")) sink.fact(Fact.Kind.CONFIG_UNSET, "config_rpc").put("key", k).put("where", where).emit();
+        }
+      }
+      default -> {}
+    }
+    if (m.getDescriptorForType().getFullName().startsWith("spark.connect.PipelineCommand")) {
+      Proto.stringMap(m, "sql_conf").forEach((k, v) ->
+          sink.fact(Fact.Kind.CONFIG_SET, "pipeline").put("key", k).put("value", v).put("where", where).emit());
+      String text = Proto.str(m, "sql_text");
+      if (text != null) {
+        sink.fact(Fact.Kind.SQL, "pipeline_sql_file").put("sql", text).put("length", text.length()).put("where", where).emit();
+      }
+    }
+  }
+
+  void extension(Any any, PlanWalker.Frame frame) {
+    String location = frame.parent() == null ? "" : frame.parent().message().getDescriptorForType().getName()
+        .toLowerCase(Locale.ROOT);
+    String where = frame.path();
+    sink.fact(Fact.Kind.EXTENSION, location).put("type_url", any.getTypeUrl()).put("location", location)
+        .put("where", where).put("bytes", any.getValue().size()).emit();
+    if (!config.knownExtensionTypeUrls().contains(any.getTypeUrl())) {
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_extension").put("type_url", any.getTypeUrl())
+          .put("location", location).put("where", where).emit();
+    }
+  }
+
+  // ---- reads and writes -------------------------------------------------------------------------------------
+
+  private void namedTable(Message m, PlanWalker.Frame frame, SessionView session, String where) {
+    String ident = Proto.str(m, "unparsed_identifier");
+    Map<String, String> options = Proto.stringMap(m, "options");
+    boolean streaming = "true".equals(Proto.str(m, "is_streaming"))
+        || (frame.parent() != null && "true".equals(Proto.str(frame.parent().message(), "is_streaming")));
+    String subkind = m.getDescriptorForType().getName().equals("RelationChanges") ? "changes"
+        : streaming ? "stream" : "dataframe";
+    TableRef ref = table(Fact.Kind.TABLE_READ, subkind, ident, options, session, where);
+    if (ref != null) timeTravelOptions(ref.qualified(), options, where);
+  }
+
+  private void dataSource(Message m, PlanWalker.Frame frame, String where) {
+    Map<String, String> options = Proto.stringMap(m, "options");
+    boolean streaming = frame.parent() != null && "true".equals(Proto.str(frame.parent().message(), "is_streaming"));
+    sink.fact(Fact.Kind.DATA_SOURCE, streaming ? "stream_read" : "read").put("format", Proto.str(m, "format"))
+        .put("paths", String.join(",", Proto.strings(m, "paths"))).putAll("option.", options)
+        .put("predicates", Proto.strings(m, "predicates").isEmpty() ? null : String.join(" AND ", Proto.strings(m, "predicates")))
+        .put("where", where).emit();
+    timeTravelOptions(null, options, where);
+  }
+
+  private void writeOperation(Message m, SessionView session, String where) {
+    Map<String, String> options = Proto.stringMap(m, "options");
+    if (Proto.has(m, "table")) {
+      Message t = (Message) m.getField(Proto.field(m, "table"));
+      table(Fact.Kind.TABLE_WRITE, Proto.str(t, "save_method").toLowerCase(Locale.ROOT).replace("table_save_method_", ""),
+          Proto.str(t, "table_name"), options, session, where);
+    } else {
+      sink.fact(Fact.Kind.DATA_SOURCE, "write").put("format", Proto.str(m, "source")).put("paths", Proto.str(m, "path"))
+          .put("mode", Proto.str(m, "mode")).putAll("option.", options).put("where", where).emit();
+    }
+  }
+
+  private void writeStream(Message m, SessionView session, String where) {
+    Map<String, String> options = Proto.stringMap(m, "options");
+    String table = Proto.str(m, "table_name");
+    if (table != null) {
+      table(Fact.Kind.TABLE_WRITE, "stream", table, options, session, where);
+    } else {
+      sink.fact(Fact.Kind.DATA_SOURCE, "stream_write").put("format", Proto.str(m, "format"))
+          .put("paths", Proto.str(m, "path")).put("sink", Proto.oneofCase(m, "sink_destination"))
+          .putAll("option.", options).put("where", where).emit();
+    }
+  }
+
+  /** A DataFrame-side table name, parsed as Spark's parseMultipartIdentifier does. */
+  private TableRef table(Fact.Kind kind, String subkind, String ident, Map<String, String> options,
+      SessionView session, String where) {
+    if (ident == null) return null;
+    List<String> parts = sql.multipartIdentifier(ident);
+    if (parts == null) {
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_identifier").put("identifier", ident).put("where", where).emit();
+      return null;
+    }
+    TableRef ref = TableRef.resolve(parts, session.currentCatalog(), session.currentDatabase(), session);
+    FactSink.Builder b = sink.fact(kind, subkind);
+    ref.addTo(b);
+    b.put("written", ident).putAll("option.", options).put("source", "dataframe").put("where", where).emit();
+    return ref;
+  }
+
+  private void timeTravelOptions(String table, Map<String, String> options, String where) {
+    options.forEach((k, v) -> {
+      if (TIME_TRAVEL_OPTIONS.contains(k.toLowerCase(Locale.ROOT))) {
+        String lower = k.toLowerCase(Locale.ROOT);
+        String kind = lower.contains("timestamp") || lower.contains("instant") ? "TIMESTAMP" : "VERSION";
+        sink.fact(Fact.Kind.TIME_TRAVEL, kind).put("table", table).put("syntax", "option").put("option", k)
+            .put("value", v).put("source", "dataframe").put("where", where).emit();
+      }
+    });
+  }
+
+  /** Every string field named path/paths and every path-like option, anywhere. */
+  private void genericPaths(Message m, String where) {
+    String ctx = m.getDescriptorForType().getName();
+    String p = Proto.str(m, "path");
+    if (p != null) LocalPaths.report(sink, p, ctx, where);
+    for (String each : Proto.strings(m, "paths")) LocalPaths.report(sink, each, ctx, where);
+    Proto.stringMap(m, "options").forEach((k, v) -> {
+      String key = k.toLowerCase(Locale.ROOT);
+      if (key.equals("path") || key.equals("paths") || key.equals("checkpointlocation") || key.endsWith(".path")) {
+        LocalPaths.report(sink, v, ctx + ".options." + k, where);
+      }
+    });
+  }
+
+  // ---- catalog, config, functions ---------------------------------------------------------------------------
+
+  private void catalog(Message m, String where) {
+    String op = Proto.oneofCase(m, "cat_type");
+    if (op == null) {
+      sink.unclassified("unknown_case", where, "Catalog with no operation");
+      return;
+    }
+    Message sub = (Message) m.getField(Proto.field(m, op));
+    FactSink.Builder b = sink.fact(Fact.Kind.CATALOG_OP, op).put("source", "catalog_rpc").put("where", where);
+    sub.getAllFields().forEach((fd, v) -> {
+      if (fd.isMapField()) b.putAll(fd.getName() + ".", Proto.stringMap(sub, fd.getName()));
+      else if (fd.getJavaType() != com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE) b.put(fd.getName(), v);
+    });
+    b.emit();
+  }
+
+  private static boolean isConfigOperation(PlanWalker.Frame frame) {
+    return frame.parent() != null && frame.parent().type().equals("spark.connect.ConfigRequest.Operation");
+  }
+
+  private void configSet(Message m, PlanWalker.Frame frame, String where) {
+    if (!isConfigOperation(frame)) return;
+    var pairs = Proto.field(m, "pairs");
+    for (int i = 0; i < m.getRepeatedFieldCount(pairs); i++) {
+      Message kv = (Message) m.getRepeatedField(pairs, i);
+      sink.fact(Fact.Kind.CONFIG_SET, "config_rpc").put("key", Proto.str(kv, "key")).put("value", Proto.str(kv, "value"))
+          .put("where", where).emit();
+    }
+  }
+
+  private void function(String name, String subkind, String where) {
+    if (name == null) return;
+    String lower = name.toLowerCase(Locale.ROOT);
+    int dot = lower.lastIndexOf('.');
+    sink.fact(Fact.Kind.FUNCTION_CALL, subkind).put("name", dot < 0 ? lower : lower.substring(dot + 1))
+        .put("qualified", lower).put("written", name).put("source", "dataframe").put("where", where).emit();
+  }
+
+  // ---- user code --------------------------------------------------------------------------------------------
+
+  /** Leaf code carriers; the subkind comes from the nearest ancestor that says how the code is used. */
+  private void userCode(PlanWalker.Frame frame) {
+    Message m = frame.message();
+    String leaf = m.getDescriptorForType().getName();
+    String udfType = switch (leaf) {
+      case "ScalarScalaUDF" -> "scala";
+      case "JavaUDF" -> "java";
+      default -> "python";
+    };
+    String subkind = switch (leaf) {
+      case "ScalarScalaUDF" -> "scala_udf";
+      case "JavaUDF" -> "java_udf";
+      case "PythonUDTF" -> "udtf";
+      case "PythonDataSource" -> "python_data_source";
+      default -> "python_udf";
+    };
+    String functionName = null;
+    PlanWalker.Frame via = frame;
+    for (PlanWalker.Frame p = frame.parent(); p != null; via = p, p = p.parent()) {
+      String name = p.message().getDescriptorForType().getName();
+      if (name.startsWith("CommonInlineUserDefined")) {
+        if (functionName == null) functionName = Proto.str(p.message(), "function_name");
+        if (functionName == null) functionName = Proto.str(p.message(), "name");
+        continue;
+      }
+      String context = switch (name) {
+        case "MapPartitions" -> "map_partitions";
+        case "GroupMap" -> Proto.has(p.message(), "transform_with_state_info") || isTransformWithState(m)
+            ? "transform_with_state" : "group_map";
+        case "CoGroupMap" -> "co_group_map";
+        case "ApplyInPandasWithState" -> "apply_in_pandas_with_state";
+        case "StreamingForeachFunction" -> p.parent() == null ? "foreach_writer" : p.field();
+        case "StreamingQueryListenerCommand" -> "streaming_listener";
+        case "Command" -> switch (via.field()) {
+          case "register_function" -> "register_function";
+          case "register_table_function" -> "register_table_function";
+          case "register_data_source" -> "register_data_source";
+          default -> null;
+        };
+        default -> null;
+      };
+      if (context != null) subkind = context;
+      break;
+    }
+    FactSink.Builder b = sink.fact(Fact.Kind.USER_CODE, subkind).put("udf_type", udfType)
+        .put("function_name", functionName).put("where", frame.path());
+    if (m instanceof PythonUDF py) {
+      b.put("eval_type", py.getEvalType()).put("python_ver", py.getPythonVer()).put("payload_bytes", py.getCommand().size());
+    } else if (m instanceof ScalarScalaUDF scala) {
+      b.put("payload_bytes", scala.getPayload().size()).put("aggregate", scala.getAggregate());
+    } else if (m instanceof JavaUDF java) {
+      b.put("class_name", java.getClassName()).put("aggregate", java.getAggregate());
+    } else {
+      b.put("payload_bytes", Proto.bytesSize(m, "command"));
+    }
+    b.emit();
+  }
+
+  /** Spark's PythonEvalType for transformWithState (SQL_TRANSFORM_WITH_STATE_*: 211, 212). */
+  private static boolean isTransformWithState(Message m) {
+    return m instanceof PythonUDF py && (py.getEvalType() == 211 || py.getEvalType() == 212);
+  }
+
+  static boolean isUdf(Message m) {
+    return m instanceof CommonInlineUserDefinedFunction;
+  }
+}

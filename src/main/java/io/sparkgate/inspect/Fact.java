@@ -1,0 +1,105 @@
+package io.sparkgate.inspect;
+
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * One thing the inspector saw in a request: a kind, a subkind and a flat map of string attributes. Flat and
+ * immutable so that policy conditions (and CEL, which has no recursion) can match on it without walking a
+ * plan, and so the audit log can record it as is.
+ *
+ * <p>Attributes common to many kinds: {@code where} (the path in the request, e.g.
+ * {@code plan.root.project.input.read}); {@code source} ({@code sql} or {@code dataframe}); spans are
+ * {@code *_start}/{@code *_end} UTF-16 offsets into the {@code sql} attribute's original string, end exclusive,
+ * so {@code sql.substring(start, end)} is the exact text.
+ */
+public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
+
+  /** What a fact is about; the attributes each kind carries are listed beside it. */
+  public enum Kind {
+    /** Per request: session_id, user_id, user_name, operation_id, client_type, method. */
+    REQUEST,
+    /**
+     * Code that runs on the server. Subkind: python_udf, scala_udf, java_udf, udtf, python_data_source,
+     * map_partitions, group_map, co_group_map, apply_in_pandas_with_state, transform_with_state,
+     * foreach_writer, foreach_batch, streaming_listener, register_function, register_table_function,
+     * register_data_source, ml_command, ml_method_call, execute_external_command, pipeline_command,
+     * create_resource_profile, sql_function. Attributes: udf_type (python|scala|java), function_name,
+     * class_name, eval_type, payload_bytes, name, path, runner, command.
+     */
+    USER_CODE,
+    /** A google.protobuf.Any extension: type_url, location (relation|command|expression|...). */
+    EXTENSION,
+    /** A SQL text (subkind: statement kind): sql (the whole text), length, origin (relation|command|...). */
+    SQL,
+    /** A table read: catalog, database, name, qualified, written (as written), option.*, span. */
+    TABLE_READ,
+    /** A table written or changed (subkind: the operation): same attributes as TABLE_READ. */
+    TABLE_WRITE,
+    /**
+     * Time travel (subkind VERSION|TIMESTAMP): table (qualified), catalog, database, name, syntax
+     * (e.g. FOR SYSTEM_VERSION AS OF), value, value_type (integer|string|expression), table_start/end,
+     * clause_start/end, value_start/end; or from reader options (syntax=option, option key).
+     */
+    TIME_TRAVEL,
+    /** A function named in SQL or a plan: name (lower case), written, table_valued. */
+    FUNCTION_CALL,
+    /** key, value (Config RPC, SQL SET, SET TIME ZONE, pipeline sql_conf). */
+    CONFIG_SET,
+    /** key ({@code *} for a bare RESET). */
+    CONFIG_UNSET,
+    /** SQL ADD JAR|FILE|ARCHIVE (subkind jar|file|archive): path (each path one fact). */
+    ADD_RESOURCE,
+    /** CREATE FUNCTION name AS 'class' [USING JAR 'x', ...]: name, class_name, resources. */
+    CREATE_FUNCTION_USING,
+    /** EXECUTE IMMEDIATE: query (a string literal) or variable. */
+    EXECUTE_IMMEDIATE,
+    /** A data source read or write (subkind read|write|stream_read|stream_write): format, paths, option.*. */
+    DATA_SOURCE,
+    /** A local filesystem path (subkind file_scheme|absolute|parent_ref): path, context. */
+    PATH,
+    /** Catalog calls and statements (subkind: set_current_catalog, set_current_database, drop_table, ...). */
+    CATALOG_OP,
+    /** An uploaded artifact (subkind begin|batch|complete): name, prefix, size, crc, crc_ok, sha256. */
+    ARTIFACT,
+    /**
+     * Something the inspector does not understand (subkind says what: unknown_case, unknown_field,
+     * unparseable_sql, unknown_extension, plan_too_deep, sql_too_long, compressed_plan_too_large, ...).
+     * A policy should refuse it.
+     */
+    UNCLASSIFIED
+  }
+
+  public Fact {
+    Objects.requireNonNull(kind, "kind");
+    subkind = subkind == null ? "" : subkind;
+    // Sorted so that printed facts and audit lines are stable.
+    attrs = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(attrs));
+  }
+
+  /** An attribute, or null. */
+  public String get(String key) {
+    return attrs.get(key);
+  }
+
+  /** An integer attribute (spans), or -1 when absent. */
+  public int intAttr(String key) {
+    String v = attrs.get(key);
+    return v == null ? -1 : Integer.parseInt(v);
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder b = new StringBuilder(kind.name());
+    if (!subkind.isEmpty()) b.append('[').append(subkind).append(']');
+    attrs.forEach((k, v) -> b.append(' ').append(k).append('=').append(quote(v)));
+    return b.toString();
+  }
+
+  private static String quote(String v) {
+    String shown = v.length() > 200 ? v.substring(0, 200) + "...(" + v.length() + " chars)" : v;
+    boolean plain = !shown.isEmpty() && shown.chars().allMatch(c -> c > ' ' && c != '"' && c < 127);
+    return plain ? shown : '"' + shown.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + '"';
+  }
+}

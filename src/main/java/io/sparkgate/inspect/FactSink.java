@@ -1,0 +1,69 @@
+package io.sparkgate.inspect;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Collects facts for one message. Bounded: a hostile plan could otherwise make millions of facts; past the
+ * bound the sink keeps one UNCLASSIFIED too_many_facts, which a policy refuses.
+ */
+final class FactSink {
+  private final int max;
+  private final List<Fact> facts = new ArrayList<>();
+  private boolean overflowed;
+
+  FactSink(int max) {
+    this.max = max;
+  }
+
+  void add(Fact.Kind kind, String subkind, Map<String, String> attrs) {
+    if (facts.size() >= max) {
+      if (!overflowed) {
+        overflowed = true;
+        facts.add(new Fact(Fact.Kind.UNCLASSIFIED, "too_many_facts", Map.of("limit", Integer.toString(max))));
+      }
+      return;
+    }
+    facts.add(new Fact(kind, subkind, attrs));
+  }
+
+  /** A fluent builder for one fact's attributes; {@code null} values are left out. */
+  Builder fact(Fact.Kind kind, String subkind) {
+    return new Builder(kind, subkind);
+  }
+
+  void unclassified(String what, String where, String detail) {
+    fact(Fact.Kind.UNCLASSIFIED, what).put("where", where).put("detail", detail).emit();
+  }
+
+  Facts build() {
+    return new Facts(facts);
+  }
+
+  final class Builder {
+    private final Fact.Kind kind;
+    private final String subkind;
+    private final Map<String, String> attrs = new LinkedHashMap<>();
+
+    private Builder(Fact.Kind kind, String subkind) {
+      this.kind = kind;
+      this.subkind = subkind;
+    }
+
+    Builder put(String key, Object value) {
+      if (value != null) attrs.put(key, value.toString());
+      return this;
+    }
+
+    Builder putAll(String prefix, Map<String, String> values) {
+      values.forEach((k, v) -> attrs.put(prefix + k, v));
+      return this;
+    }
+
+    void emit() {
+      add(kind, subkind, attrs);
+    }
+  }
+}

@@ -1,0 +1,101 @@
+package io.sparkgate.inspect;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import io.sparkgate.proto.spark.AddArtifactsRequest;
+import java.io.IOException;
+import java.util.Objects;
+
+/**
+ * Reads Spark Connect request messages and reports what they would make the server do, as {@link Facts}.
+ * Thread-safe and stateless apart from the per-call {@link ArtifactTracker}. Never throws on any input: what it
+ * cannot read is an UNCLASSIFIED fact.
+ */
+public final class Inspector {
+  private final InspectorConfig config;
+  private final SqlInspector sql;
+
+  public Inspector() {
+    this(InspectorConfig.DEFAULTS, SqlParserFlags.SPARK_4_0_DEFAULTS);
+  }
+
+  public Inspector(InspectorConfig config, SqlParserFlags flags) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.sql = new SqlInspector(config, Objects.requireNonNull(flags, "flags"));
+  }
+
+  /** A tracker for one AddArtifacts call; pass it to every message of that call. */
+  public ArtifactTracker newArtifactTracker() {
+    return new ArtifactTracker();
+  }
+
+  /**
+   * The facts of one request message. {@code method} is the RPC name, bare ("ExecutePlan") or full
+   * ("spark.connect.SparkConnectService/ExecutePlan"). AddArtifacts messages are read alone (a chunk after
+   * this message cannot be attributed); use the overload with a tracker for a stream.
+   */
+  public Facts inspect(String method, byte[] request, SessionView session) {
+    return inspect(method, request, session, null);
+  }
+
+  public Facts inspect(String method, byte[] request, SessionView session, ArtifactTracker tracker) {
+    FactSink sink = new FactSink(config.maxFacts());
+    String name = Requests.shortName(Objects.requireNonNull(method, "method"));
+    try {
+      inspectInto(name, request, session == null ? SessionView.DEFAULT : session, tracker, sink);
+    } catch (RuntimeException | StackOverflowError e) {
+      // Fail closed: a bug here must never let a request pass as "nothing seen".
+      sink.fact(Fact.Kind.UNCLASSIFIED, "inspector_error").put("method", name).put("detail", e.toString()).emit();
+    }
+    return sink.build();
+  }
+
+  /** The facts of the end of an AddArtifacts stream (an artifact begun and never completed). */
+  public Facts finishArtifacts(ArtifactTracker tracker) {
+    return tracker.finish(config.maxFacts());
+  }
+
+  /** Convenience for tools and tests: a SQL text as if sent in ExecutePlan's Relation.sql. */
+  public Facts inspectSql(String sqlText, SessionView session) {
+    FactSink sink = new FactSink(config.maxFacts());
+    sql.statement(sqlText, "relation", "sql", session == null ? SessionView.DEFAULT : session, sink);
+    return sink.build();
+  }
+
+  private void inspectInto(String method, byte[] bytes, SessionView session, ArtifactTracker tracker, FactSink sink) {
+    Message prototype = Requests.prototype(method);
+    if (prototype == null) {
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_method").put("method", method).emit();
+      return;
+    }
+    Message request;
+    try {
+      request = Requests.parse(prototype, bytes, config.maxDepth());
+    } catch (InvalidProtocolBufferException e) {
+      sink.fact(Fact.Kind.REQUEST, method).put("method", method).put("bytes", bytes.length).emit();
+      Requests.parseFailure(e, method, config, sink);
+      return;
+    } catch (IOException e) {
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_request").put("where", method).put("detail", e.toString()).emit();
+      return;
+    }
+    requestFact(method, request, sink);
+    if (request instanceof AddArtifactsRequest add) {
+      (tracker == null ? new ArtifactTracker() : tracker).observe(add, sink);
+      // Also walked generically: unknown fields, extensions in user_context.
+    }
+    new PlanWalker(config, new Detectors(config, sql, sink), sink).walk(request, null, session);
+  }
+
+  private static void requestFact(String method, Message request, FactSink sink) {
+    FactSink.Builder b = sink.fact(Fact.Kind.REQUEST, method).put("method", method)
+        .put("session_id", Proto.str(request, "session_id"))
+        .put("client_type", Proto.str(request, "client_type"))
+        .put("operation_id", Proto.str(request, "operation_id"));
+    if (Proto.has(request, "user_context")) {
+      Message uc = (Message) request.getField(Proto.field(request, "user_context"));
+      b.put("user_id", Proto.str(uc, "user_id")).put("user_name", Proto.str(uc, "user_name"));
+    }
+    b.emit();
+  }
+}

@@ -1,0 +1,114 @@
+package io.sparkgate.inspect;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.antlr.v4.runtime.ParserRuleContext;
+import org.antlr.v4.runtime.tree.IterativeParseTreeWalker;
+import org.apache.spark.sql.catalyst.parser.SqlBaseParser;
+
+/**
+ * Reads SQL text and expression strings with Spark's grammar and reports what they do. Bounded: text over
+ * the configured length is a fact without being lexed; nesting beyond the depth bound is a fact.
+ */
+final class SqlInspector {
+  /** EXECUTE IMMEDIATE 'sql' is read too, to this many levels. */
+  static final int MAX_IMMEDIATE_NESTING = 3;
+
+  private final InspectorConfig config;
+  private final SqlParsing parsing;
+
+  SqlInspector(InspectorConfig config, SqlParserFlags flags) {
+    this.config = config;
+    this.parsing = new SqlParsing(flags, config.maxDepth());
+  }
+
+  /** A SQL statement (or a scripting block, Spark 4.0+) from {@code origin}. */
+  void statement(String sql, String origin, String where, SessionView session, FactSink sink) {
+    statement(sql, origin, where, new SqlScope(session), sink, 0);
+  }
+
+  void statement(String sql, String origin, String where, SqlScope scope, FactSink sink, int nesting) {
+    if (!withinLength(sql, origin, where, sink)) return;
+    SqlParsing.Parsed<SqlBaseParser.CompoundOrSingleStatementContext> parsed;
+    try {
+      parsed = parsing.parse(sql, SqlBaseParser::compoundOrSingleStatement);
+    } catch (SqlParsing.SqlSyntaxException e) {
+      sink.fact(Fact.Kind.SQL, "unparseable").put("sql", sql).put("length", sql.length()).put("origin", origin)
+          .put("where", where).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql").put("where", where).put("detail", e.getMessage())
+          .put("sql", sql).emit();
+      return;
+    }
+    sink.fact(Fact.Kind.SQL, statementKind(parsed.tree())).put("sql", sql).put("length", sql.length())
+        .put("origin", origin).put("where", where).emit();
+    if (sql.contains("${")) {
+      // spark.sql.variable.substitute (default on) rewrites ${...} anywhere in the text before parsing,
+      // so what we parsed may not be what runs.
+      sink.unclassified("variable_substitution", where, "SQL contains ${...}");
+    }
+    walk(parsed.tree(), new SqlListener(this, new SqlText(sql), scope, sink, where, nesting));
+  }
+
+  /** An expression string (selectExpr, expr(), filter("...")): Spark parses these with singleExpression. */
+  void expression(String text, String where, SessionView session, FactSink sink) {
+    if (!withinLength(text, "expression", where, sink)) return;
+    SqlParsing.Parsed<SqlBaseParser.SingleExpressionContext> parsed;
+    try {
+      parsed = parsing.parse(text, SqlBaseParser::singleExpression);
+    } catch (SqlParsing.SqlSyntaxException e) {
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql").put("where", where).put("detail", e.getMessage())
+          .put("sql", text).put("origin", "expression").emit();
+      return;
+    }
+    walk(parsed.tree(), new SqlListener(this, new SqlText(text), new SqlScope(session), sink, where, 0));
+  }
+
+  /** A multi-part identifier as Spark's parseMultipartIdentifier reads it, or null if it does not parse. */
+  List<String> multipartIdentifier(String text) {
+    if (text.length() > config.maxSqlChars()) return null;
+    try {
+      var parsed = parsing.parse(text, SqlBaseParser::singleMultipartIdentifier);
+      return parts(parsed.tree().multipartIdentifier());
+    } catch (SqlParsing.SqlSyntaxException e) {
+      return null;
+    }
+  }
+
+  static List<String> parts(SqlBaseParser.MultipartIdentifierContext ctx) {
+    List<String> out = new ArrayList<>();
+    for (var part : ctx.errorCapturingIdentifier()) out.add(SqlText.unquoteIdentifier(part.identifier().getText()));
+    return out;
+  }
+
+  private boolean withinLength(String sql, String origin, String where, FactSink sink) {
+    if (sql.length() <= config.maxSqlChars()) return true;
+    sink.fact(Fact.Kind.SQL, "too_long").put("length", sql.length()).put("origin", origin).put("where", where)
+        .put("sql", sql.substring(0, 256)).emit();
+    sink.fact(Fact.Kind.UNCLASSIFIED, "sql_too_long").put("where", where).put("length", sql.length())
+        .put("limit", config.maxSqlChars()).emit();
+    return false;
+  }
+
+  private static void walk(ParserRuleContext tree, SqlListener listener) {
+    // The iterative walker: the default ParseTreeWalker recurses once per tree level.
+    new IterativeParseTreeWalker().walk(listener, tree);
+  }
+
+  /** The statement kind: Spark's labelled alternative, e.g. query, createTable, setConfiguration, compound. */
+  static String statementKind(SqlBaseParser.CompoundOrSingleStatementContext tree) {
+    if (tree.singleCompoundStatement() != null) return "compound";
+    var single = tree.singleStatement();
+    if (single == null) return "unknown";
+    ParserRuleContext s = single.statement() != null ? single.statement() : single.setResetStatement();
+    return s == null ? "empty" : kindOf(s);
+  }
+
+  static String kindOf(ParserRuleContext s) {
+    if (s instanceof SqlBaseParser.StatementDefaultContext) return "query";
+    if (s instanceof SqlBaseParser.DmlStatementContext dml) return kindOf(dml.dmlStatementNoWith());
+    if (s instanceof SqlBaseParser.VisitExecuteImmediateContext) return "executeImmediate";
+    String name = s.getClass().getSimpleName();
+    if (name.endsWith("Context")) name = name.substring(0, name.length() - "Context".length());
+    return name.isEmpty() ? "unknown" : Character.toLowerCase(name.charAt(0)) + name.substring(1);
+  }
+}

@@ -1,0 +1,407 @@
+package io.sparkgate.inspect;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.antlr.v4.runtime.ParserRuleContext;
+import org.antlr.v4.runtime.Token;
+import org.antlr.v4.runtime.tree.ParseTree;
+import org.antlr.v4.runtime.tree.TerminalNode;
+import org.apache.spark.sql.catalyst.parser.SqlBaseLexer;
+import org.apache.spark.sql.catalyst.parser.SqlBaseParser;
+import org.apache.spark.sql.catalyst.parser.SqlBaseParserBaseListener;
+
+/**
+ * Turns one parse tree into facts. Names come from identifier rules (so comments, quoting and string
+ * literals are handled by the grammar, never by text search); spans come from token offsets.
+ */
+final class SqlListener extends SqlBaseParserBaseListener {
+  private final SqlInspector inspector;
+  private final SqlText text;
+  private final SqlScope scope;
+  private final FactSink sink;
+  private final String where;
+  private final int nesting;
+
+  SqlListener(SqlInspector inspector, SqlText text, SqlScope scope, FactSink sink, String where, int nesting) {
+    this.inspector = inspector;
+    this.text = text;
+    this.scope = scope;
+    this.sink = sink;
+    this.where = where;
+    this.nesting = nesting;
+  }
+
+  // ---- tables ---------------------------------------------------------------------------------------------
+
+  @Override
+  public void enterTableName(SqlBaseParser.TableNameContext ctx) {
+    List<String> parts = names(ctx.identifierReference());
+    if (parts == null) return;
+    if (parts.size() == 1 && isCte(ctx, parts.get(0))) return;
+    TableRef ref = scope.resolve(parts);
+    FactSink.Builder read = tableFact(Fact.Kind.TABLE_READ, "sql", ref, ctx.identifierReference());
+    if (ctx.optionsClause() != null) {
+      for (var p : ctx.optionsClause().propertyList().property()) read.put("option." + propertyKey(p), propertyValue(p));
+    }
+    read.emit();
+    if (ctx.temporalClause() != null) timeTravel(ref, ctx.identifierReference(), ctx.temporalClause());
+  }
+
+  @Override
+  public void enterTable(SqlBaseParser.TableContext ctx) {
+    List<String> parts = names(ctx.identifierReference());
+    if (parts == null || (parts.size() == 1 && isCte(ctx, parts.get(0)))) return;
+    tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx.identifierReference()).emit();
+  }
+
+  /** Every other identifierReference: its role is decided by the statement it sits in. */
+  @Override
+  public void enterIdentifierReference(SqlBaseParser.IdentifierReferenceContext ctx) {
+    ParserRuleContext parent = ctx.getParent();
+    if (parent instanceof SqlBaseParser.TableNameContext
+        || parent instanceof SqlBaseParser.TableContext
+        || parent instanceof SqlBaseParser.CreateFunctionContext) {
+      return; // handled by their own rules
+    }
+    List<String> parts = names(ctx);
+    if (parts == null) return;
+    String kind = SqlInspector.kindOf(parent);
+    if (parent instanceof SqlBaseParser.UseContext || parent instanceof SqlBaseParser.UseNamespaceContext) {
+      scope.use(parts);
+      catalogOp("set_current_database", ctx).put("name", String.join(".", parts))
+          .put("catalog", scope.catalog).put("database", scope.database).emit();
+    } else if (parent instanceof SqlBaseParser.CallContext) {
+      sink.fact(Fact.Kind.FUNCTION_CALL, "procedure").put("name", String.join(".", parts).toLowerCase(Locale.ROOT))
+          .put("written", text.text(ctx)).put("where", where).emit();
+    } else if (parent instanceof SqlBaseParser.CreateUserDefinedFunctionContext udf) {
+      String language = udf.routineCharacteristics() == null ? null : languageOf(udf);
+      sink.fact(Fact.Kind.USER_CODE, "sql_function").put("name", String.join(".", parts))
+          .put("language", language).put("where", where).emit();
+    } else if (kind.contains("Namespace") || kind.contains("Function") || kind.contains("Variable")
+        || kind.startsWith("show")) {
+      catalogOp(kind, ctx).put("name", String.join(".", parts)).emit();
+    } else if (parent instanceof SqlBaseParser.MergeIntoTableContext merge && merge.source == ctx) {
+      tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx).put("statement", kind).emit();
+    } else if (isWrite(parent, kind)) {
+      tableFact(Fact.Kind.TABLE_WRITE, kind, scope.resolve(parts), ctx).emit();
+    } else {
+      tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx).put("statement", kind).emit();
+    }
+  }
+
+  private static boolean isWrite(ParserRuleContext parent, String kind) {
+    if (parent instanceof SqlBaseParser.CreateTableHeaderContext
+        || parent instanceof SqlBaseParser.ReplaceTableHeaderContext) {
+      return true;
+    }
+    for (String prefix : List.of("insert", "delete", "update", "merge", "drop", "truncate", "alter", "rename",
+        "add", "set", "unset", "repair", "recover", "create", "replace", "comment", "load", "hive", "cache",
+        "uncache", "refresh", "analyze")) {
+      if (kind.startsWith(prefix)) return true;
+    }
+    return false;
+  }
+
+  private String languageOf(SqlBaseParser.CreateUserDefinedFunctionContext udf) {
+    for (var lang : udf.routineCharacteristics().routineLanguage()) return text.text(lang);
+    return null;
+  }
+
+  // ---- time travel ----------------------------------------------------------------------------------------
+
+  private void timeTravel(TableRef ref, SqlBaseParser.IdentifierReferenceContext table, SqlBaseParser.TemporalClauseContext tc) {
+    boolean version = tc.VERSION() != null || tc.SYSTEM_VERSION() != null;
+    ParserRuleContext value = version ? tc.version() : tc.timestamp;
+    StringBuilder syntax = new StringBuilder();
+    for (ParseTree child : tc.children) {
+      if (!(child instanceof TerminalNode t)) break;
+      if (syntax.length() > 0) syntax.append(' ');
+      syntax.append(t.getText().toUpperCase(Locale.ROOT));
+    }
+    String valueType = valueType(value);
+    FactSink.Builder b = sink.fact(Fact.Kind.TIME_TRAVEL, version ? "VERSION" : "TIMESTAMP");
+    ref.addTo(b);
+    b.put("syntax", syntax.toString())
+        .put("value_text", text.text(value))
+        .put("value", "string".equals(valueType) ? stringValue(value) : text.text(value))
+        .put("value_type", valueType)
+        .put("table_start", text.start(table)).put("table_end", text.end(table))
+        .put("clause_start", text.start(tc)).put("clause_end", text.end(tc))
+        .put("value_start", text.start(value)).put("value_end", text.end(value))
+        .put("source", "sql").put("where", where)
+        .emit();
+  }
+
+  /** integer, string (one or more adjacent string literals) or expression (anything else). */
+  private static String valueType(ParserRuleContext value) {
+    List<Token> tokens = tokensOf(value);
+    if (tokens.size() == 1 && tokens.get(0).getType() == SqlBaseLexer.INTEGER_VALUE) return "integer";
+    boolean allStrings = !tokens.isEmpty();
+    for (Token t : tokens) {
+      allStrings &= t.getType() == SqlBaseLexer.STRING_LITERAL || t.getType() == SqlBaseLexer.DOUBLEQUOTED_STRING;
+    }
+    return allStrings ? "string" : "expression";
+  }
+
+  private static String stringValue(ParserRuleContext value) {
+    StringBuilder b = new StringBuilder();
+    for (Token t : tokensOf(value)) b.append(SqlText.unescapeString(t.getText()));
+    return b.toString();
+  }
+
+  /** The default-channel tokens of a rule, leaves in order (iteratively: no recursion over the tree). */
+  private static List<Token> tokensOf(ParserRuleContext ctx) {
+    List<Token> out = new ArrayList<>();
+    java.util.ArrayDeque<ParseTree> stack = new java.util.ArrayDeque<>();
+    stack.push(ctx);
+    while (!stack.isEmpty()) {
+      ParseTree node = stack.pop();
+      if (node instanceof TerminalNode t) {
+        out.add(t.getSymbol());
+      } else {
+        for (int i = node.getChildCount() - 1; i >= 0; i--) stack.push(node.getChild(i));
+      }
+    }
+    return out;
+  }
+
+  // ---- functions ------------------------------------------------------------------------------------------
+
+  @Override
+  public void enterFunctionCall(SqlBaseParser.FunctionCallContext ctx) {
+    function(ctx.functionName(), false);
+  }
+
+  @Override
+  public void enterFunctionTable(SqlBaseParser.FunctionTableContext ctx) {
+    function(ctx.functionName(), true);
+  }
+
+  private void function(SqlBaseParser.FunctionNameContext fn, boolean tableValued) {
+    String name;
+    if (fn.IDENTIFIER_KW() != null) {
+      name = literalIdentifier(fn.expression());
+      if (name == null) {
+        sink.unclassified("hidden_identifier", where, "function name from IDENTIFIER(" + text.text(fn.expression()) + ")");
+        return;
+      }
+    } else if (fn.qualifiedName() != null) {
+      List<String> parts = new ArrayList<>();
+      for (var id : fn.qualifiedName().identifier()) parts.add(SqlText.unquoteIdentifier(id.getText()));
+      name = String.join(".", parts);
+    } else {
+      name = text.text(fn); // FILTER, LEFT, RIGHT used as function names
+    }
+    String lower = name.toLowerCase(Locale.ROOT);
+    int dot = lower.lastIndexOf('.');
+    sink.fact(Fact.Kind.FUNCTION_CALL, tableValued ? "table_valued" : "scalar")
+        .put("name", dot < 0 ? lower : lower.substring(dot + 1)).put("qualified", lower)
+        .put("written", text.text(fn)).put("source", "sql").put("where", where).emit();
+  }
+
+  // ---- configuration --------------------------------------------------------------------------------------
+
+  /** SET key=value / SET key / SET -v / SET: Spark splits the raw remainder at the first '='. */
+  @Override
+  public void enterSetConfiguration(SqlBaseParser.SetConfigurationContext ctx) {
+    String rest = stripSemicolons(text.remainder(ctx.SET().getSymbol()).strip());
+    int eq = rest.indexOf('=');
+    if (eq < 0) return; // SET, SET -v, SET key: these only read configuration
+    configSet(rest.substring(0, eq).strip(), rest.substring(eq + 1).strip());
+  }
+
+  @Override
+  public void enterSetQuotedConfiguration(SqlBaseParser.SetQuotedConfigurationContext ctx) {
+    String key;
+    if (ctx.configKey() != null) {
+      key = SqlText.unquoteIdentifier(text.text(ctx.configKey()));
+    } else {
+      Token set = ctx.SET().getSymbol();
+      Token eq = ctx.EQ().getSymbol();
+      key = text.sql.substring(text.end(set), text.start(eq)).strip();
+    }
+    configSet(key, SqlText.unquoteIdentifier(text.text(ctx.configValue())));
+  }
+
+  @Override
+  public void enterResetConfiguration(SqlBaseParser.ResetConfigurationContext ctx) {
+    String key = stripSemicolons(text.remainder(ctx.RESET().getSymbol()).strip());
+    sink.fact(Fact.Kind.CONFIG_UNSET, "sql").put("key", key.isEmpty() ? "*" : key).put("where", where).emit();
+  }
+
+  @Override
+  public void enterResetQuotedConfiguration(SqlBaseParser.ResetQuotedConfigurationContext ctx) {
+    sink.fact(Fact.Kind.CONFIG_UNSET, "sql").put("key", SqlText.unquoteIdentifier(text.text(ctx.configKey())))
+        .put("where", where).emit();
+  }
+
+  @Override
+  public void enterSetTimeZone(SqlBaseParser.SetTimeZoneContext ctx) {
+    String value = ctx.timezone() != null ? text.text(ctx.timezone())
+        : ctx.interval() != null ? text.text(ctx.interval())
+        : stripSemicolons(text.remainder(ctx.ZONE().getSymbol()).strip());
+    if (value.startsWith("'") || value.startsWith("\"")) value = SqlText.unescapeString(value);
+    configSet("spark.sql.session.timeZone", value);
+  }
+
+  private void configSet(String key, String value) {
+    sink.fact(Fact.Kind.CONFIG_SET, "sql").put("key", key).put("value", value).put("where", where).emit();
+  }
+
+  private static String stripSemicolons(String s) {
+    int end = s.length();
+    while (end > 0 && (s.charAt(end - 1) == ';' || Character.isWhitespace(s.charAt(end - 1)))) end--;
+    return s.substring(0, end);
+  }
+
+  // ---- resources, functions with code, dynamic SQL, catalogs -----------------------------------------------
+
+  @Override
+  public void enterManageResource(SqlBaseParser.ManageResourceContext ctx) {
+    if (ctx.ADD() == null) return; // LIST JAR|FILE|ARCHIVE only reads
+    String type = ctx.identifier().getText().toLowerCase(Locale.ROOT);
+    if (type.endsWith("s")) type = type.substring(0, type.length() - 1);
+    String raw = stripSemicolons(text.remainder(ctx.identifier().getStop()).strip());
+    List<String> paths = SqlText.resourcePaths(raw);
+    if (paths.isEmpty()) paths = List.of("");
+    for (String path : paths) {
+      sink.fact(Fact.Kind.ADD_RESOURCE, type).put("path", path).put("where", where).emit();
+      LocalPaths.report(sink, path, "add_" + type, where);
+    }
+  }
+
+  @Override
+  public void enterCreateFunction(SqlBaseParser.CreateFunctionContext ctx) {
+    List<String> parts = names(ctx.identifierReference());
+    List<String> resources = new ArrayList<>();
+    for (var r : ctx.resource()) {
+      resources.add(r.identifier().getText().toLowerCase(Locale.ROOT) + " " + SqlText.unescapeString(r.stringLit().getText()));
+    }
+    sink.fact(Fact.Kind.CREATE_FUNCTION_USING, ctx.TEMPORARY() != null ? "temporary" : "persistent")
+        .put("name", parts == null ? text.text(ctx.identifierReference()) : String.join(".", parts))
+        .put("class_name", SqlText.unescapeString(ctx.stringLit().getText()))
+        .put("resources", String.join(",", resources)).put("where", where).emit();
+    for (var r : ctx.resource()) LocalPaths.report(sink, SqlText.unescapeString(r.stringLit().getText()), "create_function", where);
+  }
+
+  @Override
+  public void enterExecuteImmediate(SqlBaseParser.ExecuteImmediateContext ctx) {
+    var param = ctx.executeImmediateQueryParam();
+    if (param.stringLit() != null) {
+      String query = SqlText.unescapeString(param.stringLit().getText());
+      sink.fact(Fact.Kind.EXECUTE_IMMEDIATE, "literal").put("query", query).put("where", where).emit();
+      if (nesting < SqlInspector.MAX_IMMEDIATE_NESTING) {
+        inspector.statement(query, "execute_immediate", where + ".execute_immediate", scope, sink, nesting + 1);
+      } else {
+        sink.unclassified("execute_immediate_too_deep", where, "nested EXECUTE IMMEDIATE");
+      }
+    } else {
+      String variable = text.text(param);
+      sink.fact(Fact.Kind.EXECUTE_IMMEDIATE, "variable").put("variable", variable).put("where", where).emit();
+      // The statement text lives in a session variable we cannot see.
+      sink.unclassified("dynamic_sql", where, "EXECUTE IMMEDIATE " + variable);
+    }
+  }
+
+  @Override
+  public void enterSetCatalog(SqlBaseParser.SetCatalogContext ctx) {
+    var ref = ctx.catalogIdentifierReference();
+    String name;
+    if (ref.stringLit() != null) {
+      name = SqlText.unescapeString(ref.stringLit().getText());
+    } else if (ref.errorCapturingIdentifier() != null) {
+      name = SqlText.unquoteIdentifier(ref.errorCapturingIdentifier().identifier().getText());
+    } else {
+      name = literalIdentifier(ref.expression());
+    }
+    if (name == null) {
+      sink.unclassified("hidden_identifier", where, "SET CATALOG " + text.text(ref));
+      return;
+    }
+    scope.setCatalog(name);
+    catalogOp("set_current_catalog", ref).put("name", name).put("catalog", name).emit();
+  }
+
+  // ---- helpers --------------------------------------------------------------------------------------------
+
+  private FactSink.Builder catalogOp(String op, ParserRuleContext ctx) {
+    return sink.fact(Fact.Kind.CATALOG_OP, op).put("source", "sql").put("where", where)
+        .put("span_start", text.start(ctx)).put("span_end", text.end(ctx));
+  }
+
+  private FactSink.Builder tableFact(Fact.Kind kind, String subkind, TableRef ref, ParserRuleContext ident) {
+    FactSink.Builder b = sink.fact(kind, subkind);
+    ref.addTo(b);
+    return b.put("written", text.text(ident)).put("span_start", text.start(ident)).put("span_end", text.end(ident))
+        .put("source", "sql").put("where", where);
+  }
+
+  /** The name parts, or null (with a fact) when IDENTIFIER(expr) hides them. */
+  private List<String> names(SqlBaseParser.IdentifierReferenceContext ctx) {
+    if (ctx.multipartIdentifier() != null) return SqlInspector.parts(ctx.multipartIdentifier());
+    String literal = literalIdentifier(ctx.expression());
+    if (literal != null) {
+      List<String> parts = inspector.multipartIdentifier(literal);
+      if (parts != null) return parts;
+    }
+    // IDENTIFIER(:param) or IDENTIFIER(expr): bound or computed at run time.
+    sink.unclassified("hidden_identifier", where, "IDENTIFIER(" + text.text(ctx.expression()) + ")");
+    return null;
+  }
+
+  /** IDENTIFIER('a.b'): the literal's value; anything else (parameters, expressions) is null. */
+  private String literalIdentifier(ParserRuleContext expr) {
+    if (expr == null) return null;
+    List<Token> tokens = tokensOf(expr);
+    if (tokens.isEmpty()) return null;
+    StringBuilder b = new StringBuilder();
+    for (Token t : tokens) {
+      if (t.getType() != SqlBaseLexer.STRING_LITERAL) return null;
+      b.append(SqlText.unescapeString(t.getText()));
+    }
+    return b.toString();
+  }
+
+  /**
+   * A one-part name is a CTE if a WITH clause around it defines it: in a query's or DML's WITH, every CTE is
+   * visible to the body; inside the WITH list, only the CTEs before the one being defined are (so
+   * {@code WITH t AS (SELECT * FROM t)} reads the real table t, as in Spark without recursion).
+   */
+  private static boolean isCte(ParserRuleContext from, String name) {
+    ParseTree child = from;
+    for (ParserRuleContext p = from.getParent(); p != null; child = p, p = p.getParent()) {
+      if (p instanceof SqlBaseParser.CtesContext ctes) {
+        for (var nq : ctes.namedQuery()) {
+          if (nq == child) break;
+          if (cteName(nq).equalsIgnoreCase(name)) return true;
+        }
+      } else {
+        SqlBaseParser.CtesContext ctes = p instanceof SqlBaseParser.QueryContext q ? q.ctes()
+            : p instanceof SqlBaseParser.DmlStatementContext d ? d.ctes() : null;
+        if (ctes != null && ctes != child) {
+          for (var nq : ctes.namedQuery()) if (cteName(nq).equalsIgnoreCase(name)) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static String cteName(SqlBaseParser.NamedQueryContext nq) {
+    return SqlText.unquoteIdentifier(nq.errorCapturingIdentifier().identifier().getText());
+  }
+
+  private String propertyKey(SqlBaseParser.PropertyContext p) {
+    var key = p.propertyKey();
+    if (key.stringLit() != null) return SqlText.unescapeString(key.stringLit().getText());
+    List<String> parts = new ArrayList<>();
+    for (var id : key.errorCapturingIdentifier()) parts.add(SqlText.unquoteIdentifier(id.identifier().getText()));
+    return String.join(".", parts);
+  }
+
+  private String propertyValue(SqlBaseParser.PropertyContext p) {
+    var v = p.propertyValue();
+    if (v == null) return "";
+    return v.stringLit() != null ? SqlText.unescapeString(v.stringLit().getText()) : text.text(v);
+  }
+}

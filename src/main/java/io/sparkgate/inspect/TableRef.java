@@ -1,0 +1,29 @@
+package io.sparkgate.inspect;
+
+import java.util.List;
+
+/**
+ * A table name resolved the way Spark's CatalogAndIdentifier resolves it: one part is current catalog +
+ * current database; more parts name a catalog first only if the first part is a registered catalog,
+ * otherwise the whole prefix is a namespace in the current catalog.
+ */
+record TableRef(String catalog, String database, String name) {
+
+  static TableRef resolve(List<String> parts, String currentCatalog, String currentDatabase, SessionView session) {
+    int n = parts.size();
+    if (n == 1) return new TableRef(currentCatalog, currentDatabase, parts.get(0));
+    if (session.isCatalog(parts.get(0))) {
+      String catalog = SessionView.SESSION_CATALOG.equalsIgnoreCase(parts.get(0)) ? SessionView.SESSION_CATALOG : parts.get(0);
+      return new TableRef(catalog, String.join(".", parts.subList(1, n - 1)), parts.get(n - 1));
+    }
+    return new TableRef(currentCatalog, String.join(".", parts.subList(0, n - 1)), parts.get(n - 1));
+  }
+
+  String qualified() {
+    return database.isEmpty() ? catalog + "." + name : catalog + "." + database + "." + name;
+  }
+
+  void addTo(FactSink.Builder b) {
+    b.put("catalog", catalog).put("database", database).put("name", name).put("table", qualified());
+  }
+}

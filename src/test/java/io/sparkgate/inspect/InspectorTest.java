@@ -1,0 +1,214 @@
+package io.sparkgate.inspect;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.github.luben.zstd.Zstd;
+import com.google.protobuf.ByteString;
+import io.sparkgate.proto.spark.*;
+import java.util.zip.CRC32;
+import org.junit.jupiter.api.Test;
+
+/** Requests shaped like the JVM client's (4.0) produce the expected facts; bounds give facts, not crashes. */
+final class InspectorTest {
+  private final Inspector inspector = new Inspector();
+  private static final UserContext USER = UserContext.newBuilder().setUserId("alice").build();
+
+  private Facts execute(Plan.Builder plan) {
+    return inspector.inspect("spark.connect.SparkConnectService/ExecutePlan", ExecutePlanRequest.newBuilder()
+        .setSessionId("s1").setUserContext(USER).setOperationId("op1").setPlan(plan).build().toByteArray(), SessionView.DEFAULT);
+  }
+
+  private static Relation range() {
+    return Relation.newBuilder().setRange(Range.newBuilder().setEnd(10)).build();
+  }
+
+  @Test
+  void java_lambda_udf_is_scala_udf_payload() {
+    Expression udf = Expression.newBuilder().setCommonInlineUserDefinedFunction(CommonInlineUserDefinedFunction.newBuilder()
+        .setFunctionName("f").setScalarScalaUdf(ScalarScalaUDF.newBuilder().setPayload(ByteString.copyFrom(new byte[] {(byte) 0xac, (byte) 0xed})))).build();
+    Facts f = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setProject(Project.newBuilder().setInput(range()).addExpressions(udf))));
+    Fact code = f.ofKind(Fact.Kind.USER_CODE).get(0);
+    assertEquals("scala_udf", code.subkind());
+    assertEquals("f", code.get("function_name"));
+    assertEquals("alice", f.ofKind(Fact.Kind.REQUEST).get(0).get("user_id"));
+    assertEquals("op1", f.ofKind(Fact.Kind.REQUEST).get(0).get("operation_id"));
+    Facts java = execute(Plan.newBuilder().setCommand(Command.newBuilder().setRegisterFunction(CommonInlineUserDefinedFunction.newBuilder()
+        .setFunctionName("g").setJavaUdf(JavaUDF.newBuilder().setClassName("com.x.G")))));
+    assertEquals("register_function", java.ofKind(Fact.Kind.USER_CODE).get(0).subkind());
+    assertEquals("com.x.G", java.ofKind(Fact.Kind.USER_CODE).get(0).get("class_name"));
+  }
+
+  @Test
+  void foreach_and_map_partitions() {
+    // Dataset.foreach in the JVM client is a MapPartitions with a ScalarScalaUDF.
+    Facts f = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setMapPartitions(MapPartitions.newBuilder().setInput(range())
+        .setFunc(CommonInlineUserDefinedFunction.newBuilder().setScalarScalaUdf(ScalarScalaUDF.newBuilder().setPayload(ByteString.copyFromUtf8("x")))))));
+    assertTrue(f.has(Fact.Kind.USER_CODE, "map_partitions"));
+    Facts stream = execute(Plan.newBuilder().setCommand(Command.newBuilder().setWriteStreamOperationStart(WriteStreamOperationStart.newBuilder()
+        .setInput(range()).setForeachBatch(StreamingForeachFunction.newBuilder().setScalaFunction(ScalarScalaUDF.getDefaultInstance())))));
+    assertTrue(stream.has(Fact.Kind.USER_CODE, "foreach_batch"), stream.toString());
+  }
+
+  @Test
+  void conf_set_by_config_rpc() {
+    Facts f = inspector.inspect("Config", ConfigRequest.newBuilder().setSessionId("s1").setUserContext(USER)
+        .setOperation(ConfigRequest.Operation.newBuilder().setSet(ConfigRequest.Set.newBuilder()
+            .addPairs(KeyValue.newBuilder().setKey("spark.sql.artifact.copyFromLocalToFs.allowDestLocal").setValue("true"))))
+        .build().toByteArray(), SessionView.DEFAULT);
+    Fact set = f.ofKind(Fact.Kind.CONFIG_SET).get(0);
+    assertEquals("spark.sql.artifact.copyFromLocalToFs.allowDestLocal", set.get("key"));
+    assertEquals("true", set.get("value"));
+  }
+
+  @Test
+  void create_dataframe_sql_with_parameters_select_expr_and_reads() {
+    Facts local = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setLocalRelation(LocalRelation.newBuilder()
+        .setData(ByteString.copyFrom(new byte[100])).setSchema("a int"))));
+    assertEquals(java.util.Set.of(Fact.Kind.REQUEST), local.all().stream().map(Fact::kind).collect(java.util.stream.Collectors.toSet()));
+
+    Facts sql = execute(Plan.newBuilder().setCommand(Command.newBuilder().setSqlCommand(SqlCommand.newBuilder()
+        .setInput(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT * FROM t WHERE id = :id")
+            .putNamedArguments("id", Expression.newBuilder().setLiteral(Expression.Literal.newBuilder().setInteger(1)).build()))))));
+    assertEquals("spark_catalog.default.t", sql.ofKind(Fact.Kind.TABLE_READ).get(0).get("table"));
+    assertEquals("query", sql.ofKind(Fact.Kind.SQL).get(0).subkind());
+
+    Facts expr = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setProject(Project.newBuilder().setInput(range())
+        .addExpressions(Expression.newBuilder().setExpressionString(Expression.ExpressionString.newBuilder()
+            .setExpression("reflect('java.lang.System', 'getProperty', 'user.home')"))))));
+    assertEquals("reflect", expr.ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("name"));
+
+    Facts read = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setRead(Read.newBuilder().setDataSource(
+        Read.DataSource.newBuilder().setFormat("text").addPaths("/etc/hostname")))));
+    assertEquals("absolute", read.ofKind(Fact.Kind.PATH).get(0).subkind());
+    assertEquals("text", read.ofKind(Fact.Kind.DATA_SOURCE).get(0).get("format"));
+
+    Facts named = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setRead(Read.newBuilder().setNamedTable(
+        Read.NamedTable.newBuilder().setUnparsedIdentifier("iceberg.lake.`trips`").putOptions("snapshot-id", "42")))));
+    assertEquals("spark_catalog.iceberg.lake.trips".substring(0, 0) + "spark_catalog.iceberg.lake", named.ofKind(Fact.Kind.TABLE_READ).get(0).get("catalog") + "." + named.ofKind(Fact.Kind.TABLE_READ).get(0).get("database"));
+    assertEquals("option", named.ofKind(Fact.Kind.TIME_TRAVEL).get(0).get("syntax"));
+  }
+
+  @Test
+  void add_artifacts_batch_and_chunked() {
+    ArtifactTracker tracker = inspector.newArtifactTracker();
+    byte[] jar = "PK jar bytes".getBytes();
+    Facts batch = inspector.inspect("AddArtifacts", AddArtifactsRequest.newBuilder().setSessionId("s1").setUserContext(USER)
+        .setBatch(AddArtifactsRequest.Batch.newBuilder().addArtifacts(AddArtifactsRequest.SingleChunkArtifact.newBuilder()
+            .setName("jars/a.jar").setData(chunk(jar)))).build().toByteArray(), SessionView.DEFAULT, tracker);
+    Fact a = batch.ofKind(Fact.Kind.ARTIFACT).get(0);
+    assertEquals("jars/", a.get("prefix"));
+    assertEquals("true", a.get("crc_ok"));
+
+    byte[] part1 = new byte[10];
+    byte[] part2 = new byte[5];
+    Facts begin = inspector.inspect("AddArtifacts", AddArtifactsRequest.newBuilder().setSessionId("s1").setUserContext(USER)
+        .setBeginChunk(AddArtifactsRequest.BeginChunkedArtifact.newBuilder().setName("forward_to_fs/../x").setTotalBytes(15)
+            .setNumChunks(2).setInitialChunk(chunk(part1))).build().toByteArray(), SessionView.DEFAULT, tracker);
+    assertEquals("forward_to_fs/", begin.ofKind(Fact.Kind.ARTIFACT).get(0).get("prefix"));
+    assertTrue(begin.has(Fact.Kind.PATH, "parent_ref"));
+    Facts last = inspector.inspect("AddArtifacts", AddArtifactsRequest.newBuilder().setSessionId("s1").setUserContext(USER)
+        .setChunk(chunk(part2)).build().toByteArray(), SessionView.DEFAULT, tracker);
+    Fact done = last.ofKind(Fact.Kind.ARTIFACT).get(0);
+    assertEquals("complete", done.subkind());
+    assertEquals("15", done.get("size"));
+    assertEquals("forward_to_fs/../x", done.get("name"));
+    assertEquals(0, inspector.finishArtifacts(tracker).size());
+
+    Facts other = inspector.inspect("AddArtifacts", AddArtifactsRequest.newBuilder().setSessionId("s2").setUserContext(USER)
+        .setChunk(chunk(part2)).build().toByteArray(), SessionView.DEFAULT, tracker);
+    assertTrue(other.has(Fact.Kind.UNCLASSIFIED, "identity_changed"));
+    assertTrue(other.has(Fact.Kind.UNCLASSIFIED, "orphan_artifact_chunk"));
+  }
+
+  private static AddArtifactsRequest.ArtifactChunk chunk(byte[] data) {
+    CRC32 crc = new CRC32();
+    crc.update(data);
+    return AddArtifactsRequest.ArtifactChunk.newBuilder().setData(ByteString.copyFrom(data)).setCrc(crc.getValue()).build();
+  }
+
+  @Test
+  void a_100000_deep_plan_is_a_fact() {
+    // Built as bytes from the inside out: building it as messages would recurse in protobuf itself.
+    byte[] inner = Relation.newBuilder().setRange(Range.newBuilder().setEnd(1)).build().toByteArray();
+    // Relation{limit (6): Limit{input (1): Relation{...}}}, 100,000 times: headers computed inside out, written
+    // outside in, so building it stays linear.
+    java.util.List<byte[]> headers = new java.util.ArrayList<>();
+    long size = inner.length;
+    for (int i = 0; i < 100_000; i++) {
+      byte[] h1 = header(1, size);
+      size += h1.length;
+      byte[] h6 = header(6, size);
+      size += h6.length;
+      headers.add(h1);
+      headers.add(h6);
+    }
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    for (int i = headers.size() - 1; i >= 0; i--) out.writeBytes(headers.get(i));
+    out.writeBytes(inner);
+    byte[] rel = out.toByteArray();
+    byte[] plan = wrap(1, rel);
+    byte[] request = concat(wrap(1, "s1".getBytes()), wrap(3, plan));
+    long t0 = System.nanoTime();
+    Facts f = inspector.inspect("ExecutePlan", request, SessionView.DEFAULT);
+    assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "plan_too_deep"), f.toString());
+    assertTrue(System.nanoTime() - t0 < 5_000_000_000L);
+    assertFalse(f.has(Fact.Kind.UNCLASSIFIED, "inspector_error"));
+  }
+
+  @Test
+  void compressed_plans_are_inflated_and_bounded() {
+    byte[] relation = Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT reflect('a','b') FROM t")).build().toByteArray();
+    Plan.Builder plan = Plan.newBuilder().setCompressedOperation(Plan.CompressedOperation.newBuilder()
+        .setData(ByteString.copyFrom(Zstd.compress(relation))).setOpType(Plan.CompressedOperation.OpType.OP_TYPE_RELATION)
+        .setCompressionCodec(CompressionCodec.COMPRESSION_CODEC_ZSTD));
+    Facts f = execute(plan);
+    assertEquals("reflect", f.ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("name"), f.toString());
+    Inspector small = new Inspector(new InspectorConfig(1024, 1 << 20, 16, 10_000, java.util.Set.of()), SqlParserFlags.SPARK_4_0_DEFAULTS);
+    Facts bomb = small.inspect("ExecutePlan", ExecutePlanRequest.newBuilder().setSessionId("s").setPlan(plan).build().toByteArray(), SessionView.DEFAULT);
+    assertTrue(bomb.has(Fact.Kind.UNCLASSIFIED, "compressed_plan_too_large"));
+  }
+
+  @Test
+  void unknown_fields_garbage_and_unknown_methods_are_facts() {
+    byte[] withUnknown = concat(ExecutePlanRequest.newBuilder().setSessionId("s").setPlan(Plan.newBuilder().setRoot(range()))
+        .build().toByteArray(), wrap(4242, "smuggled".getBytes()));
+    assertTrue(inspector.inspect("ExecutePlan", withUnknown, SessionView.DEFAULT).has(Fact.Kind.UNCLASSIFIED, "unknown_field"));
+    assertTrue(inspector.inspect("ExecutePlan", new byte[] {(byte) 0xff, 1, 2}, SessionView.DEFAULT)
+        .has(Fact.Kind.UNCLASSIFIED, "unparseable_request"));
+    assertTrue(inspector.inspect("BatchExecutePlan", new byte[0], SessionView.DEFAULT).has(Fact.Kind.UNCLASSIFIED, "unknown_method"));
+    Facts interrupt = inspector.inspect("Interrupt", InterruptRequest.newBuilder().setSessionId("s9").setUserContext(USER)
+        .setOperationId("op").build().toByteArray(), SessionView.DEFAULT);
+    assertEquals("s9", interrupt.ofKind(Fact.Kind.REQUEST).get(0).get("session_id"));
+  }
+
+  private static byte[] header(int field, long length) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    varint(out, ((long) field << 3) | 2);
+    varint(out, length);
+    return out.toByteArray();
+  }
+
+  private static byte[] wrap(int field, byte[] payload) {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    varint(out, ((long) field << 3) | 2);
+    varint(out, payload.length);
+    out.writeBytes(payload);
+    return out.toByteArray();
+  }
+
+  private static void varint(java.io.ByteArrayOutputStream out, long v) {
+    while ((v & ~0x7FL) != 0) {
+      out.write((int) ((v & 0x7F) | 0x80));
+      v >>>= 7;
+    }
+    out.write((int) v);
+  }
+
+  private static byte[] concat(byte[] a, byte[] b) {
+    byte[] r = java.util.Arrays.copyOf(a, a.length + b.length);
+    System.arraycopy(b, 0, r, a.length, b.length);
+    return r;
+  }
+}
