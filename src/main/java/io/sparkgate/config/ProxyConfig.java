@@ -15,7 +15,8 @@ import java.util.Optional;
  *
  * @param tls absent only when {@code listen.plaintext} is true
  */
-public record ProxyConfig(Path source, ListenConfig listen, Optional<TlsConfig> tls, BackendConfig backend) {
+public record ProxyConfig(
+    Path source, ListenConfig listen, Optional<TlsConfig> tls, BackendConfig backend, AuthConfig auth) {
 
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
@@ -36,7 +37,7 @@ public record ProxyConfig(Path source, ListenConfig listen, Optional<TlsConfig> 
   }
 
   static ProxyConfig read(Node root) {
-    root.allowOnly("listen", "tls", "backend");
+    root.allowOnly("listen", "tls", "backend", "auth");
     ListenConfig listen = ListenConfig.read(root.section("listen"));
     Optional<TlsConfig> tls;
     if (listen.plaintext()) {
@@ -54,6 +55,10 @@ public record ProxyConfig(Path source, ListenConfig listen, Optional<TlsConfig> 
     if (!root.has("backend")) {
       throw root.errorAt("backend", "is required: backend.address is the host:port of the Spark Connect server");
     }
-    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")));
+    AuthConfig auth = AuthConfig.read(root);
+    if (auth.clientCert().isPresent() && tls.flatMap(TlsConfig::clientCaFile).isEmpty()) {
+      throw root.errorAt("auth.client_cert", "needs tls.client_ca_file: only a verified client certificate names anyone");
+    }
+    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")), auth);
   }
 }
