@@ -6,15 +6,18 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.sparkgate.auth.Authentication;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.Secret;
 import io.sparkgate.forward.CallHook;
+import io.sparkgate.forward.CallHooks;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,10 +69,13 @@ public final class Sparkgate implements AutoCloseable {
       }
       HealthStatusManager health = new HealthStatusManager();
       String token = config.backend().token().map(Secret::reveal).orElse(null);
+      Authentication auth = Authentication.create(config.auth());
       NettyServerBuilder builder =
           NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port()))
               .addService(health.getHealthService())
-              .fallbackHandlerRegistry(new ProxyRegistry(backend, token, hooks))
+              // Authentication first: identity must be stamped before any later hook (policy, audit) runs.
+              .fallbackHandlerRegistry(new ProxyRegistry(backend, token, CallHooks.chain(List.of(auth.hooks(), hooks))))
+              .intercept(auth.interceptor())
               .maxInboundMessageSize(maxMessage)
               .maxConcurrentCallsPerConnection(listen.maxConcurrentStreams())
               .handshakeTimeout(listen.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS)
