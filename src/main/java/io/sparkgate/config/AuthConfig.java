@@ -38,7 +38,7 @@ public record AuthConfig(
   public static final String SPARK_TOKEN_KEY = "spark.connect.authenticate.token";
 
   public static final List<String> DEFAULT_SECRET_PATTERNS =
-      List.of("*password*", "*secret*", "*token*", "*credential*", "fs.s3a.*.key");
+      List.of("*password*", "*secret*", "*token*", "*credential*", "*fs.s3a.*.key");
 
   public enum Method {
     JWT,
