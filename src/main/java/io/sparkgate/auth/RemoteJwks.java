@@ -118,9 +118,6 @@ final class RemoteJwks implements KeySource {
       log.debug("fetched {} signing keys from {}", fetched.size(), url);
     } catch (IOException | RuntimeException e) {
       failures.incrementAndGet();
-      if (e instanceof InterruptedIOException) {
-        Thread.currentThread().interrupt();
-      }
       log.warn("cannot fetch JWT signing keys from {}: {}; {} ({} failures so far)",
           url != null ? url : discoveryUrl, e.toString(),
           keys.isEmpty() ? "no keys yet: JWTs are refused until a fetch succeeds"
@@ -174,8 +171,8 @@ final class RemoteJwks implements KeySource {
     try {
       response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted");
+      Thread.currentThread().interrupt(); // keep the interrupt for the caller; the fetch counts as failed
+      throw new IOException("interrupted");
     }
     try (InputStream body = response.body()) {
       if (response.statusCode() != 200) {
@@ -207,15 +204,6 @@ final class RemoteJwks implements KeySource {
       return context;
     } catch (IOException | GeneralSecurityException e) {
       throw new ConfigException("auth.jwt.jwks_ca_file: cannot use " + caFile + ": " + e.getMessage(), e);
-    }
-  }
-
-  /** Marks an interrupted fetch so the interrupt status is restored. */
-  private static final class InterruptedIOException extends IOException {
-    private static final long serialVersionUID = 1L;
-
-    InterruptedIOException(String message) {
-      super(message);
     }
   }
 }

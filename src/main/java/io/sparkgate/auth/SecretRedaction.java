@@ -95,6 +95,8 @@ final class SecretRedaction implements CallHook.Factory {
     }
   }
 
+  // SqlCommand.sql is deprecated but still what 3.5 clients send: it must be checked all the same.
+  @SuppressWarnings("deprecation")
   private void refuseSecretSet(byte[] message) throws StatusException {
     Plan plan;
     try {
