@@ -8,10 +8,12 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.sparkgate.audit.AuditInterceptor;
 import io.sparkgate.audit.AuditLog;
+import io.sparkgate.auth.Authentication;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.Secret;
 import io.sparkgate.forward.CallHook;
+import io.sparkgate.forward.CallHooks;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
@@ -21,6 +23,7 @@ import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -89,11 +92,14 @@ public final class Sparkgate implements AutoCloseable {
       }
       HealthStatusManager health = new HealthStatusManager();
       String token = config.backend().token().map(Secret::reveal).orElse(null);
+      Authentication auth = Authentication.create(config.auth());
       NettyServerBuilder builder =
           NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port()))
               .executor(callExecutor)
               .addService(health.getHealthService())
-              .fallbackHandlerRegistry(new ProxyRegistry(backend, token, hooks))
+              // Authentication first: identity must be stamped before any later hook (policy, audit) runs.
+              .fallbackHandlerRegistry(new ProxyRegistry(backend, token, CallHooks.chain(List.of(auth.hooks(), hooks))))
+              .intercept(auth.interceptor())
               .maxInboundMessageSize(maxMessage)
               .maxConcurrentCallsPerConnection(listen.maxConcurrentStreams())
               .handshakeTimeout(listen.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS)

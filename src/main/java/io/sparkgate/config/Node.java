@@ -117,6 +117,45 @@ final class Node {
     return List.copyOf(out);
   }
 
+  /** A single string or a list of strings (e.g. a JWT audience). */
+  List<String> stringOrList(String key) {
+    JsonNode value = json.get(key);
+    if (value != null && !value.isNull() && !value.isArray()) {
+      return List.of(requiredString(key, "a string or a list of strings"));
+    }
+    return stringList(key);
+  }
+
+  /** A list of mappings, each read as its own section named {@code key[i]}. */
+  List<Node> sectionList(String key) {
+    JsonNode value = json.get(key);
+    if (value == null || value.isNull()) {
+      return List.of();
+    }
+    if (!value.isArray()) {
+      throw errorAt(key, "must be a list of mappings, got " + describe(value));
+    }
+    List<Node> out = new ArrayList<>();
+    int i = 0;
+    for (JsonNode item : value) {
+      String name = key(key) + "[" + i++ + "]";
+      if (!item.isObject()) {
+        throw new ConfigException(file + ": " + name + ": must be a mapping, got " + describe(item));
+      }
+      out.add(new Node(file, name, item));
+    }
+    return List.copyOf(out);
+  }
+
+  /** A list of file paths, each resolved like {@link #existingFile}. */
+  List<Path> existingFiles(String key) {
+    List<Path> out = new ArrayList<>();
+    for (String text : stringList(key)) {
+      out.add(resolveExisting(key, text));
+    }
+    return List.copyOf(out);
+  }
+
   boolean bool(String key, boolean fallback) {
     JsonNode value = json.get(key);
     if (value == null || value.isNull()) {
@@ -192,18 +231,18 @@ final class Node {
 
   /** A file path, resolved against the directory of the configuration file; it must exist. */
   Optional<Path> existingFile(String key) {
-    return optionalString(key)
-        .map(
-            text -> {
-              Path p = resolve(text);
-              if (!java.nio.file.Files.isRegularFile(p)) {
-                throw errorAt(key, "file " + p + " does not exist or is not a regular file");
-              }
-              if (!java.nio.file.Files.isReadable(p)) {
-                throw errorAt(key, "file " + p + " is not readable by this user");
-              }
-              return p;
-            });
+    return optionalString(key).map(text -> resolveExisting(key, text));
+  }
+
+  private Path resolveExisting(String key, String text) {
+    Path p = resolve(text);
+    if (!java.nio.file.Files.isRegularFile(p)) {
+      throw errorAt(key, "file " + p + " does not exist or is not a regular file");
+    }
+    if (!java.nio.file.Files.isReadable(p)) {
+      throw errorAt(key, "file " + p + " is not readable by this user");
+    }
+    return p;
   }
 
   /** A path from this file, relative to the configuration file's directory; it need not exist yet. */

@@ -16,7 +16,12 @@ import java.util.Optional;
  * @param tls absent only when {@code listen.plaintext} is true
  */
 public record ProxyConfig(
-    Path source, ListenConfig listen, Optional<TlsConfig> tls, BackendConfig backend, AuditConfig audit) {
+    Path source,
+    ListenConfig listen,
+    Optional<TlsConfig> tls,
+    BackendConfig backend,
+    AuthConfig auth,
+    AuditConfig audit) {
 
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
@@ -37,7 +42,7 @@ public record ProxyConfig(
   }
 
   static ProxyConfig read(Node root) {
-    root.allowOnly("listen", "tls", "backend", "audit");
+    root.allowOnly("listen", "tls", "backend", "auth", "audit");
     ListenConfig listen = ListenConfig.read(root.section("listen"));
     Optional<TlsConfig> tls;
     if (listen.plaintext()) {
@@ -55,7 +60,11 @@ public record ProxyConfig(
     if (!root.has("backend")) {
       throw root.errorAt("backend", "is required: backend.address is the host:port of the Spark Connect server");
     }
+    AuthConfig auth = AuthConfig.read(root);
+    if (auth.clientCert().isPresent() && tls.flatMap(TlsConfig::clientCaFile).isEmpty()) {
+      throw root.errorAt("auth.client_cert", "needs tls.client_ca_file: only a verified client certificate names anyone");
+    }
     AuditConfig audit = root.has("audit") ? AuditConfig.read(root.section("audit")) : AuditConfig.disabled();
-    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")), audit);
+    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")), auth, audit);
   }
 }

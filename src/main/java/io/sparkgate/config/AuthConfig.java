@@ -1,0 +1,306 @@
+package io.sparkgate.config;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Who may use the proxy and how their identity is established.
+ *
+ * <p>An absent {@code auth} section means authentication is OFF ({@link #enabled()} false): every client is
+ * accepted and the {@code user_id} it declares is forwarded unchanged, exactly as a proxy without this
+ * section always behaved. The proxy warns loudly at start. A present section must enable at least one method.
+ *
+ * @param methods the enabled methods in the order they are tried
+ * @param userIdMismatch what to do when a client declares a {@code user_id} other than its principal
+ * @param secretPatterns globs ({@code *} matches anything, case-insensitive) of Spark conf keys whose values
+ *     never reach a client; {@code spark.connect.authenticate.token} is always among them
+ */
+public record AuthConfig(
+    boolean enabled,
+    List<Method> methods,
+    Optional<Jwt> jwt,
+    List<StaticToken> staticTokens,
+    Optional<ClientCert> clientCert,
+    UserIdMismatch userIdMismatch,
+    List<String> secretPatterns,
+    TokenCache tokenCache) {
+
+  /** The Spark conf holding the backend's own pre-shared token: never shown to clients. */
+  public static final String SPARK_TOKEN_KEY = "spark.connect.authenticate.token";
+
+  public static final List<String> DEFAULT_SECRET_PATTERNS =
+      List.of("*password*", "*secret*", "*token*", "*credential*", "*fs.s3a.*.key");
+
+  public enum Method {
+    JWT,
+    STATIC_TOKENS,
+    CLIENT_CERT,
+    ANONYMOUS;
+
+    String key() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  public enum UserIdMismatch {
+    OVERWRITE,
+    REJECT
+  }
+
+  /**
+   * JWT verification.
+   *
+   * @param jwksCaFile PEM CA bundle trusted for {@code jwks_url} and {@code oidc_discovery_url} instead of
+   *     the JVM's default trust store (a private IdP, or a test)
+   * @param jwksCacheTtl how long fetched keys are used before they are fetched again
+   * @param jwksMinRefreshInterval an unknown {@code kid} triggers at most one fetch per interval
+   * @param algorithms the accepted {@code alg} values; never {@code none}
+   */
+  public record Jwt(
+      Optional<Path> jwksFile,
+      Optional<URI> jwksUrl,
+      Optional<URI> oidcDiscoveryUrl,
+      List<Path> publicKeyFiles,
+      Optional<Path> hmacSecretFile,
+      Optional<Path> jwksCaFile,
+      Duration jwksCacheTtl,
+      Duration jwksMinRefreshInterval,
+      Duration jwksFetchTimeout,
+      String issuer,
+      List<String> audience,
+      Set<String> algorithms,
+      Duration clockSkew,
+      Optional<Duration> maxLifetime,
+      List<String> requiredClaims,
+      String principalClaim,
+      Optional<String> groupsClaim,
+      Optional<String> tenantClaim) {
+
+    public static final Set<String> ASYMMETRIC_ALGORITHMS =
+        Set.of("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512");
+    public static final Set<String> HMAC_ALGORITHMS = Set.of("HS256", "HS384", "HS512");
+
+    /** True when keys come from somewhere other than the HMAC secret (RSA/EC keys). */
+    public boolean asymmetric() {
+      return hmacSecretFile.isEmpty();
+    }
+
+    static Jwt read(Node node) {
+      node.allowOnly(
+          "jwks_file", "jwks_url", "oidc_discovery_url", "public_key_files", "hmac_secret_file", "jwks_ca_file",
+          "jwks_cache_ttl", "jwks_min_refresh_interval", "jwks_fetch_timeout", "issuer", "audience",
+          "algorithms", "clock_skew", "max_lifetime", "required_claims", "principal_claim", "groups_claim",
+          "tenant_claim");
+      Optional<Path> jwksFile = node.existingFile("jwks_file");
+      Optional<URI> jwksUrl = node.optionalString("jwks_url").map(u -> https(node, "jwks_url", u));
+      Optional<URI> discovery = node.optionalString("oidc_discovery_url").map(u -> https(node, "oidc_discovery_url", u));
+      List<Path> pems = node.existingFiles("public_key_files");
+      Optional<Path> hmac = node.existingFile("hmac_secret_file");
+      if (jwksUrl.isPresent() && discovery.isPresent()) {
+        throw node.error("set jwks_url or oidc_discovery_url, not both (discovery finds the JWKS URL itself)");
+      }
+      boolean asymmetricKeys = jwksFile.isPresent() || jwksUrl.isPresent() || discovery.isPresent() || !pems.isEmpty();
+      if (hmac.isPresent() && asymmetricKeys) {
+        // Mixing them would let a token signed with HS256 and a *public* key's bytes as the secret verify.
+        throw node.errorAt("hmac_secret_file", "cannot be combined with RSA/EC keys (jwks_file, jwks_url, "
+            + "oidc_discovery_url, public_key_files): an HMAC secret is never accepted where public keys are");
+      }
+      if (hmac.isEmpty() && !asymmetricKeys) {
+        throw node.error("needs keys: one of jwks_file, jwks_url, oidc_discovery_url, public_key_files or hmac_secret_file");
+      }
+      Optional<Path> caFile = node.existingFile("jwks_ca_file");
+      if (caFile.isPresent() && jwksUrl.isEmpty() && discovery.isEmpty()) {
+        throw node.errorAt("jwks_ca_file", "only applies to jwks_url or oidc_discovery_url");
+      }
+      Set<String> allowedFamily = hmac.isPresent() ? HMAC_ALGORITHMS : ASYMMETRIC_ALGORITHMS;
+      Set<String> algorithms = new LinkedHashSet<>();
+      for (String alg : node.stringList("algorithms")) {
+        if (alg.equalsIgnoreCase("none")) {
+          throw node.errorAt("algorithms", "'none' is never accepted: unsigned tokens prove nothing");
+        }
+        if (!ASYMMETRIC_ALGORITHMS.contains(alg) && !HMAC_ALGORITHMS.contains(alg)) {
+          throw node.errorAt("algorithms", "unsupported algorithm '" + alg + "' (supported: "
+              + String.join(", ", new java.util.TreeSet<>(ASYMMETRIC_ALGORITHMS)) + ", HS256, HS384, HS512)");
+        }
+        if (!allowedFamily.contains(alg)) {
+          throw node.errorAt("algorithms", "'" + alg + "' does not fit the configured keys ("
+              + (hmac.isPresent() ? "an HMAC secret: use HS256/HS384/HS512" : "RSA/EC keys: HMAC algorithms are "
+              + "never accepted with public keys") + ")");
+        }
+        algorithms.add(alg);
+      }
+      if (algorithms.isEmpty()) {
+        algorithms.addAll(hmac.isPresent() ? List.of("HS256", "HS384", "HS512")
+            : List.of("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"));
+      }
+      String issuer = node.requiredString("issuer", "the exact 'iss' of accepted tokens, e.g. https://idp.example.com/realms/spark");
+      List<String> audience = node.stringOrList("audience");
+      if (audience.isEmpty()) {
+        throw node.errorAt("audience", "is required: the 'aud' value(s) your IdP puts in tokens meant for Spark, "
+            + "so that tokens minted for other applications are refused");
+      }
+      Duration ttl = node.duration("jwks_cache_ttl", Duration.ofMinutes(5), Duration.ofSeconds(1), Duration.ofDays(1));
+      Duration minRefresh = node.duration("jwks_min_refresh_interval", Duration.ofSeconds(30), Duration.ZERO, Duration.ofHours(1));
+      return new Jwt(
+          jwksFile, jwksUrl, discovery, List.copyOf(pems), hmac, caFile, ttl, minRefresh,
+          node.duration("jwks_fetch_timeout", Duration.ofSeconds(5), Duration.ofMillis(100), Duration.ofMinutes(1)),
+          issuer,
+          audience,
+          Set.copyOf(algorithms),
+          node.duration("clock_skew", Duration.ofSeconds(60), Duration.ZERO, Duration.ofMinutes(10)),
+          node.has("max_lifetime")
+              ? Optional.of(node.duration("max_lifetime", null, Duration.ofSeconds(1), Duration.ofDays(365)))
+              : Optional.empty(),
+          node.stringList("required_claims"),
+          node.string("principal_claim", "sub"),
+          node.optionalString("groups_claim"),
+          node.optionalString("tenant_claim"));
+    }
+
+    private static URI https(Node node, String key, String text) {
+      URI uri;
+      try {
+        uri = URI.create(text);
+      } catch (IllegalArgumentException e) {
+        throw node.errorAt(key, "not a valid URL: " + text);
+      }
+      if (!"https".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null) {
+        throw node.errorAt(key, "must be an https:// URL (keys fetched in the clear could be swapped), got " + text);
+      }
+      return uri;
+    }
+  }
+
+  /**
+   * One pre-shared token. Only its SHA-256 is stored, so the configuration file does not hold the token.
+   *
+   * @param sha256 lower-case hex SHA-256 of the token's UTF-8 bytes ({@code printf %s TOKEN | sha256sum})
+   */
+  public record StaticToken(String sha256, String principal, List<String> groups, Optional<String> tenant) {}
+
+  /**
+   * Identity from the verified mutual-TLS client certificate.
+   *
+   * @param principalFrom {@code san} (first email, URI or DNS subject alternative name) or {@code cn}
+   */
+  public record ClientCert(String principalFrom) {}
+
+  /** The cache of verified JWTs; entries never outlive the token's {@code exp}. */
+  public record TokenCache(int maxEntries, Duration maxAge) {}
+
+  private static final Pattern SHA256_HEX = Pattern.compile("[0-9a-f]{64}");
+
+  /** Authentication off: the behaviour when the section is absent. */
+  public static AuthConfig disabled() {
+    return new AuthConfig(false, List.of(), Optional.empty(), List.of(), Optional.empty(), UserIdMismatch.OVERWRITE,
+        withSparkToken(DEFAULT_SECRET_PATTERNS), new TokenCache(10_000, Duration.ofMinutes(5)));
+  }
+
+  static AuthConfig read(Node parent) {
+    if (!parent.has("auth")) {
+      return disabled();
+    }
+    Node node = parent.section("auth");
+    node.allowOnly("methods", "jwt", "static_tokens", "client_cert", "anonymous", "user_id_mismatch",
+        "secret_patterns", "token_cache");
+    Optional<Jwt> jwt = node.has("jwt") ? Optional.of(Jwt.read(node.section("jwt"))) : Optional.empty();
+    List<StaticToken> tokens = staticTokens(node);
+    Optional<ClientCert> cert = Optional.empty();
+    if (node.has("client_cert")) {
+      Node c = node.section("client_cert");
+      c.allowOnly("principal_from");
+      String from = c.string("principal_from", "cn");
+      if (!from.equals("cn") && !from.equals("san")) {
+        throw c.errorAt("principal_from", "must be cn or san, got '" + from + "'");
+      }
+      cert = Optional.of(new ClientCert(from));
+    }
+    boolean anonymous = node.bool("anonymous", false);
+
+    Set<Method> configured = new LinkedHashSet<>();
+    jwt.ifPresent(j -> configured.add(Method.JWT));
+    if (!tokens.isEmpty()) {
+      configured.add(Method.STATIC_TOKENS);
+    }
+    cert.ifPresent(c -> configured.add(Method.CLIENT_CERT));
+    if (anonymous) {
+      configured.add(Method.ANONYMOUS);
+    }
+    if (configured.isEmpty()) {
+      throw node.error("enables no method: configure jwt, static_tokens or client_cert, or set anonymous: true "
+          + "(or remove the auth section to run without authentication)");
+    }
+    List<Method> methods = new ArrayList<>();
+    if (node.has("methods")) {
+      for (String name : node.stringList("methods")) {
+        Method m = configured.stream().filter(x -> x.key().equals(name)).findFirst().orElseThrow(() ->
+            node.errorAt("methods", "'" + name + "' is not a configured method (configured here: "
+                + configured.stream().map(Method::key).toList() + ")"));
+        if (methods.contains(m)) {
+          throw node.errorAt("methods", "lists '" + name + "' twice");
+        }
+        methods.add(m);
+      }
+      if (methods.size() != configured.size()) {
+        throw node.errorAt("methods", "must list every configured method; missing "
+            + configured.stream().filter(m -> !methods.contains(m)).map(Method::key).toList());
+      }
+    } else {
+      // Default order: the strongest evidence first; anonymous always last.
+      for (Method m : List.of(Method.CLIENT_CERT, Method.JWT, Method.STATIC_TOKENS, Method.ANONYMOUS)) {
+        if (configured.contains(m)) {
+          methods.add(m);
+        }
+      }
+    }
+    String mismatch = node.string("user_id_mismatch", "overwrite");
+    UserIdMismatch userIdMismatch = switch (mismatch) {
+      case "overwrite" -> UserIdMismatch.OVERWRITE;
+      case "reject" -> UserIdMismatch.REJECT;
+      default -> throw node.errorAt("user_id_mismatch", "must be overwrite or reject, got '" + mismatch + "'");
+    };
+    List<String> patterns = node.has("secret_patterns") ? node.stringList("secret_patterns") : DEFAULT_SECRET_PATTERNS;
+    Node cache = node.section("token_cache");
+    cache.allowOnly("max_entries", "max_age");
+    TokenCache tokenCache = new TokenCache(
+        cache.integer("max_entries", 10_000, 0, 10_000_000),
+        cache.duration("max_age", Duration.ofMinutes(5), Duration.ZERO, Duration.ofDays(1)));
+    return new AuthConfig(true, List.copyOf(methods), jwt, tokens, cert, userIdMismatch, withSparkToken(patterns),
+        tokenCache);
+  }
+
+  private static List<StaticToken> staticTokens(Node node) {
+    List<StaticToken> out = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
+    List<Node> items = node.sectionList("static_tokens");
+    for (Node item : items) {
+      item.allowOnly("sha256", "principal", "groups", "tenant");
+      String hash = item.requiredString("sha256", "hex SHA-256 of the token: printf %s \"$TOKEN\" | sha256sum")
+          .toLowerCase(Locale.ROOT);
+      if (!SHA256_HEX.matcher(hash).matches()) {
+        throw item.errorAt("sha256", "must be 64 hex digits (the SHA-256 of the token, never the token itself)");
+      }
+      if (!seen.add(hash)) {
+        throw item.errorAt("sha256", "the same token hash appears twice");
+      }
+      out.add(new StaticToken(hash, item.requiredString("principal", "the user name this token stands for"),
+          item.stringList("groups"), item.optionalString("tenant")));
+    }
+    return List.copyOf(out);
+  }
+
+  private static List<String> withSparkToken(List<String> patterns) {
+    Set<String> all = new LinkedHashSet<>(patterns);
+    all.add(SPARK_TOKEN_KEY);
+    return List.copyOf(all);
+  }
+}

@@ -1,0 +1,69 @@
+package io.sparkgate.auth;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+final class TokenCacheTest {
+  private final FakeTime time = new FakeTime();
+  private final AtomicInteger verifications = new AtomicInteger();
+
+  private TokenCache.Verifier expiringIn(Duration d) {
+    return token -> {
+      verifications.incrementAndGet();
+      return new JwtVerifier.Verified(
+          new Principal("alice", List.of(), Optional.empty(), Principal.Method.JWT, Optional.empty()),
+          time.instant().plus(d));
+    };
+  }
+
+  @Test
+  void cache_hit_verifiesOnce() throws Exception {
+    TokenCache cache = new TokenCache(100, Duration.ofMinutes(5), time, time);
+    cache.get("t", expiringIn(Duration.ofHours(1)));
+    cache.get("t", expiringIn(Duration.ofHours(1)));
+    assertEquals(1, verifications.get());
+  }
+
+  @Test
+  void cache_expire_atTokenExp() throws Exception {
+    TokenCache cache = new TokenCache(100, Duration.ofMinutes(5), time, time);
+    cache.get("t", expiringIn(Duration.ofMinutes(2)));
+    time.advance(Duration.ofSeconds(119));
+    cache.get("t", expiringIn(Duration.ofMinutes(2)));
+    assertEquals(1, verifications.get());
+    time.advance(Duration.ofSeconds(2));
+    cache.get("t", expiringIn(Duration.ofMinutes(2)));
+    assertEquals(2, verifications.get());
+  }
+
+  @Test
+  void cache_expire_afterMaxAge() throws Exception {
+    TokenCache cache = new TokenCache(100, Duration.ofMinutes(5), time, time);
+    cache.get("t", expiringIn(Duration.ofHours(1)));
+    time.advance(Duration.ofMinutes(5).plusSeconds(1));
+    cache.get("t", expiringIn(Duration.ofHours(1)));
+    assertEquals(2, verifications.get());
+  }
+
+  @Test
+  void cache_bounded() throws Exception {
+    TokenCache cache = new TokenCache(10, Duration.ofMinutes(5), time, time);
+    for (int i = 0; i < 100; i++) {
+      cache.get("t" + i, expiringIn(Duration.ofHours(1)));
+    }
+    assertEquals(true, cache.size() <= 10, "size " + cache.size());
+  }
+
+  @Test
+  void cache_disabled_alwaysVerifies() throws Exception {
+    TokenCache cache = new TokenCache(0, Duration.ofMinutes(5), time, time);
+    cache.get("t", expiringIn(Duration.ofHours(1)));
+    cache.get("t", expiringIn(Duration.ofHours(1)));
+    assertEquals(2, verifications.get());
+  }
+}

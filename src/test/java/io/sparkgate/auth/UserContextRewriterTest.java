@@ -1,0 +1,133 @@
+package io.sparkgate.auth;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.Descriptors;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.sparkgate.config.AuthConfig;
+import io.sparkgate.proto.spark.AddArtifactsRequest;
+import io.sparkgate.proto.spark.Base;
+import io.sparkgate.proto.spark.ExecutePlanRequest;
+import io.sparkgate.proto.spark.Plan;
+import io.sparkgate.proto.spark.Relation;
+import io.sparkgate.proto.spark.SQL;
+import io.sparkgate.proto.spark.UserContext;
+import java.io.ByteArrayOutputStream;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+final class UserContextRewriterTest {
+  private static final Principal ALICE =
+      new Principal("alice", List.of(), Optional.empty(), Principal.Method.JWT, Optional.empty());
+  private final UserContextRewriter overwrite = new UserContextRewriter(AuthConfig.UserIdMismatch.OVERWRITE);
+  private final UserContextRewriter reject = new UserContextRewriter(AuthConfig.UserIdMismatch.REJECT);
+
+  /** The rewrite relies on this: checked against the generated descriptors, so a new Spark release cannot slip by. */
+  @Test
+  void protos_everyRequestHasUserContextAsField2() {
+    Descriptors.ServiceDescriptor service = Base.getDescriptor().findServiceByName("SparkConnectService");
+    int checked = 0;
+    for (Descriptors.MethodDescriptor method : service.getMethods()) {
+      Descriptors.FieldDescriptor field = method.getInputType().findFieldByNumber(2);
+      assertEquals("user_context", field.getName(), method.getName());
+      assertEquals(UserContext.getDescriptor(), field.getMessageType(), method.getName());
+      checked++;
+    }
+    assertEquals(true, checked >= 12, "all 12 forwarded methods: " + checked);
+  }
+
+  private static byte[] field(int number, ByteString value) throws Exception {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+    out.writeBytes(number, value);
+    out.flush();
+    return bytes.toByteArray();
+  }
+
+  private static byte[] concat(byte[]... parts) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (byte[] p : parts) {
+      out.writeBytes(p);
+    }
+    return out.toByteArray();
+  }
+
+  @Test
+  void rewrite_onlyUserContextBytesChange() throws Exception {
+    byte[] session = field(1, ByteString.copyFromUtf8("8c4f0f9e-3f0e-4d55-9b53-1a2b3c4d5e6f"));
+    UserContext declared = UserContext.newBuilder().setUserId("mallory").setUserName("Mallory")
+        .addExtensions(Any.newBuilder().setTypeUrl("type.googleapis.com/x.Evil").setValue(ByteString.copyFromUtf8("!")))
+        .build();
+    byte[] plan = field(3, Plan.newBuilder().setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT 1")))
+        .build().toByteString());
+    // An unknown field (from a newer client) must survive byte for byte too.
+    byte[] unknown = field(4242, ByteString.copyFrom(new byte[] {0, 1, 2, (byte) 0xff}));
+    byte[] original = concat(session, field(2, declared.toByteString()), plan, unknown);
+
+    byte[] rewritten = overwrite.rewrite(original, ALICE);
+
+    UserContext expected = UserContext.newBuilder().setUserId("alice").setUserName("alice").build();
+    assertArrayEquals(concat(session, field(2, expected.toByteString()), plan, unknown), rewritten);
+    ExecutePlanRequest parsed = ExecutePlanRequest.parseFrom(rewritten);
+    assertEquals("alice", parsed.getUserContext().getUserId());
+    assertEquals(0, parsed.getUserContext().getExtensionsCount());
+    assertEquals("SELECT 1", parsed.getPlan().getRoot().getSql().getQuery());
+  }
+
+  @Test
+  void rewrite_missingUserContext_appended() throws Exception {
+    byte[] original = ExecutePlanRequest.newBuilder().setSessionId("s").setClientType("t").build().toByteArray();
+    byte[] rewritten = overwrite.rewrite(original, ALICE);
+    byte[] expectedTail = field(2, UserContext.newBuilder().setUserId("alice").setUserName("alice").build().toByteString());
+    assertArrayEquals(concat(original, expectedTail), rewritten);
+  }
+
+  @Test
+  void rewrite_repeatedUserContext_collapsedToOne() throws Exception {
+    byte[] a = field(2, UserContext.newBuilder().setUserId("alice").build().toByteString());
+    byte[] b = field(2, UserContext.newBuilder().setUserName("x").build().toByteString());
+    byte[] session = field(1, ByteString.copyFromUtf8("s"));
+    byte[] rewritten = overwrite.rewrite(concat(a, session, b), ALICE);
+    assertArrayEquals(concat(field(2, UserContext.newBuilder().setUserId("alice").setUserName("alice").build()
+        .toByteString()), session), rewritten);
+  }
+
+  @Test
+  void rewrite_addArtifactsChunk() throws Exception {
+    byte[] original = AddArtifactsRequest.newBuilder().setSessionId("s")
+        .setUserContext(UserContext.newBuilder().setUserId("bob"))
+        .setChunk(io.sparkgate.proto.spark.AddArtifactsRequest.ArtifactChunk.newBuilder()
+            .setData(ByteString.copyFrom(new byte[1000])).setCrc(7))
+        .build().toByteArray();
+    AddArtifactsRequest parsed = AddArtifactsRequest.parseFrom(overwrite.rewrite(original, ALICE));
+    assertEquals("alice", parsed.getUserContext().getUserId());
+    assertEquals(1000, parsed.getChunk().getData().size());
+  }
+
+  @Test
+  void reject_differingUserId_permissionDenied() throws Exception {
+    byte[] bob = ExecutePlanRequest.newBuilder().setUserContext(UserContext.newBuilder().setUserId("bob")).build().toByteArray();
+    StatusException e = assertThrows(StatusException.class, () -> reject.rewrite(bob, ALICE));
+    assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
+    byte[] same = ExecutePlanRequest.newBuilder().setUserContext(UserContext.newBuilder().setUserId("alice")).build().toByteArray();
+    assertEquals("alice", ExecutePlanRequest.parseFrom(reject.rewrite(same, ALICE)).getUserContext().getUserId());
+    byte[] none = ExecutePlanRequest.newBuilder().setSessionId("s").build().toByteArray();
+    assertEquals("alice", ExecutePlanRequest.parseFrom(reject.rewrite(none, ALICE)).getUserContext().getUserId());
+  }
+
+  @Test
+  void rewrite_malformed_invalidArgument() {
+    StatusException e = assertThrows(StatusException.class, () -> overwrite.rewrite(new byte[] {0x12, 0x7f, 1}, ALICE));
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+    // user_context with the wrong wire type
+    StatusException wrongType = assertThrows(StatusException.class, () -> overwrite.rewrite(new byte[] {0x10, 1}, ALICE));
+    assertEquals(Status.Code.INVALID_ARGUMENT, wrongType.getStatus().getCode());
+  }
+}

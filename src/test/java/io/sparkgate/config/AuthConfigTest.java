@@ -1,0 +1,87 @@
+package io.sparkgate.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+final class AuthConfigTest {
+  @TempDir Path dir;
+  private static final String BASE = "listen:\n  plaintext: true\nbackend:\n  address: localhost:15002\n";
+  private static final String KEYS = "    jwks_file: jwks.json\n    issuer: https://idp\n    audience: spark\n";
+
+  private Path write(String auth) throws IOException {
+    Files.writeString(dir.resolve("jwks.json"), "{\"keys\":[]}");
+    Files.writeString(dir.resolve("hmac.key"), "x".repeat(40));
+    Path file = dir.resolve("sparkgate.yaml");
+    Files.writeString(file, BASE + auth);
+    return file;
+  }
+
+  private String error(String auth) throws IOException {
+    Path file = write(auth);
+    return assertThrows(ConfigException.class, () -> ProxyConfig.load(file)).getMessage();
+  }
+
+  @Test
+  void absent_meansDisabled_withSecretDefaults() throws IOException {
+    AuthConfig auth = ProxyConfig.load(write("")).auth();
+    assertFalse(auth.enabled());
+    assertTrue(auth.secretPatterns().contains(AuthConfig.SPARK_TOKEN_KEY));
+  }
+
+  @Test
+  void jwt_defaults() throws IOException {
+    AuthConfig auth = ProxyConfig.load(write("auth:\n  jwt:\n" + KEYS)).auth();
+    AuthConfig.Jwt jwt = auth.jwt().orElseThrow();
+    assertEquals(List.of(AuthConfig.Method.JWT), auth.methods());
+    assertEquals(Duration.ofSeconds(60), jwt.clockSkew());
+    assertEquals("sub", jwt.principalClaim());
+    assertEquals(List.of("spark"), jwt.audience());
+    assertTrue(jwt.algorithms().contains("RS256"));
+    assertFalse(jwt.algorithms().contains("HS256"));
+    assertEquals(AuthConfig.UserIdMismatch.OVERWRITE, auth.userIdMismatch());
+  }
+
+  @Test
+  void present_butNoMethod_refused() throws IOException {
+    assertTrue(error("auth:\n  user_id_mismatch: reject\n").contains("auth: enables no method"));
+  }
+
+  @Test
+  void jwt_unsafeCombinations_refused() throws IOException {
+    assertTrue(error("auth:\n  jwt:\n" + KEYS + "    algorithms: [none]\n").contains("auth.jwt.algorithms: 'none' is never accepted"));
+    assertTrue(error("auth:\n  jwt:\n" + KEYS + "    algorithms: [RS256, HS256]\n").contains("auth.jwt.algorithms: 'HS256'"));
+    assertTrue(error("auth:\n  jwt:\n" + KEYS + "    hmac_secret_file: hmac.key\n").contains("auth.jwt.hmac_secret_file: cannot be combined"));
+    assertTrue(error("auth:\n  jwt:\n    jwks_url: http://idp/jwks\n    issuer: i\n    audience: a\n").contains("must be an https:// URL"));
+    assertTrue(error("auth:\n  jwt:\n    jwks_file: jwks.json\n    audience: a\n").contains("auth.jwt.issuer: is required"));
+    assertTrue(error("auth:\n  jwt:\n    jwks_file: jwks.json\n    issuer: i\n").contains("auth.jwt.audience: is required"));
+  }
+
+  @Test
+  void staticTokens_mustBeHashes() throws IOException {
+    assertTrue(error("auth:\n  static_tokens:\n    - sha256: my-plain-token\n      principal: a\n")
+        .contains("auth.static_tokens[0].sha256: must be 64 hex digits"));
+  }
+
+  @Test
+  void methods_orderValidated() throws IOException {
+    String tokens = "  static_tokens:\n    - sha256: " + "a".repeat(64) + "\n      principal: a\n";
+    AuthConfig auth = ProxyConfig.load(write("auth:\n  jwt:\n" + KEYS + tokens + "  methods: [static_tokens, jwt]\n")).auth();
+    assertEquals(List.of(AuthConfig.Method.STATIC_TOKENS, AuthConfig.Method.JWT), auth.methods());
+    assertTrue(error("auth:\n  jwt:\n" + KEYS + "  methods: [jwt, anonymous]\n").contains("'anonymous' is not a configured method"));
+  }
+
+  @Test
+  void clientCert_needsClientCa() throws IOException {
+    assertTrue(error("auth:\n  client_cert: {}\n").contains("auth.client_cert: needs tls.client_ca_file"));
+  }
+}
