@@ -171,6 +171,37 @@ final class SparkConnectServerProcess implements AutoCloseable {
     }
   }
 
+  /** Lines in the server's log so far: a mark for {@link #awaitLogLine}. */
+  long logLineCount() {
+    try (var lines = Files.lines(logFile)) {
+      return lines.count();
+    } catch (IOException | UncheckedIOException e) {
+      throw new IllegalStateException("Cannot read " + logFile, e);
+    }
+  }
+
+  /**
+   * Waits until a line after the first {@code afterLines} lines of the server's log matches, e.g. to know that
+   * a job's tasks really run ({@code "Executor: Running task"}) before interrupting it.
+   */
+  void awaitLogLine(Pattern pattern, long afterLines, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      try (var lines = Files.lines(logFile)) {
+        if (lines.skip(afterLines).anyMatch(line -> pattern.matcher(line).find())) {
+          return;
+        }
+      } catch (IOException | UncheckedIOException e) {
+        throw new IllegalStateException("Cannot read " + logFile, e);
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("No line matching '" + pattern + "' in " + logFile + " within " + timeout
+            + "; last lines:\n" + logTail());
+      }
+      Thread.sleep(100);
+    }
+  }
+
   private static final Pattern REATTACHED_STREAM =
       Pattern.compile("ExecuteGrpcResponseSender: Starting for opId=.*lastConsumedStreamIndex=[1-9]");
 
