@@ -57,6 +57,9 @@ trap cleanup EXIT
 trap 'echo; exit 130' INT
 trap 'exit 143' TERM
 
+# Maven 3.8 with -q still prints bare colour-reset codes when stdout is not a terminal; keep the output clean.
+quiet_mvn() { mvn -B -q "$@" 2>&1 | sed -e $'s/\x1b\\[[0-9;]*m//g' -e '/^[[:space:]]*$/d'; }
+
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 await_port() { # port pid name log timeout_seconds
@@ -86,11 +89,11 @@ mkdir -p "$demo_dir"
 
 # --- 1. build ------------------------------------------------------------------------------------------------
 say "Building Sparkgate (mvn -B -q -DskipTests package)"
-mvn -B -q -DskipTests package
+quiet_mvn -DskipTests package
 
 say "Resolving the Spark Connect 4.0 server (spark-server/pom.xml) and the demo client (demo/pom.xml)"
-mvn -B -q -f spark-server/pom.xml dependency:build-classpath -Dmdep.outputFile="$root/target/spark-server.classpath"
-mvn -B -q -f demo/pom.xml package dependency:build-classpath -Dmdep.outputFile="$demo_dir/client.classpath"
+quiet_mvn -f spark-server/pom.xml dependency:build-classpath -Dmdep.outputFile="$root/target/spark-server.classpath"
+quiet_mvn -f demo/pom.xml package dependency:build-classpath -Dmdep.outputFile="$demo_dir/client.classpath"
 
 # --- 2. certificates -----------------------------------------------------------------------------------------
 if [[ -f certs/dev/server.pem && -f certs/dev/server.key && -f certs/dev/ca.pem && -f certs/dev/truststore.p12 ]]

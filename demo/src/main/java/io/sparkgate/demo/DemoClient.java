@@ -47,6 +47,7 @@ public final class DemoClient {
           RowFactory.create("Martin", "Scala", 2004),
           RowFactory.create("Matei", "Spark", 2009));
       Dataset<Row> df = spark.createDataFrame(rows, schema);
+      System.out.println();
       System.out.println("spark.createDataFrame(4 rows).filter(\"year > 1900\").orderBy(\"year\").show():");
       df.filter("year > 1900").orderBy("year").show();
     } finally {
