@@ -36,12 +36,12 @@ final class SparkConnectServerProcess implements AutoCloseable {
 
   static final String MAIN_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer";
 
-  /** What Spark's own launcher opens on JDK 17; without them Spark fails early with InaccessibleObjectException. */
-  private static final List<String> ADD_OPENS = List.of(
-      "java.base/java.lang", "java.base/java.lang.invoke", "java.base/java.lang.reflect", "java.base/java.io",
-      "java.base/java.net", "java.base/java.nio", "java.base/java.util", "java.base/java.util.concurrent",
-      "java.base/java.util.concurrent.atomic", "java.base/jdk.internal.ref", "java.base/sun.nio.ch",
-      "java.base/sun.nio.cs", "java.base/sun.security.action", "java.base/sun.util.calendar");
+  /**
+   * The server's JVM flags (heap, the --add-opens set Spark's launcher passes on JDK 17, ...), one per line. The
+   * demo script reads the same file, so both start the server alike. Overridable for runs outside the project dir.
+   */
+  static final String JVM_OPTIONS_PROPERTY = "sparkgate.sparkServerJvmOptions";
+  private static final Path DEFAULT_JVM_OPTIONS = Path.of("spark-server", "jvm.options");
 
   private static final Duration DEFAULT_STARTUP_TIMEOUT = Duration.ofSeconds(120);
   private static final int LOG_TAIL_LINES = 80;
@@ -95,12 +95,7 @@ final class SparkConnectServerProcess implements AutoCloseable {
 
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Xmx2g");
-    for (String module : ADD_OPENS) {
-      command.add("--add-opens=" + module + "=ALL-UNNAMED");
-    }
-    command.add("-Djdk.reflect.useDirectMethodHandle=false");
-    command.add("-Dio.netty.tryReflectionSetAccessible=true");
+    command.addAll(jvmOptions(Path.of(System.getProperty(JVM_OPTIONS_PROPERTY, DEFAULT_JVM_OPTIONS.toString()))));
     command.add("-Djava.io.tmpdir=" + workDir.toAbsolutePath());
     conf.forEach((key, value) -> command.add("-D" + key + "=" + value));
     command.add("-cp");
@@ -173,6 +168,37 @@ final class SparkConnectServerProcess implements AutoCloseable {
       return lines.filter(line -> REATTACHED_STREAM.matcher(line).find()).count();
     } catch (IOException | UncheckedIOException e) {
       throw new IllegalStateException("Cannot read " + logFile, e);
+    }
+  }
+
+  /** Lines in the server's log so far: a mark for {@link #awaitLogLine}. */
+  long logLineCount() {
+    try (var lines = Files.lines(logFile)) {
+      return lines.count();
+    } catch (IOException | UncheckedIOException e) {
+      throw new IllegalStateException("Cannot read " + logFile, e);
+    }
+  }
+
+  /**
+   * Waits until a line after the first {@code afterLines} lines of the server's log matches, e.g. to know that
+   * a job's tasks really run ({@code "Executor: Running task"}) before interrupting it.
+   */
+  void awaitLogLine(Pattern pattern, long afterLines, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      try (var lines = Files.lines(logFile)) {
+        if (lines.skip(afterLines).anyMatch(line -> pattern.matcher(line).find())) {
+          return;
+        }
+      } catch (IOException | UncheckedIOException e) {
+        throw new IllegalStateException("Cannot read " + logFile, e);
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("No line matching '" + pattern + "' in " + logFile + " within " + timeout
+            + "; last lines:\n" + logTail());
+      }
+      Thread.sleep(100);
     }
   }
 
@@ -278,6 +304,22 @@ final class SparkConnectServerProcess implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot read the Spark server classpath file " + classpathFile
           + " (written by `mvn -f spark-server/pom.xml dependency:build-classpath`, run in pre-integration-test)", e);
+    }
+  }
+
+  /** Non-blank lines of a jvm.options file, without '#' comment lines. */
+  static List<String> jvmOptions(Path file) {
+    try {
+      List<String> options = Files.readAllLines(file).stream()
+          .map(String::strip)
+          .filter(line -> !line.isEmpty() && !line.startsWith("#"))
+          .toList();
+      if (options.isEmpty()) {
+        throw new IllegalStateException("No JVM options in " + file);
+      }
+      return options;
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot read the Spark server JVM options " + file.toAbsolutePath(), e);
     }
   }
 
