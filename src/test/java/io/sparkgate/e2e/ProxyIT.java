@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.sparkgate.Sparkgate;
 import io.sparkgate.config.AuditConfig;
+import io.sparkgate.config.AuthConfig;
 import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
@@ -73,7 +74,7 @@ class ProxyIT {
         1000, Duration.ofSeconds(10), Duration.ofMinutes(1), Duration.ofSeconds(1));
     TlsConfig tls = new TlsConfig(certs.serverCert(), certs.serverKey(), Optional.empty(), Duration.ofMinutes(1));
     proxy = Sparkgate.start(new ProxyConfig(dir.resolve("proxy-it.yaml"), listen, Optional.of(tls),
-        new BackendConfig("localhost", server.port(), Optional.empty()), AuditConfig.disabled()));
+        new BackendConfig("localhost", server.port(), Optional.empty()), AuthConfig.disabled(), AuditConfig.disabled()));
     proxyUrl = "sc://localhost:" + proxy.port() + "/;use_ssl=true";
 
     spark = SparkClients.connect(proxyUrl);
