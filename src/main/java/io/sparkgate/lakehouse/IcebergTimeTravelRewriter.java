@@ -99,7 +99,9 @@ public final class IcebergTimeTravelRewriter {
       edits.add(new Edit(tableStart, tableStart, prefix, 0));
     }
     String gap = sql.substring(tableEnd, clauseStart);
-    String replacement = "." + suffix + (gap.isBlank() ? "" : gap);
+    // A comment between name and clause stays (spaces after it go with the clause; a newline that ends a
+    // `--` comment must stay).
+    String replacement = "." + suffix + (gap.isBlank() ? "" : stripTrailingBlanks(gap));
     edits.add(new Edit(tableEnd, clauseEnd, replacement, 1));
     int relationEnd = clauseEnd;
     String aliasText = "";
@@ -147,6 +149,12 @@ public final class IcebergTimeTravelRewriter {
   private static RefusedException refuse(Fact tt, String zone, String reason) {
     return new RefusedException(tt.get("table") == null ? "" : tt.get("table"), reason,
         TimeTravelRefusals.message(tt, zone, reason));
+  }
+
+  private static String stripTrailingBlanks(String s) {
+    int end = s.length();
+    while (end > 0 && (s.charAt(end - 1) == ' ' || s.charAt(end - 1) == '\t')) end--;
+    return s.substring(0, end);
   }
 
   /** A name part as Spark reads it back: bare when it is a plain identifier, else backquoted. */
