@@ -61,7 +61,16 @@ public final class TimeTravelRequestRewriter {
   public Rewritten rewrite(byte[] request, String method, SessionView session, BackendProfile profile)
       throws RefusedException {
     if (!MixedTableFormats.isMixed(profile)) return new Rewritten(request, List.of());
-    Facts facts = inspector.inspect(method, request, session);
+    return rewrite(request, method, inspector.inspect(method, request, session), session, profile);
+  }
+
+  /**
+   * The same, reusing the facts the caller (the policy engine) already has: they must be this request's,
+   * read with this session, or spans will not match.
+   */
+  public Rewritten rewrite(byte[] request, String method, Facts facts, SessionView session, BackendProfile profile)
+      throws RefusedException {
+    if (!MixedTableFormats.isMixed(profile)) return new Rewritten(request, List.of());
     for (Fact f : facts.ofKind(Fact.Kind.UNCLASSIFIED)) {
       if (List.of("too_many_facts", "inspector_error", "plan_too_deep", "unparseable_request").contains(f.subkind())) {
         throw new RefusedException("", "request not fully inspected (" + f.subkind() + ")",
