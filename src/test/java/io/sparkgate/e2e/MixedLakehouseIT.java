@@ -221,9 +221,10 @@ class MixedLakehouseIT {
   }
 
   /**
-   * The bug is real: without Sparkgate each syntax fails. Selecting columns, Spark reports the unresolved
-   * {@code 'TimeTravelRelation} as UNRESOLVED_COLUMN (the plan dump names it); {@code SELECT *} gives the
-   * INTERNAL_ERROR the reference shows. Both are gRPC INTERNAL.
+   * The bug is real: without Sparkgate each syntax fails with gRPC INTERNAL, the unresolved
+   * {@code 'TimeTravelRelation} in the plan dump. Observed on 3.5.7: selecting columns reports
+   * UNRESOLVED_COLUMN.WITHOUT_SUGGESTION and {@code SELECT *} INVALID_USAGE_OF_STAR_OR_REGEX (the analyzer
+   * trips over the unresolved child before its INTERNAL_ERROR check that the reference quotes).
    */
   @Test
   void icebergSqlTimeTravelFailsDirectly() {
