@@ -64,8 +64,12 @@ public final class BackendProfiler {
   static BackendProfile fromResponses(String version, List<KeyValue> catalogConfs, List<KeyValue> options) {
     Map<String, String> catalogs = new LinkedHashMap<>();
     for (KeyValue kv : catalogConfs) {
-      // Options of a catalog (spark.sql.catalog.<name>.<option>) also match the prefix; names have no dot.
-      String rest = kv.getKey().startsWith(CATALOG_PREFIX) ? kv.getKey().substring(CATALOG_PREFIX.length()) : "";
+      // Spark's server answers get_all with prefix with the prefix STRIPPED from each key ("iceberg",
+      // "iceberg.type"; seen on 3.5.7); accept the full key too. Options of a catalog
+      // (<name>.<option>) also match the prefix; names have no dot.
+      String key = kv.getKey();
+      String rest = key.startsWith(CATALOG_PREFIX) ? key.substring(CATALOG_PREFIX.length())
+          : key.startsWith("spark.") ? "" : key;
       if (!rest.isEmpty() && rest.indexOf('.') < 0 && kv.hasValue()) catalogs.put(rest, kv.getValue());
     }
     List<String> extensions = new ArrayList<>();

@@ -40,7 +40,9 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
     /**
      * Time travel (subkind VERSION|TIMESTAMP): table (qualified), catalog, database, name, syntax
      * (e.g. FOR SYSTEM_VERSION AS OF), value, value_type (integer|string|expression), table_start/end,
-     * clause_start/end, value_start/end; or from reader options (syntax=option, option key).
+     * clause_start/end, value_start/end, table_parts (name parts as written), alias (explicit alias, empty if
+     * none) and alias_insert (where an alias would go, only without one); or from reader options
+     * (syntax=option, option key).
      */
     TIME_TRAVEL,
     /** A function named in SQL or a plan: name (lower case), written, table_valued. */

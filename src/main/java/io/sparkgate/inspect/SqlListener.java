@@ -45,7 +45,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
       for (var p : ctx.optionsClause().propertyList().property()) read.put("option." + propertyKey(p), propertyValue(p));
     }
     read.emit();
-    if (ctx.temporalClause() != null) timeTravel(ref, ctx.identifierReference(), ctx.temporalClause());
+    if (ctx.temporalClause() != null) timeTravel(ref, parts.size(), ctx);
   }
 
   @Override
@@ -110,7 +110,9 @@ final class SqlListener extends SqlBaseParserBaseListener {
 
   // ---- time travel ----------------------------------------------------------------------------------------
 
-  private void timeTravel(TableRef ref, SqlBaseParser.IdentifierReferenceContext table, SqlBaseParser.TemporalClauseContext tc) {
+  private void timeTravel(TableRef ref, int partsWritten, SqlBaseParser.TableNameContext relation) {
+    SqlBaseParser.IdentifierReferenceContext table = relation.identifierReference();
+    SqlBaseParser.TemporalClauseContext tc = relation.temporalClause();
     boolean version = tc.VERSION() != null || tc.SYSTEM_VERSION() != null;
     ParserRuleContext value = version ? tc.version() : tc.timestamp;
     StringBuilder syntax = new StringBuilder();
@@ -129,8 +131,20 @@ final class SqlListener extends SqlBaseParserBaseListener {
         .put("table_start", text.start(table)).put("table_end", text.end(table))
         .put("clause_start", text.start(tc)).put("clause_end", text.end(tc))
         .put("value_start", text.start(value)).put("value_end", text.end(value))
-        .put("source", "sql").put("where", where)
-        .emit();
+        .put("table_parts", partsWritten)
+        .put("source", "sql").put("where", where);
+    // A rewrite that changes the table name changes its implicit alias; it needs to know whether there is an
+    // explicit one, and where one would go (after any options and sample clause).
+    var alias = relation.tableAlias();
+    if (alias != null && alias.strictIdentifier() != null) {
+      b.put("alias", SqlText.unquoteIdentifier(alias.strictIdentifier().getText()));
+    } else {
+      int end = text.end(tc);
+      if (relation.optionsClause() != null) end = Math.max(end, text.end(relation.optionsClause()));
+      if (relation.sample() != null) end = Math.max(end, text.end(relation.sample()));
+      b.put("alias", "").put("alias_insert", end);
+    }
+    b.emit();
   }
 
   /** integer, string (one or more adjacent string literals) or expression (anything else). */
