@@ -9,7 +9,7 @@ import java.util.regex.Pattern;
 /**
  * A rule's message with {@code {name}} placeholders filled from the fact that matched: its attributes (e.g.
  * {@code {table}}, {@code {key}}, {@code {name}}), {@code {kind}}, {@code {subkind}} and {@code {rule}}. A
- * placeholder the fact lacks reads "?". Config values are never shown (they can be secrets).
+ * placeholder the fact lacks reads as empty. Config values are never shown (they can be secrets).
  */
 final class MessageTemplate {
   private static final Pattern PLACEHOLDER = Pattern.compile("\\{([A-Za-z_][A-Za-z0-9_.]*)}");
@@ -62,7 +62,7 @@ final class MessageTemplate {
       case "subkind" -> f == null || f == Condition.NO_WITNESS ? null : f.subkind();
       default -> f == null ? null : f.get(name);
     };
-    if (v == null || v.isEmpty()) return "?";
+    if (v == null || v.isEmpty()) return "";
     if (f != null && f.kind() == Fact.Kind.CONFIG_SET && name.equals("value")) return "<value not shown>";
     String clean = v.replaceAll("\\p{Cntrl}", " ");
     return clean.length() > MAX_VALUE ? clean.substring(0, MAX_VALUE) + "..." : clean;
