@@ -72,13 +72,13 @@ public final class PolicyCompiler {
 
   private Rule rule(YamlNode node, int index) {
     YamlNode unnamed = node.in("rule #" + (index + 1));
-    Map<String, YamlNode> m = unnamed.mapping("a rule", "name", "description", "effect", "mode", "match", "when",
-        "message", "status", "error_class", "sql_state", "rewriter");
+    Map<String, YamlNode> m = unnamed.mapping("a rule");
     if (!m.containsKey("name")) throw unnamed.error("'name' is required");
     String name = m.get("name").nonEmpty("name");
     YamlNode where = node.in("rule '" + name + "'");
     if (!NAME.matcher(name).matches()) throw where.error("name must be lower case letters, digits, '-', '_' or '.'");
-    m = where.mapping("a rule");
+    m = where.mapping("a rule", "name", "description", "effect", "mode", "match", "when", "message", "status",
+        "error_class", "sql_state", "rewriter");
     if (!m.containsKey("description")) throw where.error("'description' is required: say why the rule exists");
     String description = m.get("description").nonEmpty("description");
     if (!m.containsKey("effect")) throw where.error("'effect' is required (deny, allow, audit or rewrite)");
