@@ -1,6 +1,10 @@
 package io.sparkgate;
 
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -15,6 +19,7 @@ import io.sparkgate.config.Secret;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.CallHooks;
 import io.sparkgate.forward.ProxyRegistry;
+import io.sparkgate.policy.PolicyStage;
 import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -45,6 +50,7 @@ public final class Sparkgate implements AutoCloseable {
   private final HealthStatusManager health;
   private final ExecutorService callExecutor;
   private final AuditLog auditLog; // null when audit is off
+  private final PolicyStage policy; // null when there is no policy section
 
   private Sparkgate(
       ProxyConfig config,
@@ -53,7 +59,8 @@ public final class Sparkgate implements AutoCloseable {
       ServerTls tls,
       HealthStatusManager health,
       ExecutorService callExecutor,
-      AuditLog auditLog) {
+      AuditLog auditLog,
+      PolicyStage policy) {
     this.config = config;
     this.server = server;
     this.backend = backend;
@@ -61,6 +68,7 @@ public final class Sparkgate implements AutoCloseable {
     this.health = health;
     this.callExecutor = callExecutor;
     this.auditLog = auditLog;
+    this.policy = policy;
   }
 
   /** Starts a proxy for this configuration; the listening port is bound when this returns. */
@@ -81,6 +89,7 @@ public final class Sparkgate implements AutoCloseable {
             .build();
     ServerTls tls = null;
     AuditLog auditLog = null;
+    PolicyStage policy = null;
     // A fixed pool: request-side work (authentication, inspection, policy) runs here, off the event loops,
     // and a flood of calls cannot grow the proxy's thread count.
     ExecutorService callExecutor = Executors.newFixedThreadPool(
@@ -93,12 +102,23 @@ public final class Sparkgate implements AutoCloseable {
       HealthStatusManager health = new HealthStatusManager();
       String token = config.backend().token().map(Secret::reveal).orElse(null);
       Authentication auth = Authentication.create(config.auth());
+      List<CallHook.Factory> stages = new java.util.ArrayList<>(List.of(auth.hooks()));
+      if (config.policy().enabled()) {
+        // The profiler asks the backend as the proxy does, so it needs the backend token too.
+        Channel profiled = token == null ? backend : ClientInterceptors.intercept(backend,
+            MetadataUtils.newAttachHeadersInterceptor(bearer(token)));
+        policy = PolicyStage.start(config, profiled);
+        stages.add(policy.hook());
+      } else {
+        log.warn("no policy section in the configuration: requests are NOT checked against any policy");
+      }
+      stages.add(hooks);
       NettyServerBuilder builder =
           NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port()))
               .executor(callExecutor)
               .addService(health.getHealthService())
               // Authentication first: identity must be stamped before any later hook (policy, audit) runs.
-              .fallbackHandlerRegistry(new ProxyRegistry(backend, token, CallHooks.chain(List.of(auth.hooks(), hooks))))
+              .fallbackHandlerRegistry(new ProxyRegistry(backend, token, CallHooks.chain(stages)))
               .intercept(auth.interceptor())
               .maxInboundMessageSize(maxMessage)
               .maxConcurrentCallsPerConnection(listen.maxConcurrentStreams())
@@ -125,7 +145,7 @@ public final class Sparkgate implements AutoCloseable {
       health.setStatus(ProxyRegistry.SERVICE_NAME, ServingStatus.SERVING);
       log.info("Sparkgate listening on {}:{} ({}), forwarding to {}", listen.address(), server.getPort(),
           tls != null ? "TLS" : "plaintext", config.backend().address());
-      return new Sparkgate(config, server, backend, tls, health, callExecutor, auditLog);
+      return new Sparkgate(config, server, backend, tls, health, callExecutor, auditLog, policy);
     } catch (IOException | RuntimeException e) {
       backend.shutdownNow();
       callExecutor.shutdownNow();
@@ -134,6 +154,9 @@ public final class Sparkgate implements AutoCloseable {
       }
       if (auditLog != null) {
         auditLog.close();
+      }
+      if (policy != null) {
+        policy.close();
       }
       throw e;
     }
@@ -178,8 +201,17 @@ public final class Sparkgate implements AutoCloseable {
       if (auditLog != null) {
         auditLog.close();
       }
+      if (policy != null) {
+        policy.close();
+      }
     }
     log.info("Sparkgate stopped");
+  }
+
+  private static Metadata bearer(String token) {
+    Metadata m = new Metadata();
+    m.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+    return m;
   }
 
   private static final class CallThreadFactory implements ThreadFactory {

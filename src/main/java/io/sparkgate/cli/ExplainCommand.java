@@ -2,7 +2,12 @@ package io.sparkgate.cli;
 
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
+import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
+import io.sparkgate.policy.Decision;
+import io.sparkgate.policy.PolicyEngine;
+import io.sparkgate.policy.ProfileSource;
+import java.util.List;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionView;
@@ -27,7 +32,7 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "explain",
     mixinStandardHelpOptions = true,
-    description = "Show what Sparkgate sees in a SQL statement or a Spark Connect request (one fact per line).")
+    description = "Show what Sparkgate sees in a SQL statement or a Spark Connect request (one fact per line) and, with --policy, the decision and its rule.")
 public final class ExplainCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
@@ -55,6 +60,21 @@ public final class ExplainCommand implements Callable<Integer> {
   @Option(names = "--catalogs", split = ",", description = "Names of the backend's catalogs, comma separated.")
   String[] catalogs = new String[0];
 
+  @Option(names = "--policy", description = "Also decide with this policy file and print the deciding rule.")
+  Path policy;
+
+  @Option(names = "--principal", defaultValue = "tester", description = "Principal for --policy (default ${DEFAULT-VALUE}).")
+  String principal;
+
+  @Option(names = "--groups", split = ",", description = "Groups of the principal, comma separated.")
+  String[] groups = new String[0];
+
+  @Option(names = "--extensions", split = ",", description = "Backend spark.sql.extensions classes, comma separated.")
+  String[] extensions = new String[0];
+
+  @Option(names = "--catalog-impl", description = "A backend catalog and its class, name=class (repeatable).")
+  java.util.Map<String, String> catalogImpls = new java.util.LinkedHashMap<>();
+
   @Override
   public Integer call() throws Exception {
     SessionView session = SessionView.of(catalog, database, Set.copyOf(Arrays.asList(catalogs)));
@@ -74,6 +94,18 @@ public final class ExplainCommand implements Callable<Integer> {
       facts = inspector.inspect(method, builder.build().toByteArray(), session);
     }
     PrintWriter out = spec.commandLine().getOut();
+    if (policy != null) {
+      BackendProfile profile = new BackendProfile("", List.of(extensions), catalogImpls, catalog);
+      PolicyEngine engine = new PolicyEngine(() -> PolicyCommand.compiler().compile(policy), ProfileSource.fixed(profile));
+      facts = engine.enrich(facts);
+      for (Fact f : facts.all()) out.println(f);
+      Decision d = engine.decide(input.sql != null ? "ExecutePlan" : method, principal, List.of(groups), "", facts);
+      out.printf("decision: %s by rule '%s'%s%n", d.effect().name().toLowerCase(java.util.Locale.ROOT), d.rule(),
+          d.refused() ? ": " + d.message() : "");
+      d.shadow().forEach(x -> out.println("shadow: " + x));
+      out.flush();
+      return 0;
+    }
     for (Fact f : facts.all()) out.println(f);
     out.flush();
     return 0;

@@ -9,7 +9,8 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "A TLS-terminating, authenticating, policy-enforcing proxy for Spark Connect.",
-    subcommands = {ServeCommand.class, DevCertsCommand.class, AuditCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {ServeCommand.class, DevCertsCommand.class, AuditCommand.class, PolicyCommand.class,
+        CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

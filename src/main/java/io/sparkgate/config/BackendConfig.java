@@ -5,13 +5,18 @@ import java.util.Optional;
 /**
  * The plaintext Spark Connect server behind the proxy.
  *
+ * @param profile how the backend's profile (version, extensions, catalogs) is read and overridden
  * @param token sent as {@code authorization: Bearer} to servers started with
  *     {@code spark.connect.authenticate.token}; clients never see it
  */
-public record BackendConfig(String host, int port, Optional<Secret> token) {
+public record BackendConfig(String host, int port, Optional<Secret> token, BackendProfileConfig profile) {
+
+  public BackendConfig(String host, int port, Optional<Secret> token) {
+    this(host, port, token, BackendProfileConfig.defaults());
+  }
 
   static BackendConfig read(Node node) {
-    node.allowOnly("address", "token", "token_file");
+    node.allowOnly("address", "token", "token_file", "profile");
     String address = node.requiredString("address", "host:port of the Spark Connect server, e.g. localhost:15002");
     int colon = address.lastIndexOf(':');
     if (colon <= 0 || colon == address.length() - 1) {
@@ -37,7 +42,9 @@ public record BackendConfig(String host, int port, Optional<Secret> token) {
     if (token.isEmpty()) {
       token = node.existingFile("token_file").map(p -> new Secret(readFirstLine(node, p)));
     }
-    return new BackendConfig(host, port, token);
+    BackendProfileConfig profile =
+        node.has("profile") ? BackendProfileConfig.read(node.section("profile")) : BackendProfileConfig.defaults();
+    return new BackendConfig(host, port, token, profile);
   }
 
   public String address() {

@@ -126,6 +126,17 @@ final class Node {
     return stringList(key);
   }
 
+  /** A mapping of string keys to string values (e.g. catalog name to class). */
+  java.util.Map<String, String> stringMap(String key) {
+    Node section = section(key);
+    java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+    for (Iterator<String> it = section.json.fieldNames(); it.hasNext(); ) {
+      String name = it.next();
+      out.put(name, section.requiredString(name, "a string"));
+    }
+    return java.util.Collections.unmodifiableMap(out);
+  }
+
   /** A list of mappings, each read as its own section named {@code key[i]}. */
   List<Node> sectionList(String key) {
     JsonNode value = json.get(key);

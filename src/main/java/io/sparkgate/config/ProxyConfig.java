@@ -21,7 +21,14 @@ public record ProxyConfig(
     Optional<TlsConfig> tls,
     BackendConfig backend,
     AuthConfig auth,
-    AuditConfig audit) {
+    AuditConfig audit,
+    PolicyConfig policy) {
+
+  /** A configuration without a policy section (no policy stage). */
+  public ProxyConfig(Path source, ListenConfig listen, Optional<TlsConfig> tls, BackendConfig backend, AuthConfig auth,
+      AuditConfig audit) {
+    this(source, listen, tls, backend, auth, audit, PolicyConfig.disabled());
+  }
 
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
@@ -42,7 +49,7 @@ public record ProxyConfig(
   }
 
   static ProxyConfig read(Node root) {
-    root.allowOnly("listen", "tls", "backend", "auth", "audit");
+    root.allowOnly("listen", "tls", "backend", "auth", "audit", "policy");
     ListenConfig listen = ListenConfig.read(root.section("listen"));
     Optional<TlsConfig> tls;
     if (listen.plaintext()) {
@@ -65,6 +72,7 @@ public record ProxyConfig(
       throw root.errorAt("auth.client_cert", "needs tls.client_ca_file: only a verified client certificate names anyone");
     }
     AuditConfig audit = root.has("audit") ? AuditConfig.read(root.section("audit")) : AuditConfig.disabled();
-    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")), auth, audit);
+    PolicyConfig policy = root.has("policy") ? PolicyConfig.read(root.section("policy")) : PolicyConfig.disabled();
+    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")), auth, audit, policy);
   }
 }

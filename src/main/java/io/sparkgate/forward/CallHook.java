@@ -21,6 +21,12 @@ public interface CallHook {
     return message;
   }
 
+  /**
+   * The client has sent its last message; throw to refuse the call before the backend sees the end of the
+   * stream (e.g. a check that needs the whole stream).
+   */
+  default void onHalfClose() throws StatusException {}
+
   /** Returns the bytes to send the client for one backend message. */
   default byte[] onResponse(byte[] message) {
     return message;

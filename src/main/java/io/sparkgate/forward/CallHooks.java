@@ -41,6 +41,13 @@ public final class CallHooks {
     }
 
     @Override
+    public void onHalfClose() throws StatusException {
+      for (CallHook hook : hooks) {
+        hook.onHalfClose();
+      }
+    }
+
+    @Override
     public byte[] onResponse(byte[] message) {
       byte[] current = message;
       for (int i = hooks.size() - 1; i >= 0; i--) {

@@ -90,6 +90,19 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   @Override
   public void onHalfClose() {
+    if (isServerClosed()) {
+      return;
+    }
+    try {
+      hook.onHalfClose();
+    } catch (StatusException e) {
+      refuse(e.getStatus(), e.getTrailers());
+      return;
+    } catch (RuntimeException e) {
+      log.error("{}: end-of-stream processing failed; refusing the call", method.getBareMethodName(), e);
+      refuse(Status.INTERNAL.withDescription("Sparkgate could not process this request"), null);
+      return;
+    }
     if (startBackend()) {
       clientCall.halfClose();
     }

@@ -55,9 +55,29 @@ final class ProxyConfigTest {
     Files.writeString(certs.resolve("server.key"), "x");
     Path copy = proxyDir.resolve("sparkgate.yaml");
     Files.copy(Path.of("proxy/sparkgate.yaml"), copy);
+    Files.createDirectories(dir.resolve("policies"));
+    Files.copy(Path.of("policies/shared-server.yaml"), dir.resolve("policies/shared-server.yaml"));
     ProxyConfig config = ProxyConfig.load(copy);
     assertEquals(15003, config.listen().port());
+    assertEquals(dir.resolve("policies/shared-server.yaml"), config.policy().file().orElseThrow());
+    assertEquals("deny", config.policy().defaultEffect());
     assertEquals(certs.resolve("server.key"), config.tls().orElseThrow().keyFile());
+  }
+
+  @Test
+  void policyAndBackendProfile_parsed() throws IOException {
+    Files.writeString(dir.resolve("p.yaml"), "rules: []\n");
+    ProxyConfig config = ProxyConfig.load(write("listen:\n  port: 0\n" + TLS
+        + "backend:\n  address: localhost:15002\n  profile:\n    refresh_interval: 30s\n"
+        + "    extensions: [a.B]\n    catalogs: {iceberg: org.apache.iceberg.spark.SparkCatalog}\n"
+        + "policy:\n  file: p.yaml\n  default_effect: allow\n"));
+    assertEquals(dir.resolve("p.yaml"), config.policy().file().orElseThrow());
+    assertEquals("allow", config.policy().defaultEffect());
+    assertEquals(Duration.ofSeconds(30), config.backend().profile().refreshInterval());
+    assertEquals(java.util.List.of("a.B"), config.backend().profile().extensions().orElseThrow());
+    assertEquals("org.apache.iceberg.spark.SparkCatalog", config.backend().profile().catalogs().orElseThrow().get("iceberg"));
+    String message = error("listen:\n  port: 0\n" + TLS + BACKEND + "policy:\n  file: p.yaml\n  default_effect: maybe\n");
+    assertTrue(message.contains("policy.default_effect: must be deny or allow"), message);
   }
 
   @Test

@@ -1,0 +1,43 @@
+package io.sparkgate.policy;
+
+import io.grpc.Status;
+import java.util.List;
+
+/**
+ * The outcome of evaluating a policy on one request message.
+ *
+ * @param effect ALLOW, DENY or REWRITE (never AUDIT: audit rules only add to {@code audits})
+ * @param rule the deciding rule, or {@code "default"} when no enforced rule matched
+ * @param message for a refusal: what was refused and what to do instead
+ * @param shadow what shadow rules that matched would have decided, e.g. {@code "deny:no-udf"}
+ * @param audits names of audit rules that matched
+ */
+public record Decision(
+    Effect effect,
+    String rule,
+    String message,
+    Status.Code code,
+    String errorClass,
+    String sqlState,
+    String rewriter,
+    List<String> shadow,
+    List<String> audits) {
+
+  public static final String DEFAULT_RULE = "default";
+  static final String ERROR_CLASS = "SPARKGATE_POLICY_DENIED";
+  static final String SQL_STATE = "42501";
+
+  public Decision {
+    shadow = List.copyOf(shadow);
+    audits = List.copyOf(audits);
+  }
+
+  public boolean refused() {
+    return effect == Effect.DENY;
+  }
+
+  /** A refusal not tied to a policy rule's own message (errors, unknown profile). */
+  static Decision refusal(String rule, String message, Status.Code code, List<String> shadow, List<String> audits) {
+    return new Decision(Effect.DENY, rule, message, code, ERROR_CLASS, SQL_STATE, null, shadow, audits);
+  }
+}

@@ -1,0 +1,103 @@
+package io.sparkgate.policy;
+
+import io.grpc.Status;
+import io.sparkgate.inspect.Fact;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A compiled policy file: ordered rules and the default effect. Immutable and thread-safe. Rules are indexed
+ * by the fact kinds their condition needs, so a request is checked only against the rules that could match
+ * it (plus those with no fact requirement): the cost does not grow with rules about facts the request lacks.
+ */
+public final class Policy {
+  private final String source;
+  private final List<Rule> rules;
+  private final Effect defaultEffect;
+  private final Map<Fact.Kind, BitSet> byKind = new EnumMap<>(Fact.Kind.class);
+  private final BitSet unindexed = new BitSet();
+
+  Policy(String source, List<Rule> rules, Effect defaultEffect) {
+    if (defaultEffect != Effect.ALLOW && defaultEffect != Effect.DENY) {
+      throw new IllegalArgumentException("default must be allow or deny, got " + defaultEffect);
+    }
+    this.source = source;
+    this.rules = List.copyOf(rules);
+    this.defaultEffect = defaultEffect;
+    for (int i = 0; i < this.rules.size(); i++) {
+      Rule r = this.rules.get(i);
+      Set<Fact.Kind> kinds = r.when() == null ? Set.of() : r.when().requiredKinds();
+      if (kinds.isEmpty()) unindexed.set(i);
+      for (Fact.Kind k : kinds) byKind.computeIfAbsent(k, x -> new BitSet()).set(i);
+    }
+  }
+
+  /** Where it was read from (a file path). */
+  public String source() {
+    return source;
+  }
+
+  public Effect defaultEffect() {
+    return defaultEffect;
+  }
+
+  public List<String> ruleNames() {
+    return rules.stream().map(Rule::name).toList();
+  }
+
+  List<Rule> rules() {
+    return rules;
+  }
+
+  /**
+   * First matching enforced rule wins; shadow rules and audit rules that match are recorded and evaluation
+   * goes on. Never throws: an error in a rule is a refusal naming it.
+   */
+  Decision evaluate(EvalInput in) {
+    BitSet candidates = (BitSet) unindexed.clone();
+    for (Map.Entry<Fact.Kind, BitSet> e : byKind.entrySet()) {
+      if (in.facts().has(e.getKey())) candidates.or(e.getValue());
+    }
+    List<String> shadow = new ArrayList<>();
+    List<String> audits = new ArrayList<>();
+    for (int i = candidates.nextSetBit(0); i >= 0; i = candidates.nextSetBit(i + 1)) {
+      Rule rule = rules.get(i);
+      Fact witness;
+      try {
+        if (!rule.match().matches(in)) continue;
+        witness = rule.when() == null ? Condition.NO_WITNESS : rule.when().test(in);
+      } catch (Condition.ProfileUnknown e) {
+        if (rule.shadow() || rule.effect() == Effect.AUDIT) {
+          shadow.add("unknown:" + rule.name());
+          continue;
+        }
+        return Decision.refusal(rule.name(), "Sparkgate has not read the Spark server's profile yet (rule '"
+            + rule.name() + "' depends on it); retry in a moment.", Status.Code.UNAVAILABLE, shadow, audits);
+      } catch (RuntimeException e) {
+        return Decision.refusal(rule.name(), "Sparkgate could not evaluate policy rule '" + rule.name() + "'.",
+            Status.Code.PERMISSION_DENIED, shadow, audits);
+      }
+      if (witness == null) continue;
+      if (rule.shadow()) {
+        shadow.add(rule.effect().label() + ":" + rule.name());
+        continue;
+      }
+      if (rule.effect() == Effect.AUDIT) {
+        audits.add(rule.name());
+        continue;
+      }
+      String message = rule.message().render(rule.name(), witness);
+      return new Decision(rule.effect(), rule.name(), message, rule.code(), rule.errorClass(), rule.sqlState(),
+          rule.rewriter(), shadow, audits);
+    }
+    if (defaultEffect == Effect.ALLOW) {
+      return new Decision(Effect.ALLOW, Decision.DEFAULT_RULE, "", Status.Code.OK, null, null, null, shadow, audits);
+    }
+    return Decision.refusal(Decision.DEFAULT_RULE, "No rule of the policy allows this request (the default is deny).",
+        Status.Code.PERMISSION_DENIED, shadow, audits);
+  }
+}

@@ -1,0 +1,69 @@
+package io.sparkgate.policy;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.grpc.Channel;
+import io.sparkgate.config.BackendProfileConfig;
+import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.forward.CallHook;
+import io.sparkgate.inspect.BackendProfile;
+import io.sparkgate.inspect.BackendProfiler;
+import io.sparkgate.inspect.Inspector;
+import io.sparkgate.inspect.SessionTracker;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * The running policy stage of a proxy: the policy store (hot reload), the backend profile (read at start
+ * and periodically, retried in the background while the backend is down), and the per-call hook.
+ */
+public final class PolicyStage implements AutoCloseable {
+  private final ScheduledExecutorService scheduler;
+  private final PolicyHook hook;
+  private final PolicyStore store;
+
+  private PolicyStage(ScheduledExecutorService scheduler, PolicyHook hook, PolicyStore store) {
+    this.scheduler = scheduler;
+    this.hook = hook;
+    this.store = store;
+  }
+
+  /** Loads the policy (throws PolicyException if it does not compile) and starts reloading and profiling. */
+  public static PolicyStage start(ProxyConfig config, Channel backend) {
+    var rewriters = RequestRewriters.builtIn();
+    PolicyStore store = new PolicyStore(config.policy().file().orElseThrow(),
+        new PolicyCompiler(Effect.valueOf(config.policy().defaultEffect().toUpperCase(java.util.Locale.ROOT)),
+            rewriters.keySet()));
+    BackendProfileConfig pc = config.backend().profile();
+    BackendProfiler profiler = new BackendProfiler(backend, "sparkgate-profiler", 10_000);
+    ProfileSource profiles = new ProfileSource(profiler::read, new ProfileSource.Overrides(pc.sparkVersion().orElse(null),
+        pc.extensions().orElse(null), pc.catalogs().orElse(null), pc.defaultCatalog().orElse(null)));
+    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "sparkgate-policy");
+      t.setDaemon(true);
+      return t;
+    });
+    profiles.start(scheduler, pc.refreshInterval());
+    store.start(scheduler, config.policy().reloadInterval());
+    SessionTracker sessions = new SessionTracker(() -> {
+      BackendProfile p = profiles.current();
+      return p == null ? BackendProfile.UNKNOWN : p;
+    }, Duration.ofHours(2), Ticker.systemTicker());
+    PolicyEngine engine = new PolicyEngine(store::current, profiles);
+    PolicyHook hook = new PolicyHook(new Inspector(), sessions, engine, rewriters, config.audit().includeLiterals());
+    return new PolicyStage(scheduler, hook, store);
+  }
+
+  public CallHook.Factory hook() {
+    return hook;
+  }
+
+  public PolicyStore store() {
+    return store;
+  }
+
+  @Override
+  public void close() {
+    scheduler.shutdownNow();
+  }
+}

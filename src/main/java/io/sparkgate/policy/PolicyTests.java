@@ -1,0 +1,198 @@
+package io.sparkgate.policy;
+
+import io.sparkgate.inspect.BackendProfile;
+import io.sparkgate.inspect.Fact;
+import io.sparkgate.inspect.Facts;
+import io.sparkgate.inspect.Inspector;
+import io.sparkgate.inspect.SessionView;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Runs the test files that sit beside policy files ({@code <name>_test.yaml} tests {@code <name>.yaml}):
+ * each case describes a request and who sends it, and the decision (and rule) expected. A case's request is
+ * built as a client would build it and goes through the real inspector, enrichment and evaluation.
+ */
+public final class PolicyTests {
+  private final Inspector inspector = new Inspector();
+  private final PolicyCompiler compiler;
+
+  public PolicyTests(PolicyCompiler compiler) {
+    this.compiler = compiler;
+  }
+
+  public static PolicyTests withBuiltInRewriters() {
+    return new PolicyTests(new PolicyCompiler(Effect.DENY, RequestRewriters.builtIn().keySet()));
+  }
+
+  /** Totals of a run. */
+  public record Summary(int passed, int failed) {
+    public boolean ok() {
+      return failed == 0;
+    }
+  }
+
+  /** Runs every {@code *_test.yaml} in a directory, printing one line per case. */
+  public Summary runDirectory(Path dir, PrintWriter out) {
+    List<Path> files;
+    try (Stream<Path> s = Files.list(dir)) {
+      files = s.filter(p -> p.getFileName().toString().endsWith("_test.yaml")).sorted().toList();
+    } catch (IOException e) {
+      throw new PolicyException(dir + ": cannot list: " + e.getMessage(), e);
+    }
+    int passed = 0;
+    int failed = 0;
+    for (Path f : files) {
+      Summary s = runFile(f, out);
+      passed += s.passed();
+      failed += s.failed();
+    }
+    out.printf("%d passed, %d failed (%d test files)%n", passed, failed, files.size());
+    return new Summary(passed, failed);
+  }
+
+  public Summary runFile(Path testFile, PrintWriter out) {
+    String name = testFile.getFileName().toString();
+    YamlNode root;
+    try {
+      root = YamlNode.parse(testFile.toString(), new StringReader(Files.readString(testFile, StandardCharsets.UTF_8)));
+    } catch (IOException e) {
+      throw new PolicyException(testFile + ": cannot read: " + e.getMessage(), e);
+    }
+    Map<String, YamlNode> top = root.mapping("a policy test file", "policy", "backend", "cases");
+    Path policyFile = testFile.resolveSibling(top.containsKey("policy") ? top.get("policy").nonEmpty("policy")
+        : name.substring(0, name.length() - "_test.yaml".length()) + ".yaml");
+    Policy policy = compiler.compile(policyFile);
+    BackendProfile fileProfile = top.containsKey("backend") ? profile(top.get("backend")) : BackendProfile.UNKNOWN;
+    if (!top.containsKey("cases")) throw root.error("'cases' is required");
+    int passed = 0;
+    int failed = 0;
+    int i = 0;
+    for (YamlNode c : top.get("cases").sequence("cases")) {
+      i++;
+      String label = testFile.getFileName() + ":" + c.line();
+      String failure;
+      String caseName = "case #" + i;
+      try {
+        Map<String, YamlNode> m = c.mapping("a test case", "name", "rpc", "principal", "groups", "tenant", "sql",
+            "config_set", "config_get", "artifact", "facts", "catalog", "database", "backend", "expect", "rule");
+        caseName = m.containsKey("name") ? m.get("name").nonEmpty("name") : caseName;
+        failure = runCase(m, c.in("case '" + caseName + "'"), policy, fileProfile);
+      } catch (PolicyException e) {
+        failure = "invalid case: " + e.getMessage();
+      }
+      if (failure == null) {
+        passed++;
+        out.printf("PASS %s %s%n", label, caseName);
+      } else {
+        failed++;
+        out.printf("FAIL %s %s: %s%n", label, caseName, failure);
+      }
+    }
+    out.flush();
+    return new Summary(passed, failed);
+  }
+
+  /** Null when the case passes, else what went wrong. */
+  private String runCase(Map<String, YamlNode> m, YamlNode where, Policy policy, BackendProfile fileProfile) {
+    if (!m.containsKey("expect")) throw where.error("'expect' is required (allow, deny or rewrite)");
+    String expect = m.get("expect").nonEmpty("expect");
+    String principal = m.containsKey("principal") ? m.get("principal").nonEmpty("principal") : "tester";
+    List<String> groups = m.containsKey("groups") ? m.get("groups").strings("groups") : List.of();
+    String tenant = m.containsKey("tenant") ? m.get("tenant").nonEmpty("tenant") : "";
+    BackendProfile profile = fileProfile;
+    if (m.containsKey("backend")) {
+      YamlNode b = m.get("backend");
+      profile = b.isScalar() && b.scalar("backend").equals("unknown") ? null : profile(b);
+    }
+    SessionView session = (profile == null ? BackendProfile.UNKNOWN : profile).freshSession();
+    if (m.containsKey("catalog") || m.containsKey("database")) {
+      session = new SessionView.Fixed(m.containsKey("catalog") ? m.get("catalog").nonEmpty("catalog") : session.currentCatalog(),
+          m.containsKey("database") ? m.get("database").nonEmpty("database") : "default",
+          (profile == null ? BackendProfile.UNKNOWN : profile).catalogNames(), null);
+    }
+    String rpc;
+    byte[] request;
+    int inputs = 0;
+    if (m.containsKey("sql")) {
+      inputs++;
+      rpc = "ExecutePlan";
+      request = TestRequest.sql(m.get("sql").nonEmpty("sql"), principal);
+    } else if (m.containsKey("config_set")) {
+      inputs++;
+      rpc = "Config";
+      Map<String, String> pairs = new LinkedHashMap<>();
+      m.get("config_set").mapping("config_set").forEach((k, v) -> pairs.put(k, v.scalar("config_set." + k)));
+      request = TestRequest.configSet(pairs, principal);
+    } else if (m.containsKey("config_get")) {
+      inputs++;
+      rpc = "Config";
+      request = TestRequest.configGet(m.get("config_get").strings("config_get"), principal);
+    } else if (m.containsKey("artifact")) {
+      inputs++;
+      rpc = "AddArtifacts";
+      request = TestRequest.artifact(m.get("artifact").nonEmpty("artifact"), principal);
+    } else {
+      rpc = "ExecutePlan";
+      request = TestRequest.bare(principal);
+    }
+    if (m.containsKey("rpc")) rpc = m.get("rpc").nonEmpty("rpc");
+    Facts facts;
+    if (m.containsKey("facts")) {
+      if (inputs > 0) throw where.error("give either facts or a request (sql, config_set, config_get, artifact)");
+      facts = inspector.inspect(rpc, request, session).plus(facts(m.get("facts")));
+    } else {
+      if (inputs > 1) throw where.error("give one of sql, config_set, config_get, artifact");
+      facts = inspector.inspect(rpc, request, session, inspector.newArtifactTracker());
+    }
+    ProfileSource source = profile == null ? new ProfileSource(() -> {
+      throw new IllegalStateException("unknown");
+    }, ProfileSource.Overrides.NONE) : ProfileSource.fixed(profile);
+    PolicyEngine engine = new PolicyEngine(() -> policy, source);
+    Decision d = engine.decide(rpc, principal, groups, tenant, engine.enrich(facts));
+    String got = d.effect().label();
+    if (!got.equals(expect)) {
+      return "expected " + expect + ", got " + got + " by rule '" + d.rule() + "'"
+          + (d.refused() ? " (" + d.message() + ")" : "") + "; facts:\n    " + facts.toString().strip().replace("\n", "\n    ");
+    }
+    if (m.containsKey("rule") && !m.get("rule").nonEmpty("rule").equals(d.rule())) {
+      return "expected rule '" + m.get("rule").scalar("rule") + "', got '" + d.rule() + "'";
+    }
+    return null;
+  }
+
+  private static Facts facts(YamlNode node) {
+    List<Fact> out = new ArrayList<>();
+    for (YamlNode f : node.sequence("facts")) {
+      Map<String, YamlNode> m = f.mapping("a fact", "kind", "subkind", "attrs");
+      Fact.Kind kind;
+      try {
+        kind = Fact.Kind.valueOf(m.get("kind") == null ? "" : m.get("kind").nonEmpty("kind"));
+      } catch (IllegalArgumentException e) {
+        throw f.error("kind must be one of " + List.of(Fact.Kind.values()));
+      }
+      Map<String, String> attrs = new LinkedHashMap<>();
+      if (m.containsKey("attrs")) m.get("attrs").mapping("attrs").forEach((k, v) -> attrs.put(k, v.scalar(k)));
+      out.add(new Fact(kind, m.containsKey("subkind") ? m.get("subkind").scalar("subkind") : "", attrs));
+    }
+    return Facts.of(out);
+  }
+
+  static BackendProfile profile(YamlNode node) {
+    Map<String, YamlNode> m = node.mapping("backend", "spark_version", "extensions", "catalogs", "default_catalog");
+    Map<String, String> catalogs = new LinkedHashMap<>();
+    if (m.containsKey("catalogs")) m.get("catalogs").mapping("catalogs").forEach((k, v) -> catalogs.put(k, v.nonEmpty(k)));
+    return new BackendProfile(m.containsKey("spark_version") ? m.get("spark_version").scalar("spark_version") : "",
+        m.containsKey("extensions") ? m.get("extensions").strings("extensions") : List.of(), catalogs,
+        m.containsKey("default_catalog") ? m.get("default_catalog").nonEmpty("default_catalog") : null);
+  }
+}

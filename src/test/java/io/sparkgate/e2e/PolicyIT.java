@@ -1,0 +1,152 @@
+package io.sparkgate.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkgate.Sparkgate;
+import io.sparkgate.config.ProxyConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.List;
+import java.util.jar.JarOutputStream;
+import java.util.zip.ZipEntry;
+import org.apache.spark.api.java.function.ForeachFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The shipped shared-server policy in front of a real Spark 4.0 server, driven by the real JVM client: code
+ * execution and local-file access are refused with an error the user can read (rule name, SQLSTATE 42501),
+ * and ordinary work, including a result large enough to need ReattachExecute, passes.
+ */
+@ExtendWith(SparkServerExtension.class)
+class PolicyIT {
+  @TempDir static Path dir;
+  private static Sparkgate proxy;
+  private static SparkSession spark;
+
+  @BeforeAll
+  static void start(SparkConnectServerProcess server) throws Exception {
+    Path policy = Path.of("policies", "shared-server.yaml").toAbsolutePath();
+    Path config = dir.resolve("sparkgate.yaml");
+    Files.writeString(config, String.join("\n",
+        "listen: {address: 127.0.0.1, port: 0, plaintext: true}",
+        "backend: {address: '127.0.0.1:" + server.port() + "'}",
+        "policy: {file: '" + policy + "'}", ""));
+    proxy = Sparkgate.start(ProxyConfig.load(config));
+    spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (spark != null) {
+      spark.close();
+    }
+    if (proxy != null) {
+      proxy.close();
+    }
+  }
+
+  private static String refused(String rule, Executable action) {
+    Exception e = assertThrows(Exception.class, action);
+    String shown = e.getMessage();
+    System.out.println("client shows (" + e.getClass().getName() + "): " + shown);
+    assertTrue(shown != null && shown.contains("[SPARKGATE_POLICY_DENIED]"), shown);
+    assertTrue(shown.contains("rule '" + rule + "'"), shown);
+    assertTrue(shown.contains("SQLSTATE: 42501"), shown);
+    return shown;
+  }
+
+  @Test
+  void javaLambdaUdfIsRefused() {
+    var plusOne = functions.udf((UDF1<Long, Long>) x -> x + 1, DataTypes.LongType);
+    String shown = refused("no-user-code", () -> spark.range(3).select(plusOne.apply(functions.col("id"))).collectAsList());
+    assertTrue(shown.contains("built-in functions"), shown);
+  }
+
+  @Test
+  void foreachIsRefused() {
+    refused("no-user-code", () -> spark.range(3).foreach((ForeachFunction<Long>) x -> { }));
+  }
+
+  @Test
+  void addArtifactIsRefused() throws Exception {
+    Path jar = dir.resolve("evil.jar");
+    try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
+      out.putNextEntry(new ZipEntry("x.txt"));
+      out.write("x".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      out.closeEntry();
+    }
+    refused("no-artifacts", () -> spark.addArtifact(jar.toString()));
+  }
+
+  @Test
+  void allowDestLocalConfigIsRefused() {
+    refused("no-dangerous-config", () -> spark.conf().set("spark.sql.artifact.copyFromLocalToFs.allowDestLocal", "true"));
+  }
+
+  @Test
+  void reflectIsRefused() {
+    refused("no-reflection", () -> spark.sql("SELECT reflect('java.lang.System','getProperty','user.home')").collectAsList());
+  }
+
+  @Test
+  void readingALocalFileIsRefused() {
+    refused("no-local-paths", () -> spark.read().text("/etc/hostname").collectAsList());
+  }
+
+  @Test
+  void ordinaryWorkPasses() {
+    spark.conf().set("spark.sql.shuffle.partitions", "4");
+    assertEquals("4", spark.conf().get("spark.sql.shuffle.partitions"));
+    List<Row> rows = spark.sql("SELECT id % 3 AS k, count(*) AS n FROM range(30) GROUP BY k ORDER BY k").collectAsList();
+    assertEquals(3, rows.size());
+    Dataset<Row> left = spark.range(100).filter(functions.col("id").gt(49)).withColumn("k", functions.col("id").mod(5));
+    Dataset<Row> counts = left.groupBy("k").count();
+    assertEquals(5, counts.join(left, "k").select("k").distinct().count());
+    StructType schema = new StructType().add("name", DataTypes.StringType).add("n", DataTypes.IntegerType);
+    Dataset<Row> people = spark.createDataFrame(List.of(RowFactory.create("a", 1), RowFactory.create("b", 2)), schema);
+    people.createOrReplaceTempView("people");
+    assertEquals(3L, spark.sql("SELECT sum(n) FROM people").collectAsList().get(0).getLong(0));
+    assertEquals(schema.fieldNames().length, spark.table("people").schema().fields().length);
+    spark.table("people").explain();
+  }
+
+  @Test
+  void aRefusalLeavesTheSessionUsable() {
+    refused("no-reflection", () -> spark.sql("SELECT java_method('java.lang.System','getenv')").collectAsList());
+    assertEquals(10L, spark.range(10).count());
+  }
+
+  @Test
+  void largeResultPasses(SparkConnectServerProcess server) throws Exception {
+    long reattachesBefore = server.reattachCount();
+    long rows = 2_000_000L;
+    long count = 0;
+    Iterator<Row> it = spark.range(rows).selectExpr("id", "repeat('x', 16) AS pad").toLocalIterator();
+    try {
+      while (it.hasNext()) {
+        it.next();
+        count++;
+      }
+    } finally {
+      ((AutoCloseable) it).close();
+    }
+    assertEquals(rows, count);
+    assertTrue(server.reattachCount() > reattachesBefore, "the result should have needed ReattachExecute");
+  }
+}
