@@ -78,7 +78,16 @@ public final class PolicyHook implements CallHook.Factory {
           case REWRITE -> {
             RequestRewriter r = rewriters.get(d.rewriter());
             if (r == null) throw refuse(PolicyEngine.internalError());
-            RequestRewriter.Result result = r.rewrite(message, facts, engine.profile(), view);
+            RequestRewriter.Result result;
+            try {
+              result = r.rewrite(message, facts, engine.profile(), view);
+            } catch (StatusException cannot) {
+              // What the rewriter cannot rewrite safely is refused under the same rule, Spark-style.
+              Decision refused = d.refusedBecause(cannot.getStatus());
+              evidence.put("decision", refused.effect().label());
+              evidence.put("refusal", Refusals.text(refused));
+              throw Refusals.toException(refused);
+            }
             evidence.add("rewrites", Map.of("rule", d.rule(), "rewriter", d.rewriter(), "change", result.description()));
             allowed(facts);
             return result.request();

@@ -2,6 +2,7 @@ package io.sparkgate.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,35 +13,23 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.sparkgate.Sparkgate;
 import io.sparkgate.TestProxies;
-import io.sparkgate.config.AuditConfig;
-import io.sparkgate.config.AuthConfig;
-import io.sparkgate.config.BackendConfig;
-import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.BackendProfiler;
 import io.sparkgate.inspect.Fact;
-import io.sparkgate.inspect.Inspector;
-import io.sparkgate.inspect.InspectorConfig;
-import io.sparkgate.inspect.SessionView;
-import io.sparkgate.lakehouse.MixedTableFormats;
-import io.sparkgate.lakehouse.RefusedException;
 import io.sparkgate.lakehouse.Rewrite;
-import io.sparkgate.lakehouse.TimeTravelRefusals;
-import io.sparkgate.lakehouse.TimeTravelRequestRewriter;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,10 +38,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The mixed-extension time-travel rule on a REAL Spark 3.5.7 + Hudi 1.2.0 + Iceberg 1.10.0 server, driven with
- * requests built from the protos. Two proxies in front of it: one whose hook applies
- * {@link TimeTravelRequestRewriter} (the policy's {@code rewrite} effect), one that refuses Iceberg SQL time
- * travel with {@link TimeTravelRefusals}' message (the policy's deny path). The policy engine replaces this
- * hook wiring later; what is proven here is what the server does with each form.
+ * requests built from the protos. Two proxies in front of it, both running the shipped
+ * {@code policies/mixed-lakehouse.yaml} through the policy engine: one as shipped (Iceberg SQL time travel
+ * refused with FAILED_PRECONDITION and the working alternative), one with the rule's effect switched to
+ * {@code rewrite} (time travel rewritten to the {@code snapshot_id_}/{@code at_timestamp_} table forms).
  */
 @ExtendWith(MixedLakehouseServerExtension.class)
 class MixedLakehouseIT {
@@ -67,7 +56,8 @@ class MixedLakehouseIT {
   private static ConnectRequests viaRewrite;
   private static ConnectRequests viaRefuse;
   private static BackendProfile profile;
-  private static final List<Rewrite> rewrites = Collections.synchronizedList(new ArrayList<>());
+  /** SQL the rewriting proxy forwarded with a snapshot_id_/at_timestamp_ table form, i.e. rewritten by policy. */
+  private static final List<String> rewrites = Collections.synchronizedList(new ArrayList<>());
   private static final List<String> forwardedByRefuseProxy = Collections.synchronizedList(new ArrayList<>());
 
   /** Iceberg snapshots in commit order: id and commit time (epoch millis). */
@@ -77,46 +67,21 @@ class MixedLakehouseIT {
   static void start(MixedLakehouseServerExtension.MixedServer server) throws Exception {
     directChannel = channel(server.process().port());
     profile = new BackendProfiler(directChannel, "sparkgate-profiler", 30_000).read();
-    SessionView session = new SessionView.Fixed(profile.defaultCatalog(), "default", profile.catalogNames(), "UTC");
-    Inspector inspector = new Inspector();
-    TimeTravelRequestRewriter rewriter = new TimeTravelRequestRewriter(inspector, InspectorConfig.DEFAULTS.maxDepth());
 
-    CallHook.Factory rewriting = (method, headers) -> {
-      String name = method.getBareMethodName();
-      if (!"ExecutePlan".equals(name) && !"AnalyzePlan".equals(name)) return CallHook.PASS_THROUGH;
-      return new CallHook() {
-        @Override
-        public byte[] onRequest(byte[] message) throws StatusException {
-          try {
-            TimeTravelRequestRewriter.Rewritten r = rewriter.rewrite(message, name, session, profile);
-            rewrites.addAll(r.rewrites());
-            return r.request();
-          } catch (RefusedException e) {
-            throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asException();
-          }
-        }
-      };
-    };
-    CallHook.Factory refusing = (method, headers) -> new CallHook() {
-      @Override
-      public byte[] onRequest(byte[] message) throws StatusException {
-        List<Fact> blocked = MixedTableFormats.blocked(inspector.inspect(method.getFullMethodName(), message, session), profile);
-        if (!blocked.isEmpty()) {
-          throw Status.FAILED_PRECONDITION.withDescription(TimeTravelRefusals.message(blocked.get(0), "UTC", null))
-              .asException();
-        }
-        if ("ExecutePlan".equals(method.getBareMethodName())) {
-          try {
-            forwardedByRefuseProxy.add(ExecutePlanRequest.parseFrom(message).getPlan().getRoot().getSql().getQuery());
-          } catch (java.io.IOException e) {
-            throw Status.INTERNAL.withCause(e).asException();
-          }
-        }
-        return message;
-      }
-    };
-    rewriteProxy = TestProxies.start(proxyConfig(server.process().port()), rewriting);
-    refuseProxy = TestProxies.start(proxyConfig(server.process().port()), refusing);
+    // Both proxies run the shipped policies/mixed-lakehouse.yaml through the policy engine (which reads the
+    // backend profile itself); the rewriting one has its time-travel rule switched to effect: rewrite.
+    // A recorder after the policy stage sees exactly what is forwarded to the server.
+    Path dir = Files.createDirectories(Path.of("target", "e2e", "mixed-" + java.util.UUID.randomUUID())).toAbsolutePath();
+    Path shipped = Path.of("policies", "mixed-lakehouse.yaml").toAbsolutePath();
+    String refusing = Files.readString(shipped);
+    String rewriting = refusing.replaceFirst("effect: deny\\n    status: failed_precondition",
+        "effect: rewrite\n    rewriter: iceberg_time_travel\n    status: failed_precondition");
+    assertNotEquals(refusing, rewriting, "the shipped time-travel rule changed shape");
+    Path rewritePolicy = Files.writeString(dir.resolve("mixed-lakehouse-rewrite.yaml"), rewriting);
+    rewriteProxy = TestProxies.start(proxyConfig(dir, "rewrite", server.process().port(), rewritePolicy),
+        recorder(rewrites));
+    refuseProxy = TestProxies.start(proxyConfig(dir, "refuse", server.process().port(), shipped),
+        recorder(forwardedByRefuseProxy));
     rewriteChannel = channel(rewriteProxy.port());
     refuseChannel = channel(refuseProxy.port());
     direct = new ConnectRequests(directChannel, "direct");
@@ -146,11 +111,34 @@ class MixedLakehouseIT {
     if (refuseProxy != null) refuseProxy.close();
   }
 
-  private static ProxyConfig proxyConfig(int backendPort) {
-    ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, 64 * 1024 * 1024, 100, Duration.ofSeconds(5),
-        Duration.ofMinutes(1), Duration.ofSeconds(2));
-    return new ProxyConfig(Path.of("mixed-lakehouse-it.yaml"), listen, Optional.empty(),
-        new BackendConfig("127.0.0.1", backendPort, Optional.empty()), AuthConfig.disabled(), AuditConfig.disabled());
+  private static ProxyConfig proxyConfig(Path dir, String name, int backendPort, Path policy) throws Exception {
+    Path file = dir.resolve(name + ".yaml");
+    Files.writeString(file, String.join("\n",
+        "listen: {address: 127.0.0.1, port: 0, plaintext: true, max_inbound_message_size: 64MiB}",
+        "backend: {address: '127.0.0.1:" + backendPort + "'}",
+        "policy: {file: '" + policy + "'}",
+        ""));
+    return ProxyConfig.load(file);
+  }
+
+  /** Records the SQL of ExecutePlan requests as forwarded (after the policy stage). */
+  private static CallHook.Factory recorder(List<String> into) {
+    return (method, headers) -> new CallHook() {
+      @Override
+      public byte[] onRequest(byte[] message) throws StatusException {
+        if ("ExecutePlan".equals(method.getBareMethodName())) {
+          try {
+            String sql = ExecutePlanRequest.parseFrom(message).getPlan().getRoot().getSql().getQuery();
+            if (into != rewrites || sql.contains(".snapshot_id_") || sql.contains(".at_timestamp_")) {
+              into.add(sql);
+            }
+          } catch (java.io.IOException e) {
+            throw Status.INTERNAL.withCause(e).asException();
+          }
+        }
+        return message;
+      }
+    };
   }
 
   private static ManagedChannel channel(int port) {
