@@ -146,13 +146,14 @@ final class BadInputTest {
   @Test
   void thousandStreamsThenVanish_backendCallsCancelled_threadsAndDirectMemoryBackToBaseline() throws Exception {
     backend.streamCount = Integer.MAX_VALUE;
-    // A first round warms pools and lazily created threads, so the baseline is the proxy's steady state.
+    // Two first rounds warm pools and lazily created threads, so the baseline is the proxy's steady state.
     vanishWithStreams(1000, 1000);
+    vanishWithStreams(1000, 2000);
     long threadsBefore = settledThreadCount();
     long directBefore = directMemoryUsed();
 
-    vanishWithStreams(1000, 2000);
     vanishWithStreams(1000, 3000);
+    vanishWithStreams(1000, 4000);
 
     long threadsAfter = settledThreadCount();
     long directAfter = directMemoryUsed();
