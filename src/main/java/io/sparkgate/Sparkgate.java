@@ -147,17 +147,7 @@ public final class Sparkgate implements AutoCloseable {
           tls != null ? "TLS" : "plaintext", config.backend().address());
       return new Sparkgate(config, server, backend, tls, health, callExecutor, auditLog, policy);
     } catch (IOException | RuntimeException e) {
-      backend.shutdownNow();
-      callExecutor.shutdownNow();
-      if (tls != null) {
-        tls.close();
-      }
-      if (auditLog != null) {
-        auditLog.close();
-      }
-      if (policy != null) {
-        policy.close();
-      }
+      release(backend, callExecutor, tls, auditLog, policy);
       throw e;
     }
   }
@@ -193,19 +183,25 @@ public final class Sparkgate implements AutoCloseable {
       Thread.currentThread().interrupt();
     } finally {
       server.shutdownNow();
-      callExecutor.shutdownNow();
-      backend.shutdownNow();
-      if (tls != null) {
-        tls.close();
-      }
-      if (auditLog != null) {
-        auditLog.close();
-      }
-      if (policy != null) {
-        policy.close();
-      }
+      release(backend, callExecutor, tls, auditLog, policy);
     }
     log.info("Sparkgate stopped");
+  }
+
+  /** Releases what start() built besides the server; the audit log last, so that it gets every record. */
+  private static void release(ManagedChannel backend, ExecutorService callExecutor, ServerTls tls, AuditLog auditLog,
+      PolicyStage policy) {
+    callExecutor.shutdownNow();
+    backend.shutdownNow();
+    if (tls != null) {
+      tls.close();
+    }
+    if (policy != null) {
+      policy.close();
+    }
+    if (auditLog != null) {
+      auditLog.close();
+    }
   }
 
   private static Metadata bearer(String token) {
