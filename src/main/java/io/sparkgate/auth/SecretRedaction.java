@@ -6,24 +6,22 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.sparkgate.forward.CallHook;
+import io.sparkgate.inspect.Fact;
+import io.sparkgate.inspect.Inspector;
+import io.sparkgate.inspect.SessionView;
 import io.sparkgate.proto.spark.ConfigRequest;
 import io.sparkgate.proto.spark.ConfigResponse;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.KeyValue;
 import io.sparkgate.proto.spark.Plan;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Keeps secrets in the server's configuration (above all {@code spark.connect.authenticate.token}, the
  * backend's own credential) from reaching clients: Config RPC reads have their values redacted, and a
- * bare {@code SET <secret key>} SQL statement is refused before it runs.
- *
- * <p>Known gap, left to the plan-inspection work: SQL reaching the server in other shapes (a SET inside a
- * multi-statement script, behind comments, in a compressed plan, or {@code SET} / {@code SET -v} listings,
- * which Spark redacts only with its own {@code spark.redaction.regex}) is not examined here; this class
- * deliberately does not parse SQL.
+ * SQL {@code SET <secret key>} read is refused before it runs, wherever it sits in the statement (SQL is
+ * read with Spark's grammar by the inspector), and so are the listings {@code SET} and {@code SET -v}: Spark
+ * redacts those only with its own {@code spark.redaction.regex}, which does not know our patterns.
  */
 final class SecretRedaction implements CallHook.Factory {
   private static final Set<ConfigRequest.Operation.OpTypeCase> READS =
@@ -32,9 +30,7 @@ final class SecretRedaction implements CallHook.Factory {
           ConfigRequest.Operation.OpTypeCase.GET_ALL,
           ConfigRequest.Operation.OpTypeCase.GET_OPTION,
           ConfigRequest.Operation.OpTypeCase.GET_WITH_DEFAULT);
-  /** {@code SET key} with no value: reads one conf. Keys in backquotes are unwrapped. */
-  private static final Pattern SET_READ = Pattern.compile("(?is)\\s*SET\\s+`?([^\\s=;`]+)`?\\s*;?\\s*");
-
+  private final Inspector inspector = new Inspector();
   private final SecretPatterns secrets;
 
   SecretRedaction(SecretPatterns secrets) {
@@ -114,11 +110,19 @@ final class SecretRedaction implements CallHook.Factory {
     if (sql == null) {
       return;
     }
-    Matcher m = SET_READ.matcher(sql);
-    if (m.matches() && !m.group(1).equals("-v") && secrets.isSecret(m.group(1))) {
-      throw Status.PERMISSION_DENIED
-          .withDescription("reading the secret setting " + JwtVerifier.printable(m.group(1)) + " is not allowed")
-          .asException();
+    for (Fact read : inspector.inspectSql(sql, SessionView.DEFAULT).ofKind(Fact.Kind.CONFIG_READ)) {
+      String key = read.get("key");
+      if ("*".equals(key)) {
+        throw Status.PERMISSION_DENIED
+            .withDescription("listing all settings (SET, SET -v) is not allowed through Sparkgate: "
+                + "read the settings you need by name, e.g. spark.conf.get(\"spark.sql.shuffle.partitions\")")
+            .asException();
+      }
+      if (secrets.isSecret(key)) {
+        throw Status.PERMISSION_DENIED
+            .withDescription("reading the secret setting " + JwtVerifier.printable(key) + " is not allowed")
+            .asException();
+      }
     }
   }
 }

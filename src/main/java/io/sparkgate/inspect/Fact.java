@@ -51,6 +51,8 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
     CONFIG_SET,
     /** key ({@code *} for a bare RESET). */
     CONFIG_UNSET,
+    /** A config read through SQL: key for {@code SET key}, {@code *} for the listings {@code SET} and {@code SET -v}. */
+    CONFIG_READ,
     /** SQL ADD JAR|FILE|ARCHIVE (subkind jar|file|archive): path (each path one fact). */
     ADD_RESOURCE,
     /** CREATE FUNCTION name AS 'class' [USING JAR 'x', ...]: name, class_name, resources. */

@@ -221,7 +221,12 @@ final class SqlListener extends SqlBaseParserBaseListener {
   public void enterSetConfiguration(SqlBaseParser.SetConfigurationContext ctx) {
     String rest = stripSemicolons(text.remainder(ctx.SET().getSymbol()).strip());
     int eq = rest.indexOf('=');
-    if (eq < 0) return; // SET, SET -v, SET key: these only read configuration
+    if (eq < 0) {
+      // SET key reads one setting; SET and SET -v list them all.
+      String key = rest.isEmpty() || rest.equals("-v") ? "*" : SqlText.unquoteIdentifier(rest);
+      sink.fact(Fact.Kind.CONFIG_READ, "sql").put("key", key).put("where", where).emit();
+      return;
+    }
     configSet(rest.substring(0, eq).strip(), rest.substring(eq + 1).strip());
   }
 

@@ -124,6 +124,7 @@ final class SecretRedactionTest {
   @Test
   void sqlSet_readingSecret_refused() {
     for (Plan plan : new Plan[] {sql("SET spark.connect.authenticate.token"), sql("  set `my.db.password` ;"),
+        sql("/* comment */ SET my.api.credential"), sql("SET"), sql("set -v"),
         Plan.newBuilder().setCommand(Command.newBuilder().setSqlCommand(SqlCommand.newBuilder()
             .setInput(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SET fs.s3a.secret.key"))))).build()}) {
       StatusException e = assertThrows(StatusException.class, () -> execute(plan));
