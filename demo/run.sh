@@ -167,6 +167,8 @@ cat <<EOF
       SparkSession.builder().remote("$url").getOrCreate()
 
     Logs: target/demo/sparkgate.log, target/demo/spark-server.log
+    Audit log: target/demo/audit.jsonl (check it: java -jar target/sparkgate.jar audit verify target/demo/audit.jsonl)
+    Policy: policies/shared-server.yaml (try spark.sql("SELECT reflect('java.lang.System','getenv')") to see a refusal)
     Press Ctrl-C to stop Sparkgate and the Spark Connect server.
 EOF
 
