@@ -86,6 +86,11 @@ public final class BenchProtocol {
     });
   }
 
+  /** The canned batch for micro-benchmarks outside this package. */
+  public static byte[] batchForBench(int dataBytes) {
+    return batch(dataBytes).clone();
+  }
+
   /** Messages as byte arrays, unchanged. */
   public static final class RawMarshaller implements MethodDescriptor.Marshaller<byte[]> {
     public static final RawMarshaller INSTANCE = new RawMarshaller();

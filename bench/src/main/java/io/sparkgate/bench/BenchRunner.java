@@ -34,6 +34,8 @@ public final class BenchRunner {
   static final String STREAM = "nginx-stream";
   static final String FULL = "sparkgate-full";
   static final String TLS = "sparkgate-tls";
+  /** The TLS-only variant built from --baseline-jar, to compare a change before and after in one run. */
+  static final String BASE = "sparkgate-base";
   private static final long MB = 1_000_000;
 
   private final Options o;
@@ -51,6 +53,7 @@ public final class BenchRunner {
     boolean nginx = true;
     boolean jmh = true;
     Path jar = Path.of("target/sparkgate.jar");
+    Path baselineJar; // optional: another build, run as "sparkgate-base" (TLS only) for before/after
     Path out = Path.of("bench/results");
     String token;
     Duration warmup = Duration.ofSeconds(5);
@@ -78,6 +81,7 @@ public final class BenchRunner {
           case "--no-nginx" -> o.nginx = false;
           case "--no-jmh" -> o.jmh = false;
           case "--jar" -> o.jar = Path.of(args[++i]);
+          case "--baseline-jar" -> o.baselineJar = Path.of(args[++i]);
           case "--out" -> o.out = Path.of(args[++i]);
           case "--token" -> o.token = args[++i];
           case "--token-file" -> o.token = Files.readString(Path.of(args[++i])).trim();
@@ -145,11 +149,15 @@ public final class BenchRunner {
       }
       int fullJmx = Endpoints.freePort();
       Process full = null;
-      for (String name : List.of(FULL, TLS)) {
+      List<String> variants = new ArrayList<>(List.of(FULL, TLS));
+      if (o.baselineJar != null) {
+        variants.add(BASE);
+      }
+      for (String name : variants) {
         int p = Endpoints.freePort();
         int jmx = name.equals(FULL) ? fullJmx : Endpoints.freePort();
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, name.equals(FULL));
-        Process sp = ep.startSparkgate(name, o.jar, cfg, jmx, o.proxyJvm);
+        Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, o.proxyJvm);
         t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, o.token));
         Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
         if (name.equals(FULL)) {
