@@ -1,15 +1,18 @@
 package io.sparkgate.forward;
 
+import io.grpc.Drainable;
 import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 
 /**
  * Carries messages as the bytes received, so that whatever the proxy does not change is forwarded exactly
- * as the client or the server sent it.
+ * as the client or the server sent it. Each message is copied once on the way in (transport buffers to the
+ * array) and once on the way out (the array to transport buffers), with no intermediate buffers.
  */
 final class ByteMarshaller implements MethodDescriptor.Marshaller<byte[]> {
   static final ByteMarshaller INSTANCE = new ByteMarshaller();
@@ -18,8 +21,7 @@ final class ByteMarshaller implements MethodDescriptor.Marshaller<byte[]> {
 
   @Override
   public InputStream stream(byte[] value) {
-    // grpc-java reads the length of a ByteArrayInputStream without copying it first.
-    return new ByteArrayInputStream(value);
+    return new ArrayStream(value);
   }
 
   @Override
@@ -27,9 +29,18 @@ final class ByteMarshaller implements MethodDescriptor.Marshaller<byte[]> {
     try {
       if (stream instanceof KnownLength) {
         // The transport knows the framed length: read straight into an array of the right size.
+        // (InputStream.readNBytes(int) would read in 8 KiB chunks and copy them all again at the end.)
         int length = stream.available();
-        byte[] bytes = stream.readNBytes(length);
-        if (bytes.length == length && stream.read() == -1) {
+        byte[] bytes = new byte[length];
+        int read = 0;
+        while (read < length) {
+          int n = stream.read(bytes, read, length - read);
+          if (n < 0) {
+            break;
+          }
+          read += n;
+        }
+        if (read == length && stream.read() == -1) {
           return bytes;
         }
         throw new IOException("message shorter or longer than its announced length " + length);
@@ -38,6 +49,25 @@ final class ByteMarshaller implements MethodDescriptor.Marshaller<byte[]> {
     } catch (IOException e) {
       // Keep the cause: grpc-java's own proxy example drops it, which hides what went wrong.
       throw Status.INTERNAL.withDescription("cannot read message").withCause(e).asRuntimeException();
+    }
+  }
+
+  /**
+   * The array as a stream grpc-java can size without copying (it reads a ByteArrayInputStream's length
+   * directly) and drain in one write: without {@link Drainable}, its framer copies the message through an
+   * 8 KiB intermediate buffer.
+   */
+  private static final class ArrayStream extends ByteArrayInputStream implements Drainable, KnownLength {
+    ArrayStream(byte[] bytes) {
+      super(bytes);
+    }
+
+    @Override
+    public int drainTo(OutputStream target) throws IOException {
+      int length = count - pos;
+      target.write(buf, pos, length);
+      pos = count;
+      return length;
     }
   }
 }

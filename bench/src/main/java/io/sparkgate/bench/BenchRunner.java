@@ -1,0 +1,480 @@
+package io.sparkgate.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.ToDoubleFunction;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * The whole benchmark (issue 7) in one run: starts the fake backend, both Sparkgate variants and both nginx
+ * variants side by side, runs every scenario against each (scenario by scenario, so machine noise spreads
+ * over all of them), the memory scenarios against Sparkgate full, then the JMH micro-benchmarks; prints a
+ * table with ratios and the targets met or not, and writes it all as JSON. Start it with bench/run.sh.
+ */
+public final class BenchRunner {
+  static final String DIRECT = "direct";
+  static final String L7 = "nginx-l7";
+  static final String STREAM = "nginx-stream";
+  static final String FULL = "sparkgate-full";
+  static final String TLS = "sparkgate-tls";
+  /** The TLS-only variant built from --baseline-jar, to compare a change before and after in one run. */
+  static final String BASE = "sparkgate-base";
+  private static final long MB = 1_000_000;
+
+  private final Options o;
+  private final Map<String, Object> json = new LinkedHashMap<>();
+  private final StringBuilder table = new StringBuilder();
+  private final List<String[]> targets = new ArrayList<>();
+
+  private BenchRunner(Options o) {
+    this.o = o;
+  }
+
+  /** Run parameters; {@code --quick} shrinks every phase to a few seconds. */
+  static final class Options {
+    boolean quick;
+    boolean nginx = true;
+    boolean jmh = true;
+    Path jar = Path.of("target/sparkgate.jar");
+    Path baselineJar; // optional: another build, run as "sparkgate-base" (TLS only) for before/after
+    Path out = Path.of("bench/results");
+    String token;
+    Duration warmup = Duration.ofSeconds(5);
+    Duration measure = Duration.ofSeconds(20);
+    int[] rates = {500, 1000, 2000};
+    int[] streams = {1, 4, 16};
+    int batchBytes = 1024 * 1024;
+    long slowTotal = 1L << 30;
+    long slowRate = 1L << 20;
+    int idleSessions = 1000;
+    List<String> proxyJvm = new ArrayList<>();
+    String only; // run only scenarios whose name contains this
+
+    static Options parse(String[] args) throws IOException {
+      Options o = new Options();
+      for (int i = 0; i < args.length; i++) {
+        switch (args[i]) {
+          case "--quick" -> {
+            o.quick = true;
+            o.warmup = Duration.ofSeconds(1);
+            o.measure = Duration.ofSeconds(3);
+            o.slowTotal = 24L << 20;
+            o.slowRate = 4L << 20;
+          }
+          case "--no-nginx" -> o.nginx = false;
+          case "--no-jmh" -> o.jmh = false;
+          case "--jar" -> o.jar = Path.of(args[++i]);
+          case "--baseline-jar" -> o.baselineJar = Path.of(args[++i]);
+          case "--out" -> o.out = Path.of(args[++i]);
+          case "--token" -> o.token = args[++i];
+          case "--token-file" -> o.token = Files.readString(Path.of(args[++i])).trim();
+          case "--measure" -> o.measure = Duration.ofSeconds(Long.parseLong(args[++i]));
+          case "--warmup" -> o.warmup = Duration.ofSeconds(Long.parseLong(args[++i]));
+          case "--slow-total-mib" -> o.slowTotal = Long.parseLong(args[++i]) << 20;
+          case "--slow-rate-kib" -> o.slowRate = Long.parseLong(args[++i]) << 10;
+          case "--sessions" -> o.idleSessions = Integer.parseInt(args[++i]);
+          case "--proxy-jvm" -> o.proxyJvm.add(args[++i]);
+          case "--only" -> o.only = args[++i];
+          default -> throw new IllegalArgumentException("unknown option " + args[i] + " (see bench/README.md)");
+        }
+      }
+      return o;
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    Options o = Options.parse(args);
+    new BenchRunner(o).run();
+    System.exit(0); // channels' and JMX's non-daemon threads must not keep the runner alive
+  }
+
+  private boolean wants(String scenario) {
+    return o.only == null || scenario.contains(o.only);
+  }
+
+  private void run() throws Exception {
+    Path work = Files.createTempDirectory("sparkgate-bench-");
+    json.put("started", LocalDateTime.now().toString());
+    json.put("machine", machine());
+    json.put("mode", o.quick ? "quick" : "full");
+    log("work directory " + work);
+    Map<String, LoadGenerator.Target> t = new LinkedHashMap<>();
+    Map<String, Map<String, Object>> results = new LinkedHashMap<>();
+    try (Endpoints ep = new Endpoints(work)) {
+      Path certs = work.resolve("certs");
+      Process dev = new ProcessBuilder(Endpoints.javaBin(), "-jar", o.jar.toString(), "dev-certs", "--out",
+          certs.toString()).redirectErrorStream(true).redirectOutput(work.resolve("dev-certs.log").toFile()).start();
+      if (dev.waitFor() != 0) {
+        throw new IllegalStateException("dev-certs failed: " + Files.readString(work.resolve("dev-certs.log")));
+      }
+      Path ca = certs.resolve("ca.pem");
+      int backendPort = ep.startBackend();
+      t.put(DIRECT, new LoadGenerator.Target(DIRECT, "127.0.0.1", backendPort, null, null));
+      Endpoints.waitReady(t.get(DIRECT), null, Duration.ofSeconds(60));
+
+      Path nginx = o.nginx ? Endpoints.nginxBinary() : null;
+      if (nginx != null) {
+        int p = Endpoints.freePort();
+        Process n = ep.startNginxL7(nginx, p, backendPort, certs);
+        t.put(L7, new LoadGenerator.Target(L7, "127.0.0.1", p, ca, o.token));
+        Endpoints.waitReady(t.get(L7), n, Duration.ofSeconds(30));
+        Path module = Endpoints.streamModule();
+        if (module != null) {
+          p = Endpoints.freePort();
+          n = ep.startNginxStream(nginx, module, p, backendPort, certs);
+          t.put(STREAM, new LoadGenerator.Target(STREAM, "127.0.0.1", p, ca, o.token));
+          Endpoints.waitReady(t.get(STREAM), n, Duration.ofSeconds(30));
+        } else {
+          log("nginx stream module not found (apt-get install libnginx-mod-stream): no TLS-terminator baseline");
+        }
+      } else {
+        log("nginx not used (" + (o.nginx ? "not installed" : "--no-nginx") + "): no nginx baselines");
+      }
+      int fullJmx = Endpoints.freePort();
+      Process full = null;
+      List<String> variants = new ArrayList<>(List.of(FULL, TLS));
+      if (o.baselineJar != null) {
+        variants.add(BASE);
+      }
+      for (String name : variants) {
+        int p = Endpoints.freePort();
+        int jmx = name.equals(FULL) ? fullJmx : Endpoints.freePort();
+        Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, name.equals(FULL));
+        Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, o.proxyJvm);
+        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, o.token));
+        Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
+        if (name.equals(FULL)) {
+          full = sp;
+        }
+      }
+      log("endpoints up: " + t.keySet());
+
+      // Latency: closed loop, one caller.
+      if (wants("latency")) {
+        for (var e : t.entrySet()) {
+          log("closed-loop latency: " + e.getKey());
+          var r = LoadGenerator.closedLoop(e.getValue(), 1, o.warmup, o.measure);
+          results.computeIfAbsent("closed_loop", k -> new LinkedHashMap<>()).put(e.getKey(), r);
+        }
+      }
+      if (wants("open")) {
+        for (int rate : o.rates) {
+          for (var e : t.entrySet()) {
+            log("open loop " + rate + "/s: " + e.getKey());
+            var r = LoadGenerator.openLoop(e.getValue(), rate, o.warmup, o.measure);
+            results.computeIfAbsent("open_loop_" + rate, k -> new LinkedHashMap<>()).put(e.getKey(), r);
+          }
+        }
+      }
+      if (wants("stream")) {
+        for (int s : o.streams) {
+          for (var e : t.entrySet()) {
+            log("streaming x" + s + ": " + e.getKey());
+            var r = LoadGenerator.streaming(e.getValue(), s, o.batchBytes, 64, o.warmup, o.measure);
+            results.computeIfAbsent("streaming_" + s, k -> new LinkedHashMap<>()).put(e.getKey(), r);
+          }
+        }
+      }
+      json.put("results", results);
+      Map<String, Object> memory = new LinkedHashMap<>();
+      json.put("memory", memory);
+      try (JvmProbe probe = JvmProbe.connect(fullJmx, full.pid())) {
+        if (wants("idle")) {
+          memory.put("idle_sessions", idleSessions(t.get(FULL), probe));
+        }
+        if (wants("slow")) {
+          memory.put("slow_reader", slowReader(t.get(FULL), probe));
+        }
+      }
+    }
+    if (o.jmh && wants("jmh")) {
+      json.put("jmh", jmh());
+    }
+    json.put("finished", LocalDateTime.now().toString());
+    report(results);
+    Files.createDirectories(o.out);
+    Path file = o.out.resolve(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").format(LocalDateTime.now()) + ".json");
+    json.put("table", table.toString().lines().toList());
+    new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
+    System.out.println(table);
+    System.out.println("written " + file);
+  }
+
+  private Map<String, Object> idleSessions(LoadGenerator.Target target, JvmProbe probe) throws Exception {
+    log("idle sessions: " + o.idleSessions + " against " + target.name());
+    JvmProbe.Sample before = probe.afterGc();
+    Map<String, Object> r = new LinkedHashMap<>();
+    try (LoadGenerator.IdleSessions sessions = LoadGenerator.idleSessions(target, o.idleSessions)) {
+      Thread.sleep(1000);
+      JvmProbe.Sample open = probe.afterGc();
+      r.put("sessions", sessions.size());
+      r.put("open_seconds", sessions.openSeconds);
+      r.put("before", before);
+      r.put("with_sessions_open", open);
+      r.put("heap_bytes_per_session", (open.heapUsed() - before.heapUsed()) / sessions.size());
+      r.put("rss_bytes_per_session", (open.rss() - before.rss()) / sessions.size());
+      r.put("nmt_other_bytes_per_session", (open.nmtOther() - before.nmtOther()) / sessions.size());
+    }
+    Thread.sleep(1000);
+    r.put("after_close", probe.afterGc());
+    return r;
+  }
+
+  private Map<String, Object> slowReader(LoadGenerator.Target target, JvmProbe probe) throws Exception {
+    log("slow reader: " + (o.slowTotal >> 20) + " MiB at " + (o.slowRate >> 10) + " KiB/s against " + target.name()
+        + " (about " + o.slowTotal / o.slowRate + " s)");
+    AtomicReference<long[]> peaks = new AtomicReference<>(new long[] {0, 0, 0, 0});
+    List<JvmProbe.Sample> samples = new ArrayList<>();
+    JvmProbe.Sample baseline = probe.afterGc();
+    Thread sampler = new Thread(() -> {
+      int n = 0;
+      while (!Thread.currentThread().isInterrupted()) {
+        try {
+          JvmProbe.Sample s = probe.sample(n++ % 4 == 0);
+          synchronized (samples) {
+            samples.add(s);
+          }
+          long[] p = peaks.get();
+          p[0] = Math.max(p[0], s.heapUsed());
+          p[1] = Math.max(p[1], s.directBuffers());
+          p[2] = Math.max(p[2], s.nmtOther());
+          p[3] = Math.max(p[3], s.rss());
+          Thread.sleep(500);
+        } catch (InterruptedException e) {
+          return;
+        } catch (IOException e) {
+          return;
+        }
+      }
+    }, "memory-sampler");
+    sampler.setDaemon(true);
+    sampler.start();
+    LoadGenerator.SlowRead read = LoadGenerator.slowRead(target, o.slowTotal, o.slowRate, 1 << 20);
+    sampler.interrupt();
+    sampler.join(5000);
+    long[] p = peaks.get();
+    Map<String, Object> r = new LinkedHashMap<>();
+    r.put("read", read);
+    r.put("baseline_after_gc", baseline);
+    r.put("peak_heap_used", p[0]);
+    r.put("peak_direct_buffers", p[1]);
+    r.put("peak_nmt_other", p[2]);
+    r.put("peak_rss", p[3]);
+    r.put("samples", samples.size());
+    return r;
+  }
+
+  private List<Map<String, Object>> jmh() throws Exception {
+    log("JMH micro-benchmarks");
+    ChainedOptionsBuilder b = new OptionsBuilder().include("io\\.sparkgate\\..*Bench\\..*").forks(1)
+        .shouldFailOnError(true);
+    if (o.quick) {
+      b.warmupIterations(1).warmupTime(TimeValue.milliseconds(500)).measurementIterations(2)
+          .measurementTime(TimeValue.milliseconds(500));
+    }
+    List<Map<String, Object>> out = new ArrayList<>();
+    for (RunResult r : new Runner(b.build()).run()) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("benchmark", r.getParams().getBenchmark().replace("io.sparkgate.", ""));
+      Map<String, String> params = new LinkedHashMap<>();
+      for (String k : r.getParams().getParamsKeys()) {
+        params.put(k, r.getParams().getParam(k));
+      }
+      m.put("params", params);
+      m.put("score", r.getPrimaryResult().getScore());
+      m.put("error", r.getPrimaryResult().getScoreError());
+      m.put("unit", r.getPrimaryResult().getScoreUnit());
+      out.add(m);
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------------
+  // Report
+
+  @SuppressWarnings("unchecked")
+  private void report(Map<String, Map<String, Object>> results) {
+    line("Sparkgate benchmark (%s mode), %s", o.quick ? "quick" : "full", json.get("machine"));
+    line("Ratios: x<name> = this endpoint's figure divided by that endpoint's; 'added' = minus direct.");
+    line("");
+    var closed = results.get("closed_loop");
+    if (closed != null) {
+      line("Small ExecutePlan, closed loop, 1 caller (microseconds)");
+      line("%-15s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s", "endpoint", "p50", "p99", "p99.9", "calls/s",
+          "errors", "+p50", "+p99", "p50xdir", "p50xTLS", "p50xL7");
+      for (var e : closed.entrySet()) {
+        var r = (LoadGenerator.ClosedLoop) e.getValue();
+        var d = (LoadGenerator.ClosedLoop) closed.get(DIRECT);
+        line("%-15s %9.1f %9.1f %9.1f %9.0f %9d | %8.1f %8.1f | %8s %8s %8s", e.getKey(), r.latency().p50(),
+            r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(),
+            r.latency().p50() - d.latency().p50(), r.latency().p99() - d.latency().p99(),
+            ratio(closed, e.getKey(), DIRECT, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()),
+            ratio(closed, e.getKey(), STREAM, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()),
+            ratio(closed, e.getKey(), L7, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()));
+      }
+      line("");
+      if (closed.containsKey(L7)) {
+        var d = ((LoadGenerator.ClosedLoop) closed.get(DIRECT)).latency();
+        var f = ((LoadGenerator.ClosedLoop) closed.get(FULL)).latency();
+        var n = ((LoadGenerator.ClosedLoop) closed.get(L7)).latency();
+        target("Sparkgate full adds <= nginx L7's p50 latency", f.p50() - d.p50() <= n.p50() - d.p50(),
+            String.format("+%.1f us vs +%.1f us", f.p50() - d.p50(), n.p50() - d.p50()));
+        target("Sparkgate full adds <= nginx L7's p99 latency", f.p99() - d.p99() <= n.p99() - d.p99(),
+            String.format("+%.1f us vs +%.1f us", f.p99() - d.p99(), n.p99() - d.p99()));
+      } else {
+        target("Sparkgate full adds <= nginx L7's p50/p99 latency", null, "nginx L7 not run");
+      }
+    }
+    for (int rate : o.rates) {
+      var open = results.get("open_loop_" + rate);
+      if (open == null) {
+        continue;
+      }
+      line("Small ExecutePlan, open loop at %d/s, one connection (microseconds; 'CO' = corrected for "
+          + "coordinated omission)", rate);
+      line("%-15s %9s %9s %9s %9s %9s %9s %9s %7s | %8s %8s %8s", "endpoint", "achieved", "p50", "p99",
+          "p99.9", "CO p50", "CO p99", "CO p99.9", "errors", "p99xdir", "p99xTLS", "p99xL7");
+      for (var e : open.entrySet()) {
+        var r = (LoadGenerator.OpenLoop) e.getValue();
+        line("%-15s %9.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7d | %8s %8s %8s", e.getKey(), r.achievedRate(),
+            r.latency().p50(), r.latency().p99(), r.latency().p999(), r.corrected().p50(), r.corrected().p99(),
+            r.corrected().p999(), r.errors(),
+            ratio(open, e.getKey(), DIRECT, x -> ((LoadGenerator.OpenLoop) x).corrected().p99()),
+            ratio(open, e.getKey(), STREAM, x -> ((LoadGenerator.OpenLoop) x).corrected().p99()),
+            ratio(open, e.getKey(), L7, x -> ((LoadGenerator.OpenLoop) x).corrected().p99()));
+      }
+      line("");
+    }
+    for (int s : o.streams) {
+      var st = results.get("streaming_" + s);
+      if (st == null) {
+        continue;
+      }
+      line("Streaming ExecutePlan, %d concurrent stream(s) of %d KiB batches (MB/s, 1 MB = 10^6 bytes)", s,
+          o.batchBytes / 1024);
+      line("%-15s %9s %9s %7s | %8s %8s %8s", "endpoint", "MB/s", "calls", "errors", "xdirect", "xTLS-term",
+          "xL7");
+      for (var e : st.entrySet()) {
+        var r = (LoadGenerator.Streaming) e.getValue();
+        line("%-15s %9.1f %9d %7d | %8s %8s %8s", e.getKey(), r.mbPerSecond(), r.calls(), r.errors(),
+            ratio(st, e.getKey(), DIRECT, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
+            ratio(st, e.getKey(), STREAM, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
+            ratio(st, e.getKey(), L7, x -> ((LoadGenerator.Streaming) x).mbPerSecond()));
+      }
+      line("");
+      if (s >= 4) {
+        double f = ((LoadGenerator.Streaming) st.get(FULL)).mbPerSecond();
+        if (st.containsKey(L7)) {
+          double n = ((LoadGenerator.Streaming) st.get(L7)).mbPerSecond();
+          target("streaming x" + s + ": Sparkgate full >= nginx L7", f >= n, String.format("%.0f vs %.0f MB/s", f, n));
+        } else {
+          target("streaming x" + s + ": Sparkgate full >= nginx L7", null, "nginx L7 not run");
+        }
+        if (st.containsKey(STREAM)) {
+          double n = ((LoadGenerator.Streaming) st.get(STREAM)).mbPerSecond();
+          target("streaming x" + s + ": Sparkgate full >= 85% of TLS terminator", f >= 0.85 * n,
+              String.format("%.0f vs %.0f MB/s (%.0f%%)", f, n, 100 * f / n));
+        } else {
+          target("streaming x" + s + ": Sparkgate full >= 85% of TLS terminator", null, "nginx stream not run");
+        }
+      }
+    }
+    var memory = (Map<String, Object>) json.get("memory");
+    if (memory != null && memory.get("idle_sessions") instanceof Map<?, ?> idle) {
+      long heap = (Long) idle.get("heap_bytes_per_session");
+      long rss = (Long) idle.get("rss_bytes_per_session");
+      line("Idle sessions against Sparkgate full: %s open in %.1f s; per session after GC: heap %+d B, RSS %+d B,"
+          + " native 'Other' %+d B", idle.get("sessions"), (Double) idle.get("open_seconds"), heap, rss,
+          (Long) idle.get("nmt_other_bytes_per_session"));
+      target("idle sessions: heap growth <= 100 KB each", heap <= 100_000, heap + " B/session");
+      target("idle sessions: RSS growth <= 100 KB each", rss <= 100_000, rss + " B/session (RSS includes"
+          + " thread stacks, malloc arenas and the JIT)");
+      line("");
+    }
+    if (memory != null && memory.get("slow_reader") instanceof Map<?, ?> slow) {
+      var read = (LoadGenerator.SlowRead) slow.get("read");
+      long heap = (Long) slow.get("peak_heap_used");
+      line("Slow reader against Sparkgate full: %d MiB in %.0f s (%.2f MB/s), status %s; peak heap used %d MiB, "
+          + "NIO direct %d MiB, native 'Other' %d MiB, RSS %d MiB (%s samples)", read.bytes() >> 20, read.seconds(),
+          read.mbPerSecond(), read.status(), heap >> 20, (Long) slow.get("peak_direct_buffers") >> 20,
+          (Long) slow.get("peak_nmt_other") >> 20, (Long) slow.get("peak_rss") >> 20, slow.get("samples"));
+      target("slow reader (" + (read.bytes() >> 20) + " MiB): proxy heap < 256 MB throughout",
+          heap < 256L * 1024 * 1024 && "OK".equals(read.status()), (heap >> 20) + " MiB peak heap used");
+      line("");
+    }
+    var jmh = (List<Map<String, Object>>) json.get("jmh");
+    if (jmh != null) {
+      line("JMH micro-benchmarks (average time per operation)");
+      for (Map<String, Object> m : jmh) {
+        line("  %-45s %-22s %12.1f ± %8.1f %s", m.get("benchmark"), m.get("params"), (Double) m.get("score"),
+            (Double) m.get("error"), m.get("unit"));
+      }
+      line("");
+    }
+    target("cached token verification < 5 us", null, "not measurable yet: auth (JWT) is not merged");
+    target("inspection of a 10,000-node plan < 1 ms", null, "not measurable yet: inspection is not merged");
+    target("per-request cost constant in the number of policies", null, "not measurable yet: policies not merged");
+    line("Targets");
+    for (String[] tg : targets) {
+      line("  %-9s %-58s %s", tg[0], tg[1], tg[2]);
+    }
+    json.put("targets", targets.stream().map(x -> Map.of("status", x[0], "target", x[1], "detail", x[2])).toList());
+  }
+
+  private void target(String what, Boolean met, String detail) {
+    targets.add(new String[] {met == null ? "n/a" : met ? "MET" : "NOT MET", what, detail});
+  }
+
+  private static String ratio(Map<String, Object> row, String name, String base, ToDoubleFunction<Object> f) {
+    Object b = row.get(base);
+    if (b == null) {
+      return "-";
+    }
+    double d = f.applyAsDouble(b);
+    return d == 0 ? "-" : String.format("%.2f", f.applyAsDouble(row.get(name)) / d);
+  }
+
+  private void line(String format, Object... args) {
+    table.append(String.format(format, args)).append('\n');
+  }
+
+  private static void log(String s) {
+    System.err.println("[bench " + LocalDateTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss")) + "] " + s);
+  }
+
+  private static String machine() {
+    String cpu = "?";
+    try {
+      cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
+          .findFirst().map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("?");
+    } catch (IOException e) {
+      // not Linux
+    }
+    var os = ManagementFactory.getOperatingSystemMXBean();
+    return String.format("%d cores (%s), %d GiB RAM, Java %s, %s %s, load average %.2f at start",
+        Runtime.getRuntime().availableProcessors(), cpu,
+        ((com.sun.management.OperatingSystemMXBean) os).getTotalMemorySize() >> 30,
+        System.getProperty("java.version"), os.getName(), os.getVersion(), os.getSystemLoadAverage());
+  }
+
+  static void sleep(Duration d) throws InterruptedException {
+    TimeUnit.NANOSECONDS.sleep(d.toNanos());
+  }
+}

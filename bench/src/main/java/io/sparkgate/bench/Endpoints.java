@@ -1,0 +1,249 @@
+package io.sparkgate.bench;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The processes a run compares, each started as a child of the runner and stopped by it: the fake backend,
+ * Sparkgate (one configuration file per variant), nginx as an L7 gRPC proxy and nginx's stream module as a
+ * plain TLS terminator. Configuration files are written into the run's work directory.
+ */
+final class Endpoints implements AutoCloseable {
+  private final Path work;
+  private final List<Process> processes = new ArrayList<>();
+
+  Endpoints(Path work) {
+    this.work = work;
+  }
+
+  static int freePort() {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static String javaBin() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
+  Process start(String name, List<String> command) throws IOException {
+    Path log = work.resolve("logs").resolve(name + ".log");
+    Files.createDirectories(log.getParent());
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    processes.add(p);
+    return p;
+  }
+
+  /** The fake backend in its own JVM, so that its garbage and threads are not the load generator's. */
+  int startBackend() throws IOException, InterruptedException {
+    int port = freePort();
+    start("backend", List.of(javaBin(), "-Xms512m", "-Xmx1g", "-cp", System.getProperty("java.class.path"),
+        BenchBackend.class.getName(), "--port", Integer.toString(port)));
+    return port;
+  }
+
+  /** A proxy JVM with JMX on a loopback port and native memory tracking, for the memory scenarios. */
+  Process startSparkgate(String name, Path jar, Path config, int jmxPort, List<String> extraJvmOptions)
+      throws IOException {
+    List<String> cmd = new ArrayList<>(List.of(javaBin(),
+        "-XX:NativeMemoryTracking=summary",
+        "-Dcom.sun.management.jmxremote.port=" + jmxPort,
+        "-Dcom.sun.management.jmxremote.rmi.port=" + jmxPort,
+        "-Dcom.sun.management.jmxremote.host=127.0.0.1",
+        "-Djava.rmi.server.hostname=127.0.0.1",
+        "-Dcom.sun.management.jmxremote.authenticate=false",
+        "-Dcom.sun.management.jmxremote.ssl=false"));
+    cmd.addAll(extraJvmOptions);
+    cmd.addAll(List.of("-jar", jar.toString(), "serve", "--config", config.toString()));
+    return start(name, cmd);
+  }
+
+  /**
+   * Sparkgate's configuration for one variant.
+   *
+   * @param full TLS + audit to a file (+ JWT + the shipped policy once they exist); otherwise TLS only
+   */
+  Path sparkgateConfig(String name, int port, int backendPort, Path certs, boolean full) throws IOException {
+    Path dir = work.resolve(name);
+    Files.createDirectories(dir);
+    StringBuilder y = new StringBuilder();
+    y.append("# Written by the benchmark runner (bench/src/main/java/io/sparkgate/bench/Endpoints.java).\n");
+    y.append("listen:\n  address: 127.0.0.1\n  port: ").append(port).append("\n  plaintext: false\n");
+    y.append("  max_inbound_message_size: 128MiB\n  max_concurrent_streams: 10000\n");
+    y.append("tls:\n  cert_file: ").append(certs.resolve("server.pem")).append('\n');
+    y.append("  key_file: ").append(certs.resolve("server.key")).append('\n');
+    y.append("backend:\n  address: 127.0.0.1:").append(backendPort).append('\n');
+    if (full) {
+      y.append("audit:\n  file: ").append(dir.resolve("audit").resolve("audit.jsonl")).append('\n');
+      y.append("  fsync: batch\n");
+      // ---------------------------------------------------------------------------------------------
+      // FULL-FEATURES SPOT: when auth (JWT) and policies land, add their sections here so that the
+      // "sparkgate-full" variant runs with them, e.g.
+      //   auth:   { jwt: { issuer: ..., jwks_file: <work>/jwks.json, audience: ... } }
+      //   policy: { file: <repo>/proxy/policies/default.yaml }
+      // and hand the load generator a matching token (run.sh --token-file FILE, or mint one here).
+      // ---------------------------------------------------------------------------------------------
+    }
+    Path file = dir.resolve("sparkgate.yaml");
+    Files.writeString(file, y.toString());
+    return file;
+  }
+
+  static Path nginxBinary() {
+    for (String dir : System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin").split(File.pathSeparator)) {
+      Path p = Path.of(dir, "nginx");
+      if (Files.isExecutable(p)) {
+        return p;
+      }
+    }
+    Path sbin = Path.of("/usr/sbin/nginx");
+    return Files.isExecutable(sbin) ? sbin : null;
+  }
+
+  static Path streamModule() {
+    for (String p : List.of("/usr/lib/nginx/modules/ngx_stream_module.so", "/usr/share/nginx/modules/ngx_stream_module.so")) {
+      if (Files.exists(Path.of(p))) {
+        return Path.of(p);
+      }
+    }
+    return null;
+  }
+
+  /** nginx as a TLS-terminating L7 gRPC proxy to a keepalive upstream, tuned for this job. */
+  Process startNginxL7(Path nginx, int port, int backendPort, Path certs) throws IOException {
+    Path prefix = work.resolve("nginx-l7");
+    String conf = common(prefix) + """
+        http {
+          access_log off;
+          sendfile on;
+          tcp_nodelay on;
+          # Big messages: fewer, larger reads from the upstream and larger DATA frames to the client.
+          http2_recv_buffer_size 1m;
+          http2_chunk_size 16k;
+          http2_max_concurrent_streams 10000;
+          http2_body_preread_size 1m;
+          keepalive_requests 1000000;
+          keepalive_timeout 3600s;
+          client_max_body_size 0;
+          ssl_protocols TLSv1.2 TLSv1.3;
+          ssl_session_cache shared:SSL:10m;
+          ssl_session_timeout 1h;
+          ssl_prefer_server_ciphers off;
+          upstream spark_connect {
+            server 127.0.0.1:%d;
+            keepalive 256;
+            keepalive_requests 1000000;
+            keepalive_timeout 3600s;
+          }
+          server {
+            listen 127.0.0.1:%d ssl http2 reuseport;
+            ssl_certificate %s;
+            ssl_certificate_key %s;
+            location / {
+              grpc_pass grpc://spark_connect;
+              grpc_buffer_size 1m;
+              grpc_read_timeout 3600s;
+              grpc_send_timeout 3600s;
+              grpc_socket_keepalive on;
+            }
+          }
+        }
+        """.formatted(backendPort, port, certs.resolve("server.pem"), certs.resolve("server.key"));
+    return startNginx("nginx-l7", nginx, prefix, conf);
+  }
+
+  /** nginx's stream module terminating TLS (ALPN h2) and relaying bytes: the practical limit. */
+  Process startNginxStream(Path nginx, Path module, int port, int backendPort, Path certs) throws IOException {
+    Path prefix = work.resolve("nginx-stream");
+    String conf = "load_module " + module + ";\n" + common(prefix) + """
+        stream {
+          ssl_protocols TLSv1.2 TLSv1.3;
+          ssl_session_cache shared:SSLS:10m;
+          ssl_session_timeout 1h;
+          upstream spark_connect {
+            server 127.0.0.1:%d;
+          }
+          server {
+            listen 127.0.0.1:%d ssl reuseport;
+            ssl_certificate %s;
+            ssl_certificate_key %s;
+            ssl_alpn h2;
+            tcp_nodelay on;
+            proxy_buffer_size 256k;
+            proxy_timeout 3600s;
+            proxy_pass spark_connect;
+          }
+        }
+        """.formatted(backendPort, port, certs.resolve("server.pem"), certs.resolve("server.key"));
+    return startNginx("nginx-stream", nginx, prefix, conf);
+  }
+
+  private static String common(Path prefix) {
+    return """
+        worker_processes auto;
+        worker_rlimit_nofile 65536;
+        daemon off;
+        pid %1$s/nginx.pid;
+        error_log %1$s/error.log warn;
+        events {
+          worker_connections 16384;
+          multi_accept on;
+        }
+        """.formatted(prefix);
+  }
+
+  private Process startNginx(String name, Path nginx, Path prefix, String conf) throws IOException {
+    Files.createDirectories(prefix.resolve("tmp"));
+    // Temp paths inside the prefix, so the run never writes under /var.
+    conf = conf.replace("http {\n", "http {\n  client_body_temp_path %1$s/tmp/body;\n  proxy_temp_path %1$s/tmp/proxy;\n  fastcgi_temp_path %1$s/tmp/fastcgi;\n  uwsgi_temp_path %1$s/tmp/uwsgi;\n  scgi_temp_path %1$s/tmp/scgi;\n".formatted(prefix));
+    Path file = prefix.resolve("nginx.conf");
+    Files.writeString(file, conf);
+    return start(name, List.of(nginx.toString(), "-e", prefix.resolve("error.log").toString(), "-p",
+        prefix.toString(), "-c", file.toString()));
+  }
+
+  @Override
+  public void close() {
+    for (Process p : processes) {
+      p.destroy();
+    }
+    for (Process p : processes) {
+      try {
+        if (!p.waitFor(15, TimeUnit.SECONDS)) {
+          p.destroyForcibly();
+        }
+      } catch (InterruptedException e) {
+        p.destroyForcibly();
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  static void waitReady(LoadGenerator.Target target, Process process, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    RuntimeException last = null;
+    while (System.nanoTime() < deadline) {
+      if (process != null && !process.isAlive()) {
+        throw new IllegalStateException(target.name() + " exited with " + process.exitValue() + " (see its log)");
+      }
+      try {
+        LoadGenerator.probe(target);
+        return;
+      } catch (RuntimeException e) {
+        last = e;
+        Thread.sleep(200);
+      }
+    }
+    throw new IllegalStateException(target.name() + " did not answer within " + timeout, last);
+  }
+}

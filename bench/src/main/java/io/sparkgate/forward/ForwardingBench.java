@@ -1,0 +1,102 @@
+package io.sparkgate.forward;
+
+import com.google.common.io.ByteStreams;
+import io.grpc.Drainable;
+import io.grpc.Metadata;
+import io.grpc.internal.ReadableBuffers;
+import io.sparkgate.bench.BenchProtocol;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Per-message and per-call work of the forwarding path that exists today: reading a message into the
+ * byte[] the proxy forwards (as grpc-java's deframer hands it over: a KnownLength stream over the received
+ * buffers), writing one back out (as grpc-java's framer drains it), and choosing the backend headers.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+public class ForwardingBench {
+  /** A small ExecutePlan response, Spark's typical 1 MiB-ish arrow batch, and a 4 MiB one. */
+  @Param({"1024", "1048576", "4194304"})
+  public int size;
+
+  private byte[] message;
+  private final Sink sink = new Sink();
+  private HeaderFilter filter;
+  private Metadata clientHeaders;
+
+  @Setup
+  public void setUp() {
+    message = BenchProtocol.batchForBench(size);
+    sink.buffer = new byte[message.length + 64];
+    filter = new HeaderFilter("backend-secret");
+    clientHeaders = new Metadata();
+    put(clientHeaders, "authorization", "Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl");
+    put(clientHeaders, "user-agent", "grpc-java-netty/1.70.0");
+    put(clientHeaders, "x-spark-connect-session", "5b2a6a1e-7d2c-4f0e-9a3c-1f9d1b2c3d4e");
+    put(clientHeaders, "x-user-defined", "spark-client");
+    put(clientHeaders, "grpc-accept-encoding", "gzip");
+  }
+
+  private static void put(Metadata m, String k, String v) {
+    m.put(Metadata.Key.of(k, Metadata.ASCII_STRING_MARSHALLER), v);
+  }
+
+  /** Received bytes to the forwarded byte[] (one copy). */
+  @Benchmark
+  public byte[] parse() {
+    InputStream in = ReadableBuffers.openStream(ReadableBuffers.wrap(message), true);
+    return ByteMarshaller.INSTANCE.parse(in);
+  }
+
+  /** The forwarded byte[] into the outgoing frame, the way grpc-java's MessageFramer writes it. */
+  @Benchmark
+  public int stream() throws IOException {
+    InputStream in = ByteMarshaller.INSTANCE.stream(message);
+    sink.position = 0;
+    if (in instanceof Drainable drainable) {
+      return drainable.drainTo(sink);
+    }
+    return (int) ByteStreams.copy(in, sink);
+  }
+
+  /** Client headers to backend headers, once per call (independent of {@link #size}). */
+  @Benchmark
+  public Metadata headers() {
+    return filter.toBackend(clientHeaders);
+  }
+
+  /** An output stream over a preallocated array: stands in for the transport's write buffer. */
+  static final class Sink extends OutputStream {
+    byte[] buffer;
+    int position;
+
+    @Override
+    public void write(int b) {
+      buffer[position++] = (byte) b;
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) {
+      System.arraycopy(b, off, buffer, position, len);
+      position += len;
+    }
+  }
+}

@@ -1,0 +1,84 @@
+package io.sparkgate.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkgate.Sparkgate;
+import io.sparkgate.config.AuditConfig;
+import io.sparkgate.config.BackendConfig;
+import io.sparkgate.config.ListenConfig;
+import io.sparkgate.config.ProxyConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Keeps the benchmark harness working: the fake backend and the load generator against a real proxy on a
+ * real port, for about two seconds, checking only that the figures are sane (never how fast: a timed unit
+ * test on a shared machine proves nothing). The full comparison is bench/run.sh.
+ */
+final class BenchSmokeTest {
+  private BenchBackend backend;
+  private Sparkgate proxy;
+  private LoadGenerator.Target target;
+
+  @BeforeEach
+  void start() throws Exception {
+    backend = BenchBackend.start(0);
+    ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, 64L * 1024 * 1024, 1000, Duration.ofSeconds(5),
+        Duration.ofMinutes(1), Duration.ofSeconds(1));
+    proxy = Sparkgate.start(new ProxyConfig(Path.of("bench-smoke.yaml"), listen, Optional.empty(),
+        new BackendConfig("127.0.0.1", backend.port(), Optional.empty()), AuditConfig.disabled()));
+    target = new LoadGenerator.Target("sparkgate", "127.0.0.1", proxy.port(), null, "smoke-token");
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    proxy.close();
+    backend.close();
+  }
+
+  @Test
+  void closedLoop_reportsLatencies() throws Exception {
+    LoadGenerator.ClosedLoop r =
+        LoadGenerator.closedLoop(target, 1, Duration.ofMillis(200), Duration.ofMillis(500));
+    assertEquals(0, r.errors());
+    assertTrue(r.latency().count() > 10, "calls measured: " + r);
+    assertTrue(r.latency().p50() > 0 && r.latency().p50() <= r.latency().p99()
+        && r.latency().p99() <= r.latency().max(), r.toString());
+  }
+
+  @Test
+  void openLoop_achievesAboutTheRate() throws Exception {
+    LoadGenerator.OpenLoop r = LoadGenerator.openLoop(target, 100, Duration.ofMillis(100), Duration.ofMillis(500));
+    assertEquals(0, r.errors());
+    assertTrue(r.achievedRate() > 50 && r.achievedRate() < 150, r.toString());
+    assertTrue(r.corrected().p50() >= r.latency().p50() * 0.99, r.toString());
+  }
+
+  @Test
+  void streaming_movesBytes() throws Exception {
+    LoadGenerator.Streaming r =
+        LoadGenerator.streaming(target, 2, 64 * 1024, 32, Duration.ofMillis(100), Duration.ofMillis(500));
+    assertEquals(0, r.errors());
+    assertTrue(r.bytes() > 64 * 1024 && r.mbPerSecond() > 0, r.toString());
+  }
+
+  @Test
+  void slowReader_isPaced() throws Exception {
+    LoadGenerator.SlowRead r = LoadGenerator.slowRead(target, 1024 * 1024, 4 * 1024 * 1024, 64 * 1024);
+    assertEquals("OK", r.status());
+    assertTrue(r.bytes() >= 1024 * 1024, r.toString()); // batches plus their protobuf framing
+    assertTrue(r.seconds() >= 0.2, r.toString());
+  }
+
+  @Test
+  void idleSessions_open() throws Exception {
+    try (LoadGenerator.IdleSessions s = LoadGenerator.idleSessions(target, 20)) {
+      assertEquals(20, s.size());
+    }
+  }
+}
