@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.Sparkgate;
 import io.sparkgate.config.AuditConfig;
+import io.sparkgate.config.AuthConfig;
 import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
@@ -31,7 +32,7 @@ final class BenchSmokeTest {
     ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, 64L * 1024 * 1024, 1000, Duration.ofSeconds(5),
         Duration.ofMinutes(1), Duration.ofSeconds(1));
     proxy = Sparkgate.start(new ProxyConfig(Path.of("bench-smoke.yaml"), listen, Optional.empty(),
-        new BackendConfig("127.0.0.1", backend.port(), Optional.empty()), AuditConfig.disabled()));
+        new BackendConfig("127.0.0.1", backend.port(), Optional.empty()), AuthConfig.disabled(), AuditConfig.disabled()));
     target = new LoadGenerator.Target("sparkgate", "127.0.0.1", proxy.port(), null, "smoke-token");
   }
 
