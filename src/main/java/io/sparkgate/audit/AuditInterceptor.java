@@ -41,6 +41,7 @@ public final class AuditInterceptor implements ServerInterceptor {
       Set.of("session_id", "operation_id", "client_type", "client_observed_server_side_session_id",
           "new_session_id");
   private static final Set<String> RESPONSE_FIELDS = Set.of("server_side_session_id", "operation_id");
+  private static final String SQLSTATE = "SQLSTATE: ";
   private static final int ARROW_BATCH = ExecutePlanResponse.ARROW_BATCH_FIELD_NUMBER;
   private static final int ROW_COUNT = ExecutePlanResponse.ArrowBatch.ROW_COUNT_FIELD_NUMBER;
 
@@ -158,7 +159,7 @@ public final class AuditInterceptor implements ServerInterceptor {
       record.putAll(evidence.snapshot());
       record.put("status", status.getCode().name());
       if (status.getDescription() != null && !status.isOk()) {
-        record.put("status_message", truncate(status.getDescription(), 1000));
+        record.put("status_message", statusMessage(status.getDescription()));
       }
       record.put("duration_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis());
       record.put("bytes_in", bytesIn.get());
@@ -194,6 +195,25 @@ public final class AuditInterceptor implements ServerInterceptor {
         }
       }
     }
+  }
+
+  /**
+   * Spark's error messages quote data (a value that failed to cast, a row that broke a constraint), so
+   * unless {@code audit.include_literals} is on only the error class and SQLSTATE are kept.
+   */
+  private String statusMessage(String description) {
+    if (auditLog.config().includeLiterals()) {
+      return truncate(description, 4000);
+    }
+    int close = description.indexOf(']');
+    if (description.startsWith("[") && close > 0) {
+      String errorClass = description.substring(0, close + 1);
+      int state = description.lastIndexOf(SQLSTATE);
+      // A SQLSTATE is five characters.
+      return state < 0 ? errorClass
+          : errorClass + " " + description.substring(state, Math.min(description.length(), state + SQLSTATE.length() + 5));
+    }
+    return truncate(description, 200);
   }
 
   private static String truncate(String s, int max) {

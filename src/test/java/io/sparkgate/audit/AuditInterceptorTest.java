@@ -140,6 +140,17 @@ final class AuditInterceptorTest {
   }
 
   @Test
+  void sparkErrorMessage_keepsErrorClassAndSqlState_notTheQuotedData() throws Exception {
+    FakeSparkConnect backend = new FakeSparkConnect();
+    backend.failWith = Status.INTERNAL.withDescription("[CAST_INVALID_INPUT] The value 'secret-4711' of the type "
+        + "\"STRING\" cannot be cast to \"INT\" because it is malformed. SQLSTATE: 22018");
+    List<JsonNode> records = runAndReadAudit(backend, CallHook.Factory.PASS_THROUGH, () ->
+        assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingServerStreamingCall(client,
+            TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, executeRequest()).hasNext()));
+    assertEquals("[CAST_INVALID_INPUT] SQLSTATE: 22018", records.get(0).get("status_message").asText());
+  }
+
+  @Test
   void clientCancel_recordedAsCancelled() throws Exception {
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.streamCount = Integer.MAX_VALUE;
