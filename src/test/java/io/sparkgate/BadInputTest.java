@@ -102,6 +102,15 @@ final class BadInputTest {
   }
 
   @Test
+  void healthService_servingOnTheProxyPort() {
+    var health = io.grpc.health.v1.HealthGrpc.newBlockingStub(good);
+    for (String service : new String[] {"", "spark.connect.SparkConnectService"}) {
+      assertEquals(io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING, health.check(
+          io.grpc.health.v1.HealthCheckRequest.newBuilder().setService(service).build()).getStatus(), service);
+    }
+  }
+
+  @Test
   void randomBytes_connectionClosed_othersServed() throws Exception {
     byte[] garbage = new byte[8192];
     new Random(42).nextBytes(garbage);
