@@ -12,6 +12,7 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.forward.CallHook;
+import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.Command;
 import io.sparkgate.proto.spark.ConfigRequest;
 import io.sparkgate.proto.spark.ConfigResponse;
@@ -21,30 +22,13 @@ import io.sparkgate.proto.spark.Plan;
 import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.SqlCommand;
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import org.junit.jupiter.api.Test;
 
 final class SecretRedactionTest {
   private final SecretRedaction redaction = new SecretRedaction(new SecretPatterns(AuthConfig.disabled().secretPatterns()));
 
   static MethodDescriptor<byte[], byte[]> method(String name, MethodDescriptor.MethodType type) {
-    MethodDescriptor.Marshaller<byte[]> bytes = new MethodDescriptor.Marshaller<>() {
-      @Override
-      public InputStream stream(byte[] value) {
-        return new ByteArrayInputStream(value);
-      }
-
-      @Override
-      public byte[] parse(InputStream stream) {
-        try {
-          return stream.readAllBytes();
-        } catch (java.io.IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      }
-    };
+    MethodDescriptor.Marshaller<byte[]> bytes = TestMethods.BYTES;
     return MethodDescriptor.newBuilder(bytes, bytes).setFullMethodName("spark.connect.SparkConnectService/" + name)
         .setType(type).build();
   }

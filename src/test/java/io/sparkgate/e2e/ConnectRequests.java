@@ -4,6 +4,7 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.MethodDescriptor;
 import io.grpc.stub.ClientCalls;
+import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
 import io.sparkgate.proto.spark.Plan;
@@ -13,7 +14,6 @@ import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -37,8 +37,8 @@ final class ConnectRequests {
   static final MethodDescriptor<byte[], byte[]> EXECUTE_PLAN = MethodDescriptor.<byte[], byte[]>newBuilder()
       .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
       .setFullMethodName("spark.connect.SparkConnectService/ExecutePlan")
-      .setRequestMarshaller(Bytes.INSTANCE)
-      .setResponseMarshaller(Bytes.INSTANCE)
+      .setRequestMarshaller(TestMethods.BYTES)
+      .setResponseMarshaller(TestMethods.BYTES)
       .build();
 
   private final Channel channel;
@@ -112,21 +112,4 @@ final class ConnectRequests {
     return rows;
   }
 
-  enum Bytes implements MethodDescriptor.Marshaller<byte[]> {
-    INSTANCE;
-
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-  }
 }

@@ -7,12 +7,11 @@ import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
+import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.AnalyzePlanRequest;
 import io.sparkgate.proto.spark.AnalyzePlanResponse;
 import io.sparkgate.proto.spark.UserContext;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -254,8 +253,8 @@ final class SparkConnectServerProcess implements AutoCloseable {
   private static final MethodDescriptor<byte[], byte[]> ANALYZE_PLAN = MethodDescriptor.<byte[], byte[]>newBuilder()
       .setType(MethodDescriptor.MethodType.UNARY)
       .setFullMethodName("spark.connect.SparkConnectService/AnalyzePlan")
-      .setRequestMarshaller(BytesMarshaller.INSTANCE)
-      .setResponseMarshaller(BytesMarshaller.INSTANCE)
+      .setRequestMarshaller(TestMethods.BYTES)
+      .setResponseMarshaller(TestMethods.BYTES)
       .build();
 
   private static String askSparkVersion(ManagedChannel channel) {
@@ -273,24 +272,6 @@ final class SparkConnectServerProcess implements AutoCloseable {
     }
   }
 
-  /** Raw bytes on the wire, so the probe needs no generated gRPC stubs. */
-  private enum BytesMarshaller implements MethodDescriptor.Marshaller<byte[]> {
-    INSTANCE;
-
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-  }
 
   // --- helpers ---------------------------------------------------------------------------------------------
 

@@ -6,6 +6,8 @@ import java.util.Map;
 /** The forwarded method descriptors, for tests in other packages. */
 public final class TestMethods {
   public static final Map<String, MethodDescriptor<byte[], byte[]>> ALL = SparkConnectMethods.descriptors();
+  /** The proxy's own byte marshaller, for test clients and fake servers that move raw messages. */
+  public static final MethodDescriptor.Marshaller<byte[]> BYTES = ByteMarshaller.INSTANCE;
 
   private TestMethods() {}
 
