@@ -151,6 +151,36 @@ final class AuditInterceptorTest {
   }
 
   @Test
+  void auditRequired_logNotAccepting_callRefusedUnavailable_backendNotContacted() throws Exception {
+    AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("required.jsonl")), 1L << 30,
+        Duration.ofDays(1), 1, AuditConfig.Fsync.BATCH, true, false);
+    AuditLog auditLog = AuditLog.open(cfg, Clock.systemUTC());
+    auditLog.close(); // a log that takes no more records, as when its queue is full
+    FakeSparkConnect backend = new FakeSparkConnect();
+    String backendName = InProcessServerBuilder.generateName();
+    Server backendServer = InProcessServerBuilder.forName(backendName).fallbackHandlerRegistry(backend).build().start();
+    ManagedChannel backendChannel = InProcessChannelBuilder.forName(backendName).build();
+    String proxyName = InProcessServerBuilder.generateName();
+    AuditInterceptor interceptor = new AuditInterceptor(auditLog, Clock.systemUTC());
+    Server proxy = InProcessServerBuilder.forName(proxyName)
+        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null, CallHook.Factory.PASS_THROUGH))
+        .intercept(interceptor).build().start();
+    ManagedChannel channel = InProcessChannelBuilder.forName(proxyName).build();
+    try {
+      StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingServerStreamingCall(
+          channel, TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, executeRequest()).hasNext());
+      assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
+      assertEquals(1, interceptor.refusedUnaudited());
+      assertEquals(null, backend.lastMethod.get(), "an unaudited call reached the backend");
+    } finally {
+      channel.shutdownNow();
+      proxy.shutdownNow();
+      backendChannel.shutdownNow();
+      backendServer.shutdownNow();
+    }
+  }
+
+  @Test
   void clientCancel_recordedAsCancelled() throws Exception {
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.streamCount = Integer.MAX_VALUE;
