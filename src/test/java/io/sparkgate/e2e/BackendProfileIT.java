@@ -45,12 +45,12 @@ class BackendProfileIT {
   }
 
   @Test
-  void plainSpark400Server(SparkConnectServerProcess server) throws Exception {
+  void icebergOnlySpark400Server(SparkConnectServerProcess server) throws Exception {
     BackendProfile profile = read(server.port());
-    System.out.println("plain 4.0.0 profile: " + profile);
+    System.out.println("Iceberg-only 4.0.0 profile: " + profile);
     assertEquals("4.0.0", profile.sparkVersion());
-    assertEquals(List.of(), profile.extensions());
-    assertEquals(Map.of(), profile.catalogs());
+    assertEquals(List.of("org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"), profile.extensions());
+    assertEquals(Map.of("iceberg", "org.apache.iceberg.spark.SparkCatalog"), profile.catalogs());
     assertEquals("spark_catalog", profile.defaultCatalog());
     assertFalse(MixedTableFormats.isMixed(profile));
   }

@@ -36,6 +36,15 @@ final class SparkServerExtension implements BeforeAllCallback, ParameterResolver
       "spark.connect.execute.reattachable.senderMaxStreamDuration", "1s",
       "spark.connect.execute.reattachable.senderMaxStreamSize", "1m");
 
+  /** Iceberg's session extension and a Hadoop catalog `iceberg`: an Iceberg-only server (no Hudi). */
+  static Map<String, String> icebergOnly(Path workDir) {
+    return Map.of(
+        "spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.sql.catalog.iceberg", "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.iceberg.type", "hadoop",
+        "spark.sql.catalog.iceberg.warehouse", workDir.resolve("iceberg").toAbsolutePath().toString());
+  }
+
   private static final ExtensionContext.Namespace NAMESPACE =
       ExtensionContext.Namespace.create(SparkServerExtension.class);
 
@@ -75,7 +84,9 @@ final class SparkServerExtension implements BeforeAllCallback, ParameterResolver
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
-    SparkConnectServerProcess server = SparkConnectServerProcess.start(classpathFile, workDir, SHARED_CONF);
+    Map<String, String> conf = new java.util.HashMap<>(SHARED_CONF);
+    conf.putAll(icebergOnly(workDir));
+    SparkConnectServerProcess server = SparkConnectServerProcess.start(classpathFile, workDir, conf);
     System.out.println("Started " + server + " in " + server.startupTime().toMillis() + " ms");
     return server;
   }
