@@ -158,7 +158,8 @@ public final class BenchRunner {
         int jmx = name.equals(FULL) ? fullJmx : Endpoints.freePort();
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, name.equals(FULL));
         Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, o.proxyJvm);
-        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, o.token));
+        // Sparkgate full accepts only the JWT minted for its configuration.
+        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, name.equals(FULL) ? ep.fullToken() : o.token));
         Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
         if (name.equals(FULL)) {
           full = sp;
