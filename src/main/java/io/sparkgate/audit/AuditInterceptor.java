@@ -13,13 +13,10 @@ import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.sparkgate.proto.spark.Base;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -221,11 +218,7 @@ public final class AuditInterceptor implements ServerInterceptor {
   }
 
   private static String sha256(byte[] bytes) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    return HashChain.sha256Hex(bytes);
   }
 
 }

@@ -13,14 +13,27 @@ final class HashChain {
   /** The {@code prev} of the very first record of a log. */
   static final String GENESIS = "0".repeat(64);
 
+  /** One SHA-256 per thread: {@code MessageDigest.getInstance} costs a provider lookup on every call. */
+  private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(HashChain::newSha256);
+
   private HashChain() {}
 
-  static String hash(String line) {
+  static MessageDigest newSha256() {
     try {
-      MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      return HexFormat.of().formatHex(sha.digest(line.getBytes(StandardCharsets.UTF_8)));
+      return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("every JDK has SHA-256", e);
     }
+  }
+
+  /** Hex SHA-256 of these bytes, with this thread's digest ({@code digest} leaves it reset). */
+  static String sha256Hex(byte[] bytes) {
+    MessageDigest sha = SHA256.get();
+    sha.reset();
+    return HexFormat.of().formatHex(sha.digest(bytes));
+  }
+
+  static String hash(String line) {
+    return sha256Hex(line.getBytes(StandardCharsets.UTF_8));
   }
 }

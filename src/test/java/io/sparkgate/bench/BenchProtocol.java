@@ -6,6 +6,9 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
+import io.sparkgate.proto.spark.Plan;
+import io.sparkgate.proto.spark.Relation;
+import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -34,12 +37,19 @@ public final class BenchProtocol {
 
   private BenchProtocol() {}
 
+  /** {@code SELECT 1}: the plan of every benchmark ExecutePlan (the backend ignores it). */
+  private static final Plan PLAN = Plan.newBuilder()
+      .setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT 1")))
+      .build();
+
   /** An ExecutePlanRequest asking the fake backend for {@code batches} batches of {@code batchBytes}. */
   public static byte[] executePlanRequest(String sessionId, int batchBytes, long batches) {
     return ExecutePlanRequest.newBuilder()
         .setSessionId(sessionId)
         .setUserContext(UserContext.newBuilder().setUserId("bench").setUserName("bench"))
         .setClientType("sparkgate-bench")
+        // A plan every policy allows (the shipped shared-server policy refuses requests it cannot classify).
+        .setPlan(PLAN)
         .addTags(BYTES_TAG + batchBytes)
         .addTags(COUNT_TAG + batches)
         .build()

@@ -158,7 +158,8 @@ public final class BenchRunner {
         int jmx = name.equals(FULL) ? fullJmx : Endpoints.freePort();
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, name.equals(FULL));
         Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, o.proxyJvm);
-        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, o.token));
+        // Sparkgate full accepts only the JWT minted for its configuration.
+        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, name.equals(FULL) ? ep.fullToken() : o.token));
         Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
         if (name.equals(FULL)) {
           full = sp;
@@ -428,14 +429,41 @@ public final class BenchRunner {
       }
       line("");
     }
-    target("cached token verification < 5 us", null, "not measurable yet: auth (JWT) is not merged");
-    target("inspection of a 10,000-node plan < 1 ms", null, "not measurable yet: inspection is not merged");
-    target("per-request cost constant in the number of policies", null, "not measurable yet: policies not merged");
+    Double tokenNs = jmhNanos(jmh, "bench.AuthBench.tokenVerifyCached", null, null);
+    target("cached token verification < 5 us", tokenNs == null ? null : tokenNs < 5_000,
+        tokenNs == null ? "JMH not run" : String.format("%.2f us", tokenNs / 1e3));
+    Double inspectNs = jmhNanos(jmh, "bench.InspectBench.inspect", "shape", "plan-10000");
+    target("inspection of a 10,000-node plan < 1 ms", inspectNs == null ? null : inspectNs < 1_000_000,
+        inspectNs == null ? "JMH not run" : String.format("%.2f ms", inspectNs / 1e6));
+    Double one = jmhNanos(jmh, "bench.PolicyBench.decide", "rules", "1");
+    Double hundred = jmhNanos(jmh, "bench.PolicyBench.decide", "rules", "100");
+    target("policy evaluation flat in the number of rules (100 within 2x of 1)",
+        one == null || hundred == null ? null : hundred <= 2 * one,
+        one == null || hundred == null ? "JMH not run"
+            : String.format("1 rule %.2f us, 100 rules %.2f us (x%.1f)", one / 1e3, hundred / 1e3, hundred / one));
     line("Targets");
     for (String[] tg : targets) {
       line("  %-9s %-58s %s", tg[0], tg[1], tg[2]);
     }
     json.put("targets", targets.stream().map(x -> Map.of("status", x[0], "target", x[1], "detail", x[2])).toList());
+  }
+
+  /** A JMH score in nanoseconds per operation, or null when that benchmark (with that parameter) did not run. */
+  private static Double jmhNanos(List<Map<String, Object>> jmh, String benchmark, String param, String value) {
+    if (jmh == null) {
+      return null;
+    }
+    for (Map<String, Object> m : jmh) {
+      @SuppressWarnings("unchecked")
+      Map<String, String> params = (Map<String, String>) m.get("params");
+      if (benchmark.equals(m.get("benchmark")) && (param == null || value.equals(params.get(param)))) {
+        double score = (Double) m.get("score");
+        String unit = String.valueOf(m.get("unit"));
+        return unit.startsWith("ns") ? score : unit.startsWith("us") ? score * 1e3 : unit.startsWith("ms") ? score * 1e6
+            : unit.startsWith("s/") ? score * 1e9 : null;
+      }
+    }
+    return null;
   }
 
   private void target(String what, Boolean met, String detail) {

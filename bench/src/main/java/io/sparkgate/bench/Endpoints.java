@@ -1,5 +1,14 @@
 package io.sparkgate.bench;
 
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.RSASSASigner;
+import com.nimbusds.jose.jwk.JWKSet;
+import com.nimbusds.jose.jwk.RSAKey;
+import com.nimbusds.jose.jwk.gen.RSAKeyGenerator;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -7,7 +16,9 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -19,6 +30,10 @@ import java.util.concurrent.TimeUnit;
 final class Endpoints implements AutoCloseable {
   private final Path work;
   private final List<Process> processes = new ArrayList<>();
+  static final String ISSUER = "https://sparkgate-bench.invalid/issuer";
+  static final String AUDIENCE = "sparkgate-bench";
+  /** The token the "sparkgate-full" variant accepts; set by {@link #sparkgateConfig} for that variant. */
+  private String fullToken;
 
   Endpoints(Path work) {
     this.work = work;
@@ -71,7 +86,7 @@ final class Endpoints implements AutoCloseable {
   /**
    * Sparkgate's configuration for one variant.
    *
-   * @param full TLS + audit to a file (+ JWT + the shipped policy once they exist); otherwise TLS only
+   * @param full TLS + JWT + the shipped policy + audit to a file; otherwise TLS only
    */
   Path sparkgateConfig(String name, int port, int backendPort, Path certs, boolean full) throws IOException {
     Path dir = work.resolve(name);
@@ -86,17 +101,50 @@ final class Endpoints implements AutoCloseable {
     if (full) {
       y.append("audit:\n  file: ").append(dir.resolve("audit").resolve("audit.jsonl")).append('\n');
       y.append("  fsync: batch\n");
-      // ---------------------------------------------------------------------------------------------
-      // FULL-FEATURES SPOT: when auth (JWT) and policies land, add their sections here so that the
-      // "sparkgate-full" variant runs with them, e.g.
-      //   auth:   { jwt: { issuer: ..., jwks_file: <work>/jwks.json, audience: ... } }
-      //   policy: { file: <repo>/proxy/policies/default.yaml }
-      // and hand the load generator a matching token (run.sh --token-file FILE, or mint one here).
-      // ---------------------------------------------------------------------------------------------
+      // Full features: JWT (a key pair and JWKS minted for this run, see mintJwt) and the shipped policy.
+      Path jwks = dir.resolve("jwks.json");
+      fullToken = mintJwt(jwks);
+      y.append("auth:\n  methods: [jwt]\n  jwt:\n    jwks_file: ").append(jwks).append('\n');
+      y.append("    issuer: ").append(ISSUER).append('\n');
+      y.append("    audience: ").append(AUDIENCE).append('\n');
+      y.append("policy:\n  file: ").append(repoRoot().resolve("policies").resolve("shared-server.yaml")).append('\n');
     }
     Path file = dir.resolve("sparkgate.yaml");
     Files.writeString(file, y.toString());
     return file;
+  }
+
+  /** The bearer token for the full-features variant (null until its configuration was written). */
+  String fullToken() {
+    return fullToken;
+  }
+
+  /** The repository root: the working directory of run.sh, or its parent when run from bench/. */
+  static Path repoRoot() {
+    Path cwd = Path.of("").toAbsolutePath();
+    return Files.exists(cwd.resolve("policies").resolve("shared-server.yaml")) ? cwd : cwd.getParent();
+  }
+
+  /** A fresh RSA key, its public half as a JWKS file, and an RS256 token signed with it valid for a day. */
+  static String mintJwt(Path jwksFile) throws IOException {
+    try {
+      RSAKey key = new RSAKeyGenerator(2048).keyID("bench-" + System.nanoTime()).generate();
+      Files.writeString(jwksFile, new JWKSet(key.toPublicJWK()).toString());
+      Instant now = Instant.now();
+      JWTClaimsSet claims = new JWTClaimsSet.Builder()
+          .issuer(ISSUER)
+          .audience(AUDIENCE)
+          .subject("bench")
+          .issueTime(Date.from(now.minusSeconds(60)))
+          .notBeforeTime(Date.from(now.minusSeconds(60)))
+          .expirationTime(Date.from(now.plus(Duration.ofHours(11))))
+          .build();
+      SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID(key.getKeyID()).build(), claims);
+      jwt.sign(new RSASSASigner(key));
+      return jwt.serialize();
+    } catch (JOSEException e) {
+      throw new IllegalStateException("could not mint the benchmark JWT", e);
+    }
   }
 
   static Path nginxBinary() {
