@@ -9,7 +9,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparkgate.Sparkgate;
 import io.sparkgate.audit.AuditVerifier;
-import io.sparkgate.config.ProxyConfig;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,7 +16,6 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -27,7 +25,6 @@ import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.spark.api.java.function.ForeachFunction;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -51,20 +48,17 @@ class AuditIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    Path dir = Files.createDirectories(Path.of("target", "e2e", "audit-" + UUID.randomUUID()));
+    Path dir = ProxyConfigs.freshDir("audit");
     auditFile = dir.resolve("audit.jsonl");
     String sha = HexFormat.of().formatHex(
         MessageDigest.getInstance("SHA-256").digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
-    Files.writeString(dir.resolve("sparkgate.yaml"), String.join("\n",
-        "listen: {address: 127.0.0.1, port: 0, plaintext: true}",
-        "backend: {address: '127.0.0.1:" + server.port() + "'}",
+    proxy = Sparkgate.start(ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER,
+        ProxyConfigs.backend(server.port()),
         "auth:",
         "  static_tokens:",
         "    - {sha256: " + sha + ", principal: alice, groups: [analysts], tenant: acme}",
-        "policy: {file: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'}",
-        "audit: {file: audit.jsonl, fsync: batch}",
-        ""));
-    proxy = Sparkgate.start(ProxyConfig.load(dir.resolve("sparkgate.yaml")));
+        ProxyConfigs.policy("shared-server.yaml"),
+        "audit: {file: audit.jsonl, fsync: batch}"));
     // localhost without TLS: the 4.0 JVM client then sends the token as "authorization: Bearer".
     spark = SparkClients.connect("sc://localhost:" + proxy.port() + "/;token=" + TOKEN);
   }
@@ -167,17 +161,7 @@ class AuditIT {
   void reattachedLongResult_recordsJoinOnOperationIdAndRowsAddUp() throws Exception {
     long mark = lines();
     long expected = 300_000;
-    long seen = 0;
-    Iterator<Row> it = spark.range(0, expected, 1, 8).selectExpr("id", "repeat('x', 60) AS pad").toLocalIterator();
-    try {
-      while (it.hasNext()) {
-        it.next();
-        seen++;
-      }
-    } finally {
-      ((AutoCloseable) it).close();
-    }
-    assertEquals(expected, seen);
+    assertEquals(expected, SparkClients.countRows(spark.range(0, expected, 1, 8).selectExpr("id", "repeat('x', 60) AS pad")));
 
     JsonNode reattach = await(mark, rec -> rpc(rec, "ReattachExecute"));
     String operation = reattach.path("operation_id").asText();

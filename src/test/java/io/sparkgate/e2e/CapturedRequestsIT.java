@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.Sparkgate;
 import io.sparkgate.TestProxies;
-import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
@@ -16,7 +15,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.function.Predicate;
 import java.util.jar.JarOutputStream;
 import java.util.zip.ZipEntry;
@@ -50,10 +48,8 @@ class CapturedRequestsIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    dir = Files.createDirectories(Path.of("target", "e2e", "captured-" + UUID.randomUUID())).toAbsolutePath();
-    Files.writeString(dir.resolve("sparkgate.yaml"), String.join("\n",
-        "listen: {address: 127.0.0.1, port: 0, plaintext: true}",
-        "backend: {address: '127.0.0.1:" + server.port() + "'}", ""));
+    dir = ProxyConfigs.freshDir("captured");
+
     CallHook.Factory recorder = (method, headers) -> new CallHook() {
       @Override
       public byte[] onRequest(byte[] message) {
@@ -61,7 +57,8 @@ class CapturedRequestsIT {
         return message;
       }
     };
-    proxy = TestProxies.start(ProxyConfig.load(dir.resolve("sparkgate.yaml")), recorder);
+    proxy = TestProxies.start(
+        ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER, ProxyConfigs.backend(server.port())), recorder);
     spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
   }
 

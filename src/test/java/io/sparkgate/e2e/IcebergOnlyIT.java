@@ -3,8 +3,6 @@ package io.sparkgate.e2e;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.sparkgate.Sparkgate;
-import io.sparkgate.config.ProxyConfig;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.UUID;
@@ -29,13 +27,9 @@ class IcebergOnlyIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    Path dir = Files.createDirectories(Path.of("target", "e2e", "iceberg-only-" + UUID.randomUUID())).toAbsolutePath();
-    Files.writeString(dir.resolve("sparkgate.yaml"), String.join("\n",
-        "listen: {address: 127.0.0.1, port: 0, plaintext: true}",
-        "backend: {address: '127.0.0.1:" + server.port() + "'}",
-        "policy: {file: '" + Path.of("policies", "mixed-lakehouse.yaml").toAbsolutePath() + "'}",
-        ""));
-    proxy = Sparkgate.start(ProxyConfig.load(dir.resolve("sparkgate.yaml")));
+    Path dir = ProxyConfigs.freshDir("iceberg-only");
+    proxy = Sparkgate.start(ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER,
+        ProxyConfigs.backend(server.port()), ProxyConfigs.policy("mixed-lakehouse.yaml")));
     spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
   }
 

@@ -5,10 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.Sparkgate;
-import io.sparkgate.config.ProxyConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Iterator;
 import java.util.List;
 import java.util.jar.JarOutputStream;
 import java.util.zip.ZipEntry;
@@ -41,13 +39,8 @@ class PolicyIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    Path policy = Path.of("policies", "shared-server.yaml").toAbsolutePath();
-    Path config = dir.resolve("sparkgate.yaml");
-    Files.writeString(config, String.join("\n",
-        "listen: {address: 127.0.0.1, port: 0, plaintext: true}",
-        "backend: {address: '127.0.0.1:" + server.port() + "'}",
-        "policy: {file: '" + policy + "'}", ""));
-    proxy = Sparkgate.start(ProxyConfig.load(config));
+    proxy = Sparkgate.start(ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER,
+        ProxyConfigs.backend(server.port()), ProxyConfigs.policy("shared-server.yaml")));
     spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
   }
 
@@ -136,17 +129,7 @@ class PolicyIT {
   void largeResultPasses(SparkConnectServerProcess server) throws Exception {
     long reattachesBefore = server.reattachCount();
     long rows = 2_000_000L;
-    long count = 0;
-    Iterator<Row> it = spark.range(rows).selectExpr("id", "repeat('x', 16) AS pad").toLocalIterator();
-    try {
-      while (it.hasNext()) {
-        it.next();
-        count++;
-      }
-    } finally {
-      ((AutoCloseable) it).close();
-    }
-    assertEquals(rows, count);
+    assertEquals(rows, SparkClients.countRows(spark.range(rows).selectExpr("id", "repeat('x', 16) AS pad")));
     assertTrue(server.reattachCount() > reattachesBefore, "the result should have needed ReattachExecute");
   }
 }

@@ -24,6 +24,24 @@ final class SparkClients {
    * there; the refusal then surfaces at once as {@code RetriesExceeded} (message null) instead of after minutes.
    * Normal ReattachExecute after a server-ended stream is not a retry and still happens.
    */
+  /**
+   * Reads a result row by row with toLocalIterator and returns the count. The iterator is closed even after
+   * the last row: left open, the client's Arrow allocator reports a leak when the session closes.
+   */
+  static long countRows(org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> result) throws Exception {
+    java.util.Iterator<org.apache.spark.sql.Row> it = result.toLocalIterator();
+    long count = 0;
+    try {
+      while (it.hasNext()) {
+        it.next();
+        count++;
+      }
+    } finally {
+      ((AutoCloseable) it).close();
+    }
+    return count;
+  }
+
   static SparkSession connectFailFast(String url) {
     RetryPolicy defaults = RetryPolicy.defaultPolicy();
     RetryPolicy noRetries = defaults.copy(Option.apply(0), defaults.initialBackoff(), defaults.maxBackoff(),
