@@ -166,11 +166,12 @@ final class BadInputTest {
     }
     long threadsAfter = settledThreadCount();
     assertTrue(threadsAfter <= threadsBefore + 2, "threads grew from " + threadsBefore + " to " + threadsAfter);
-    // The pooled allocator may still add a chunk in an early round as timing varies, but it levels off; a leak
-    // of the abandoned calls' buffers would grow with every round of 1,000 calls.
+    // Netty's pooled allocator moves in 4 MiB chunks as timing varies (seen: up and down by one or two chunks
+    // between rounds); a leak of the abandoned calls' buffers would instead grow by the calls' message memory
+    // with every round of 1,000 calls and leave the last round far above the first ones.
     System.out.println("direct memory after each measured round: " + java.util.Arrays.toString(direct));
-    long lateGrowth = direct[3] - direct[1];
-    assertTrue(lateGrowth <= 8 * 1024 * 1024,
+    long steady = Math.max(direct[0], direct[1]);
+    assertTrue(direct[3] <= steady + 16 * 1024 * 1024,
         "direct memory kept growing round after round: " + java.util.Arrays.toString(direct));
     assertStillServing();
   }
