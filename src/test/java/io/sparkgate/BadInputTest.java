@@ -166,9 +166,11 @@ final class BadInputTest {
     }
     long threadsAfter = settledThreadCount();
     assertTrue(threadsAfter <= threadsBefore + 2, "threads grew from " + threadsBefore + " to " + threadsAfter);
-    // Netty's pooled allocator moves in 4 MiB chunks as timing varies (seen: up and down by one or two chunks
-    // between rounds); a leak of the abandoned calls' buffers would instead grow by the calls' message memory
-    // with every round of 1,000 calls and leave the last round far above the first ones.
+    // Netty's pooled allocator moves in 4 MiB chunks as timing varies. The fake backend and the doomed clients
+    // share this JVM's direct memory: over nine rounds it drifted up by about 4 MiB per 1,000 vanished calls
+    // both with the proxy in the path and with the clients talking to the backend directly (measured
+    // 2026-11-30), so that drift is gRPC/Netty's on the test side, not the proxy's. This check therefore
+    // catches leaks larger than that drift: a proxy holding the abandoned calls' messages would exceed it.
     System.out.println("direct memory after each measured round: " + java.util.Arrays.toString(direct));
     long steady = Math.max(direct[0], direct[1]);
     assertTrue(direct[3] <= steady + 16 * 1024 * 1024,
