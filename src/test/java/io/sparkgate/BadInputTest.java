@@ -47,6 +47,12 @@ final class BadInputTest {
   private static final MethodDescriptor<byte[], byte[]> CONFIG = TestMethods.get("ArtifactStatus");
   private static final MethodDescriptor<byte[], byte[]> EXECUTE = TestMethods.get("ExecutePlan");
   private static final int LIMIT = 1024 * 1024;
+  /**
+   * The fake backend and the clients share this JVM with the proxy. Unpooled, their buffers go back to the
+   * system when released, so what the direct-memory check sees accumulate is the proxy's (pooled) memory.
+   */
+  private static final io.grpc.netty.shaded.io.netty.buffer.ByteBufAllocator TEST_SIDE_ALLOCATOR =
+      new io.grpc.netty.shaded.io.netty.buffer.UnpooledByteBufAllocator(true);
 
   private final FakeSparkConnect backend = new FakeSparkConnect();
   private Server backendServer;
@@ -56,7 +62,9 @@ final class BadInputTest {
   @BeforeEach
   void start() throws Exception {
     // Test-side servers and channels run callbacks inline, so every thread that comes and goes is the proxy's.
-    backendServer = NettyServerBuilder.forPort(0).fallbackHandlerRegistry(backend).directExecutor().build().start();
+    backendServer = NettyServerBuilder.forPort(0).fallbackHandlerRegistry(backend).directExecutor()
+        .withChildOption(io.grpc.netty.shaded.io.netty.channel.ChannelOption.ALLOCATOR, TEST_SIDE_ALLOCATOR)
+        .build().start();
     ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, LIMIT, 1000, Duration.ofSeconds(2),
         Duration.ofMinutes(1), Duration.ofSeconds(1));
     proxy = Sparkgate.start(new ProxyConfig(Path.of("test.yaml"), listen, Optional.empty(),
@@ -74,6 +82,7 @@ final class BadInputTest {
 
   private static ManagedChannel channel(int port) {
     return NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().maxInboundMessageSize(64 * LIMIT)
+        .withOption(io.grpc.netty.shaded.io.netty.channel.ChannelOption.ALLOCATOR, TEST_SIDE_ALLOCATOR)
         .directExecutor().build();
   }
 
@@ -166,11 +175,10 @@ final class BadInputTest {
     }
     long threadsAfter = settledThreadCount();
     assertTrue(threadsAfter <= threadsBefore + 2, "threads grew from " + threadsBefore + " to " + threadsAfter);
-    // Netty's pooled allocator moves in 4 MiB chunks as timing varies. The fake backend and the doomed clients
-    // share this JVM's direct memory: over nine rounds it drifted up by about 4 MiB per 1,000 vanished calls
-    // both with the proxy in the path and with the clients talking to the backend directly (measured
-    // 2026-11-30), so that drift is gRPC/Netty's on the test side, not the proxy's. This check therefore
-    // catches leaks larger than that drift: a proxy holding the abandoned calls' messages would exceed it.
+    // The proxy's pooled allocator moves in 4 MiB chunks as timing varies (seen: swings of one or two chunks
+    // between rounds, no steady climb, with the test side unpooled). With pooled test-side channels the same
+    // JVM drifted up ~4 MiB per 1,000 vanished calls even without the proxy in the path, hence the unpooled
+    // test side. A proxy holding the abandoned calls' buffers would climb past these swings.
     System.out.println("direct memory after each measured round: " + java.util.Arrays.toString(direct));
     long steady = Math.max(direct[0], direct[1]);
     assertTrue(direct[3] <= steady + 16 * 1024 * 1024,
