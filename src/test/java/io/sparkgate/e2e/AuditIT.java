@@ -65,12 +65,7 @@ class AuditIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (spark != null) {
-      spark.close();
-    }
-    if (proxy != null) {
-      proxy.close();
-    }
+    ProxyConfigs.closeAll(spark, proxy);
     AuditVerifier.Result chain = AuditVerifier.verify(List.of(auditFile));
     assertTrue(chain.ok(), chain.message());
   }

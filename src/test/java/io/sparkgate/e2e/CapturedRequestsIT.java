@@ -64,12 +64,7 @@ class CapturedRequestsIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (spark != null) {
-      spark.close();
-    }
-    if (proxy != null) {
-      proxy.close();
-    }
+    ProxyConfigs.closeAll(spark, proxy);
   }
 
   @BeforeEach

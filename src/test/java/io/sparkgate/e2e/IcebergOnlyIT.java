@@ -35,12 +35,7 @@ class IcebergOnlyIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (spark != null) {
-      spark.close();
-    }
-    if (proxy != null) {
-      proxy.close();
-    }
+    ProxyConfigs.closeAll(spark, proxy);
   }
 
   @Test

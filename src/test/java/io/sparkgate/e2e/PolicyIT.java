@@ -46,12 +46,7 @@ class PolicyIT {
 
   @AfterAll
   static void stop() throws Exception {
-    if (spark != null) {
-      spark.close();
-    }
-    if (proxy != null) {
-      proxy.close();
-    }
+    ProxyConfigs.closeAll(spark, proxy);
   }
 
   private static String refused(String rule, Executable action) {

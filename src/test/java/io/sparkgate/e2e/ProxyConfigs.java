@@ -32,6 +32,15 @@ final class ProxyConfigs {
     return "backend: {address: '127.0.0.1:" + port + "'}";
   }
 
+  /** Closes a test class's client session and proxy, in that order, skipping what never started. */
+  static void closeAll(AutoCloseable... resources) throws Exception {
+    for (AutoCloseable r : resources) {
+      if (r != null) {
+        r.close();
+      }
+    }
+  }
+
   /** The YAML line pointing the proxy at a shipped policy file under policies/. */
   static String policy(String name) {
     return "policy: {file: '" + Path.of("policies", name).toAbsolutePath() + "'}";
