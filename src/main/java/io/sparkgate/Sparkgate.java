@@ -2,7 +2,6 @@ package io.sparkgate;
 
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
-import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.stub.MetadataUtils;
 import io.grpc.Server;
@@ -18,6 +17,7 @@ import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.Secret;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.CallHooks;
+import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.policy.PolicyStage;
 import io.sparkgate.tls.ServerTls;
@@ -45,7 +45,7 @@ public final class Sparkgate implements AutoCloseable {
 
   private final ProxyConfig config;
   private final Server server;
-  private final ManagedChannel backend;
+  private final EventLoops loops;
   private final ServerTls tls;
   private final HealthStatusManager health;
   private final ExecutorService callExecutor;
@@ -55,7 +55,7 @@ public final class Sparkgate implements AutoCloseable {
   private Sparkgate(
       ProxyConfig config,
       Server server,
-      ManagedChannel backend,
+      EventLoops loops,
       ServerTls tls,
       HealthStatusManager health,
       ExecutorService callExecutor,
@@ -63,7 +63,7 @@ public final class Sparkgate implements AutoCloseable {
       PolicyStage policy) {
     this.config = config;
     this.server = server;
-    this.backend = backend;
+    this.loops = loops;
     this.tls = tls;
     this.health = health;
     this.callExecutor = callExecutor;
@@ -79,19 +79,18 @@ public final class Sparkgate implements AutoCloseable {
   static Sparkgate start(ProxyConfig config, CallHook.Factory hooks) throws IOException {
     ListenConfig listen = config.listen();
     int maxMessage = (int) listen.maxInboundMessageBytes();
-    ManagedChannel backend =
+    EventLoops loops = EventLoops.start(listen.eventLoops(), () ->
         NettyChannelBuilder.forAddress(config.backend().host(), config.backend().port())
             .usePlaintext()
             .maxInboundMessageSize(maxMessage)
             .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
             // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.
-            .directExecutor()
-            .build();
+            .directExecutor());
     ServerTls tls = null;
     AuditLog auditLog = null;
     PolicyStage policy = null;
-    // A fixed pool: request-side work (authentication, inspection, policy) runs here, off the event loops,
-    // and a flood of calls cannot grow the proxy's thread count.
+    // Calls run on the event loops (see EventLoops) except for request messages too large to inspect there,
+    // which go to this fixed pool: a flood of large requests cannot grow the proxy's thread count.
     ExecutorService callExecutor = Executors.newFixedThreadPool(
         Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), new CallThreadFactory());
     try {
@@ -105,7 +104,7 @@ public final class Sparkgate implements AutoCloseable {
       List<CallHook.Factory> stages = new java.util.ArrayList<>(List.of(auth.hooks()));
       if (config.policy().enabled()) {
         // The profiler asks the backend as the proxy does, so it needs the backend token too.
-        Channel profiled = token == null ? backend : ClientInterceptors.intercept(backend,
+        Channel profiled = token == null ? loops.anyBackend() : ClientInterceptors.intercept(loops.anyBackend(),
             MetadataUtils.newAttachHeadersInterceptor(bearer(token)));
         policy = PolicyStage.start(config, profiled);
         stages.add(policy.hook());
@@ -114,11 +113,11 @@ public final class Sparkgate implements AutoCloseable {
       }
       stages.add(hooks);
       NettyServerBuilder builder =
-          NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port()))
-              .executor(callExecutor)
+          loops.serve(NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port())))
+              .directExecutor()
               .addService(health.getHealthService())
               // Authentication first: identity must be stamped before any later hook (policy, audit) runs.
-              .fallbackHandlerRegistry(new ProxyRegistry(backend, token, CallHooks.chain(stages)))
+              .fallbackHandlerRegistry(new ProxyRegistry(loops, callExecutor, token, CallHooks.chain(stages)))
               .intercept(auth.interceptor())
               .maxInboundMessageSize(maxMessage)
               .maxConcurrentCallsPerConnection(listen.maxConcurrentStreams())
@@ -145,9 +144,9 @@ public final class Sparkgate implements AutoCloseable {
       health.setStatus(ProxyRegistry.SERVICE_NAME, ServingStatus.SERVING);
       log.info("Sparkgate listening on {}:{} ({}), forwarding to {}", listen.address(), server.getPort(),
           tls != null ? "TLS" : "plaintext", config.backend().address());
-      return new Sparkgate(config, server, backend, tls, health, callExecutor, auditLog, policy);
+      return new Sparkgate(config, server, loops, tls, health, callExecutor, auditLog, policy);
     } catch (IOException | RuntimeException e) {
-      release(backend, callExecutor, tls, auditLog, policy);
+      release(loops, callExecutor, tls, auditLog, policy);
       throw e;
     }
   }
@@ -183,16 +182,16 @@ public final class Sparkgate implements AutoCloseable {
       Thread.currentThread().interrupt();
     } finally {
       server.shutdownNow();
-      release(backend, callExecutor, tls, auditLog, policy);
+      release(loops, callExecutor, tls, auditLog, policy);
     }
     log.info("Sparkgate stopped");
   }
 
   /** Releases what start() built besides the server; the audit log last, so that it gets every record. */
-  private static void release(ManagedChannel backend, ExecutorService callExecutor, ServerTls tls, AuditLog auditLog,
+  private static void release(EventLoops loops, ExecutorService callExecutor, ServerTls tls, AuditLog auditLog,
       PolicyStage policy) {
     callExecutor.shutdownNow();
-    backend.shutdownNow();
+    loops.close();
     if (tls != null) {
       tls.close();
     }

@@ -11,6 +11,8 @@ import java.time.Duration;
  * @param handshakeTimeout how long a connection may take to complete TLS and HTTP/2 set-up
  * @param keepaliveTime idle time after which the proxy pings a client to find dead connections
  * @param shutdownGrace how long a stopping proxy lets running calls finish
+ * @param eventLoops network threads; each holds its own backend connection, and a call stays on the one that
+ *     accepted its client connection
  */
 public record ListenConfig(
     String address,
@@ -20,14 +22,27 @@ public record ListenConfig(
     int maxConcurrentStreams,
     Duration handshakeTimeout,
     Duration keepaliveTime,
-    Duration shutdownGrace) {
+    Duration shutdownGrace,
+    int eventLoops) {
 
   public static final long DEFAULT_MAX_INBOUND_MESSAGE_BYTES = 128L * 1024 * 1024;
+
+  /** One loop per core, like nginx's {@code worker_processes auto}: more only adds context switches. */
+  public static int defaultEventLoops() {
+    return Runtime.getRuntime().availableProcessors();
+  }
+
+  /** As the canonical constructor, with {@link #defaultEventLoops()}. */
+  public ListenConfig(String address, int port, boolean plaintext, long maxInboundMessageBytes,
+      int maxConcurrentStreams, Duration handshakeTimeout, Duration keepaliveTime, Duration shutdownGrace) {
+    this(address, port, plaintext, maxInboundMessageBytes, maxConcurrentStreams, handshakeTimeout, keepaliveTime,
+        shutdownGrace, defaultEventLoops());
+  }
 
   static ListenConfig read(Node node) {
     node.allowOnly(
         "address", "port", "plaintext", "max_inbound_message_size", "max_concurrent_streams",
-        "handshake_timeout", "keepalive_time", "shutdown_grace");
+        "handshake_timeout", "keepalive_time", "shutdown_grace", "event_loops");
     return new ListenConfig(
         node.string("address", "0.0.0.0"),
         node.integer("port", 15003, 0, 65535),
@@ -36,6 +51,7 @@ public record ListenConfig(
         node.integer("max_concurrent_streams", 1000, 1, 1_000_000),
         node.duration("handshake_timeout", Duration.ofSeconds(10), Duration.ofMillis(100), Duration.ofMinutes(5)),
         node.duration("keepalive_time", Duration.ofMinutes(1), Duration.ofSeconds(10), Duration.ofDays(1)),
-        node.duration("shutdown_grace", Duration.ofSeconds(30), Duration.ZERO, Duration.ofHours(1)));
+        node.duration("shutdown_grace", Duration.ofSeconds(30), Duration.ZERO, Duration.ofHours(1)),
+        node.integer("event_loops", defaultEventLoops(), 1, 1024));
   }
 }

@@ -8,6 +8,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
 import io.grpc.Status;
 import io.grpc.StatusException;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,19 +17,28 @@ import org.slf4j.LoggerFactory;
  * from one side only when the other side can take it, so HTTP/2 flow control reaches from the slowest
  * reader back to the writer and the proxy holds about one message per direction, whatever the result size.
  *
- * <p>Threads: the client call's callbacks (this listener) are serialized by gRPC, and so are the backend's
- * ({@link BackendListener}); the two run concurrently. Everything either side does to the client-facing
+ * <p>Threads: the client call's callbacks (this listener) arrive one at a time on its event loop and run
+ * there, or on the worker pool once a message is too large to inspect on a loop ({@link CallLane} keeps them
+ * in order either way); the backend's ({@link BackendListener}) run on the backend connection's loop, which
+ * is the same thread when the call came in on it. The two sides may run concurrently. Everything either side does to the client-facing
  * {@link ServerCall} happens under {@link #lock}, so a refusal from the request side can never race a
  * response being sent or the backend's own close.
  */
 final class ForwardingCall extends ServerCall.Listener<byte[]> {
   private static final Logger log = LoggerFactory.getLogger(ForwardingCall.class);
+  /**
+   * Larger request messages are handled on the worker pool. Inspection parses SQL at roughly 0.4 us a byte,
+   * so this bounds what one message can stall an event loop to a few milliseconds; the plans and SQL of
+   * ordinary calls are far smaller and never pay for the thread hop.
+   */
+  static final int INLINE_REQUEST_BYTES = 8 * 1024;
 
   private final Channel backend;
   private final MethodDescriptor<byte[], byte[]> method;
   private final ServerCall<byte[], byte[]> serverCall;
   private final Metadata backendHeaders;
   private final CallHook hook;
+  private final CallLane lane;
 
   private final Object lock = new Object();
   /** The client call owes a request(1) as soon as the backend can take a message. */
@@ -46,12 +56,14 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       MethodDescriptor<byte[], byte[]> method,
       ServerCall<byte[], byte[]> serverCall,
       Metadata backendHeaders,
-      CallHook hook) {
+      CallHook hook,
+      Executor pool) {
     this.backend = backend;
     this.method = method;
     this.serverCall = serverCall;
     this.backendHeaders = backendHeaders;
     this.hook = hook;
+    this.lane = new CallLane(pool);
   }
 
   void start() {
@@ -60,6 +72,25 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   @Override
   public void onMessage(byte[] message) {
+    lane.run(() -> forwardRequest(message), message.length > INLINE_REQUEST_BYTES);
+  }
+
+  @Override
+  public void onHalfClose() {
+    lane.run(this::halfClose, false);
+  }
+
+  @Override
+  public void onCancel() {
+    lane.run(this::cancel, false);
+  }
+
+  @Override
+  public void onReady() {
+    lane.run(this::clientReady, false);
+  }
+
+  private void forwardRequest(byte[] message) {
     if (isServerClosed()) {
       return;
     }
@@ -88,8 +119,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     }
   }
 
-  @Override
-  public void onHalfClose() {
+  private void halfClose() {
     if (isServerClosed()) {
       return;
     }
@@ -108,8 +138,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     }
   }
 
-  @Override
-  public void onCancel() {
+  private void cancel() {
     // The client went away or its deadline passed; the backend call is cancelled with it (the gRPC Context
     // does this too, but an explicit cancel also covers calls started outside the Context).
     boolean first;
@@ -123,8 +152,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     }
   }
 
-  @Override
-  public void onReady() {
+  private void clientReady() {
     synchronized (lock) {
       if (responseOwed && clientCall != null) {
         responseOwed = false;

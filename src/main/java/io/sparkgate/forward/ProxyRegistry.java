@@ -10,6 +10,8 @@ import io.grpc.ServerMethodDefinition;
 import io.grpc.StatusException;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,16 +28,28 @@ public final class ProxyRegistry extends HandlerRegistry {
   private final Map<String, ServerMethodDefinition<byte[], byte[]>> methods = new HashMap<>();
 
   /**
-   * @param backend the channel to the Spark Connect server
+   * Forwards each call over the backend connection of the event loop it arrived on.
+   *
+   * @param loops the server's event loops and their backend channels
+   * @param pool runs the request side of calls whose messages are too large to handle on an event loop
    * @param backendToken bearer token the backend expects, or null
    * @param hooks sees and may change or refuse every message of every call
    */
+  public ProxyRegistry(EventLoops loops, Executor pool, String backendToken, CallHook.Factory hooks) {
+    this(loops::backendForCurrentThread, pool, backendToken, hooks);
+  }
+
+  /** Forwards every call over one channel, on the threads gRPC calls back on (tests). */
   public ProxyRegistry(Channel backend, String backendToken, CallHook.Factory hooks) {
+    this(() -> backend, Runnable::run, backendToken, hooks);
+  }
+
+  private ProxyRegistry(Supplier<Channel> backend, Executor pool, String backendToken, CallHook.Factory hooks) {
     HeaderFilter headers = new HeaderFilter(backendToken);
     for (MethodDescriptor<byte[], byte[]> method : SparkConnectMethods.descriptors().values()) {
       methods.put(
           method.getFullMethodName(),
-          ServerMethodDefinition.create(method, new Handler(backend, method, headers, hooks)));
+          ServerMethodDefinition.create(method, new Handler(backend, pool, method, headers, hooks)));
     }
   }
 
@@ -53,13 +67,16 @@ public final class ProxyRegistry extends HandlerRegistry {
   }
 
   private static final class Handler implements ServerCallHandler<byte[], byte[]> {
-    private final Channel backend;
+    private final Supplier<Channel> backend;
+    private final Executor pool;
     private final MethodDescriptor<byte[], byte[]> method;
     private final HeaderFilter headers;
     private final CallHook.Factory hooks;
 
-    Handler(Channel backend, MethodDescriptor<byte[], byte[]> method, HeaderFilter headers, CallHook.Factory hooks) {
+    Handler(Supplier<Channel> backend, Executor pool, MethodDescriptor<byte[], byte[]> method, HeaderFilter headers,
+        CallHook.Factory hooks) {
       this.backend = backend;
+      this.pool = pool;
       this.method = method;
       this.headers = headers;
       this.hooks = hooks;
@@ -74,7 +91,8 @@ public final class ProxyRegistry extends HandlerRegistry {
         call.close(e.getStatus(), e.getTrailers() == null ? new Metadata() : e.getTrailers());
         return new ServerCall.Listener<>() {};
       }
-      ForwardingCall forwarding = new ForwardingCall(backend, method, call, headers.toBackend(clientHeaders), hook);
+      ForwardingCall forwarding = new ForwardingCall(
+          backend.get(), method, call, headers.toBackend(clientHeaders), hook, pool);
       forwarding.start();
       return forwarding;
     }

@@ -42,6 +42,8 @@ public final class BenchRunner {
   private final Map<String, Object> json = new LinkedHashMap<>();
   private final StringBuilder table = new StringBuilder();
   private final List<String[]> targets = new ArrayList<>();
+  /** Scenario -> endpoint -> CPU of the endpoint's processes (for direct: the backend's) per unit of work. */
+  private final Map<String, Map<String, Double>> cpuFigures = new LinkedHashMap<>();
 
   private BenchRunner(Options o) {
     this.o = o;
@@ -125,7 +127,9 @@ public final class BenchRunner {
         throw new IllegalStateException("dev-certs failed: " + Files.readString(work.resolve("dev-certs.log")));
       }
       Path ca = certs.resolve("ca.pem");
+      Map<String, Process> processes = new LinkedHashMap<>();
       int backendPort = ep.startBackend();
+      processes.put(DIRECT, ep.backendProcess());
       t.put(DIRECT, new LoadGenerator.Target(DIRECT, "127.0.0.1", backendPort, null, null));
       Endpoints.waitReady(t.get(DIRECT), null, Duration.ofSeconds(60));
 
@@ -133,12 +137,14 @@ public final class BenchRunner {
       if (nginx != null) {
         int p = Endpoints.freePort();
         Process n = ep.startNginxL7(nginx, p, backendPort, certs);
+        processes.put(L7, n);
         t.put(L7, new LoadGenerator.Target(L7, "127.0.0.1", p, ca, o.token));
         Endpoints.waitReady(t.get(L7), n, Duration.ofSeconds(30));
         Path module = Endpoints.streamModule();
         if (module != null) {
           p = Endpoints.freePort();
           n = ep.startNginxStream(nginx, module, p, backendPort, certs);
+          processes.put(STREAM, n);
           t.put(STREAM, new LoadGenerator.Target(STREAM, "127.0.0.1", p, ca, o.token));
           Endpoints.waitReady(t.get(STREAM), n, Duration.ofSeconds(30));
         } else {
@@ -158,6 +164,7 @@ public final class BenchRunner {
         int jmx = name.equals(FULL) ? fullJmx : Endpoints.freePort();
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, name.equals(FULL));
         Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, o.proxyJvm);
+        processes.put(name, sp);
         // Sparkgate full accepts only the JWT minted for its configuration.
         t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, name.equals(FULL) ? ep.fullToken() : o.token));
         Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
@@ -171,8 +178,12 @@ public final class BenchRunner {
       if (wants("latency")) {
         for (var e : t.entrySet()) {
           log("closed-loop latency: " + e.getKey());
+          CpuMeter cpu = CpuMeter.start(processes.get(e.getKey()));
           var r = LoadGenerator.closedLoop(e.getValue(), 1, o.warmup, o.measure);
           results.computeIfAbsent("closed_loop", k -> new LinkedHashMap<>()).put(e.getKey(), r);
+          // Per call, from the average CPU rate over warm-up and measurement and the measured call rate.
+          cpuFigures.computeIfAbsent("closed_loop_us_per_call", k -> new LinkedHashMap<>())
+              .put(e.getKey(), cpu.coresUsed() * 1e6 / r.callsPerSecond());
         }
       }
       if (wants("open")) {
@@ -188,12 +199,16 @@ public final class BenchRunner {
         for (int s : o.streams) {
           for (var e : t.entrySet()) {
             log("streaming x" + s + ": " + e.getKey());
+            CpuMeter cpu = CpuMeter.start(processes.get(e.getKey()));
             var r = LoadGenerator.streaming(e.getValue(), s, o.batchBytes, 64, o.warmup, o.measure);
             results.computeIfAbsent("streaming_" + s, k -> new LinkedHashMap<>()).put(e.getKey(), r);
+            cpuFigures.computeIfAbsent("streaming_" + s + "_cpu_seconds_per_gb", k -> new LinkedHashMap<>())
+                .put(e.getKey(), cpu.coresUsed() * 1000 / r.mbPerSecond());
           }
         }
       }
       json.put("results", results);
+      json.put("cpu", cpuFigures);
       Map<String, Object> memory = new LinkedHashMap<>();
       json.put("memory", memory);
       try (JvmProbe probe = JvmProbe.connect(fullJmx, full.pid())) {
@@ -317,14 +332,16 @@ public final class BenchRunner {
     line("");
     var closed = results.get("closed_loop");
     if (closed != null) {
-      line("Small ExecutePlan, closed loop, 1 caller (microseconds)");
-      line("%-15s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s", "endpoint", "p50", "p99", "p99.9", "calls/s",
-          "errors", "+p50", "+p99", "p50xdir", "p50xTLS", "p50xL7");
+      line("Small ExecutePlan, closed loop, 1 caller (microseconds; cpu/call = CPU of the endpoint's processes per"
+          + " call, for direct the backend's)");
+      line("%-15s %9s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s", "endpoint", "p50", "p99", "p99.9", "calls/s",
+          "errors", "cpu/call", "+p50", "+p99", "p50xdir", "p50xTLS", "p50xL7");
+      var cpu = cpuFigures.getOrDefault("closed_loop_us_per_call", Map.of());
       for (var e : closed.entrySet()) {
         var r = (LoadGenerator.ClosedLoop) e.getValue();
         var d = (LoadGenerator.ClosedLoop) closed.get(DIRECT);
-        line("%-15s %9.1f %9.1f %9.1f %9.0f %9d | %8.1f %8.1f | %8s %8s %8s", e.getKey(), r.latency().p50(),
-            r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(),
+        line("%-15s %9.1f %9.1f %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s", e.getKey(), r.latency().p50(),
+            r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(), cpu.getOrDefault(e.getKey(), 0.0),
             r.latency().p50() - d.latency().p50(), r.latency().p99() - d.latency().p99(),
             ratio(closed, e.getKey(), DIRECT, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()),
             ratio(closed, e.getKey(), STREAM, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()),
@@ -368,13 +385,15 @@ public final class BenchRunner {
       if (st == null) {
         continue;
       }
-      line("Streaming ExecutePlan, %d concurrent stream(s) of %d KiB batches (MB/s, 1 MB = 10^6 bytes)", s,
-          o.batchBytes / 1024);
-      line("%-15s %9s %9s %7s | %8s %8s %8s", "endpoint", "MB/s", "calls", "errors", "xdirect", "xTLS-term",
-          "xL7");
+      line("Streaming ExecutePlan, %d concurrent stream(s) of %d KiB batches (MB/s, 1 MB = 10^6 bytes; cpu/GB ="
+          + " CPU seconds of the endpoint's processes per GB)", s, o.batchBytes / 1024);
+      line("%-15s %9s %9s %7s %8s | %8s %8s %8s", "endpoint", "MB/s", "calls", "errors", "cpu/GB", "xdirect",
+          "xTLS-term", "xL7");
+      var cpu = cpuFigures.getOrDefault("streaming_" + s + "_cpu_seconds_per_gb", Map.of());
       for (var e : st.entrySet()) {
         var r = (LoadGenerator.Streaming) e.getValue();
-        line("%-15s %9.1f %9d %7d | %8s %8s %8s", e.getKey(), r.mbPerSecond(), r.calls(), r.errors(),
+        line("%-15s %9.1f %9d %7d %8.2f | %8s %8s %8s", e.getKey(), r.mbPerSecond(), r.calls(), r.errors(),
+            cpu.getOrDefault(e.getKey(), 0.0),
             ratio(st, e.getKey(), DIRECT, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
             ratio(st, e.getKey(), STREAM, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
             ratio(st, e.getKey(), L7, x -> ((LoadGenerator.Streaming) x).mbPerSecond()));

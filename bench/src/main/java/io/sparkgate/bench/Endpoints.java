@@ -34,6 +34,7 @@ final class Endpoints implements AutoCloseable {
   static final String AUDIENCE = "sparkgate-bench";
   /** The token the "sparkgate-full" variant accepts; set by {@link #sparkgateConfig} for that variant. */
   private String fullToken;
+  private Process backend;
 
   Endpoints(Path work) {
     this.work = work;
@@ -62,9 +63,14 @@ final class Endpoints implements AutoCloseable {
   /** The fake backend in its own JVM, so that its garbage and threads are not the load generator's. */
   int startBackend() throws IOException, InterruptedException {
     int port = freePort();
-    start("backend", List.of(javaBin(), "-Xms512m", "-Xmx1g", "-cp", System.getProperty("java.class.path"),
+    backend = start("backend", List.of(javaBin(), "-Xms512m", "-Xmx1g", "-cp", System.getProperty("java.class.path"),
         BenchBackend.class.getName(), "--port", Integer.toString(port)));
     return port;
+  }
+
+  /** The fake backend's process (null until started). */
+  Process backendProcess() {
+    return backend;
   }
 
   /** A proxy JVM with JMX on a loopback port and native memory tracking, for the memory scenarios. */

@@ -1,0 +1,130 @@
+package io.sparkgate.forward;
+
+import io.grpc.Channel;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoop;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.ServerChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The proxy's network threads and its connections to the backend: one backend connection per event loop,
+ * each on its loop, and the client-facing server on the same loops. A call is forwarded over the backend
+ * connection of the loop that read it, so a request and its response never change threads on their way
+ * through (nginx's worker model). With gRPC's defaults the server and the single backend channel each pick
+ * any loop, and every message crosses threads twice: a queue and a wake-up each time, which on a small
+ * call cost more than everything else the proxy does.
+ */
+public final class EventLoops implements AutoCloseable {
+  private final EventLoopGroup boss;
+  private final EventLoopGroup workers;
+  private final Class<? extends ServerChannel> serverChannelType;
+  private final EventLoop[] loops;
+  private final ManagedChannel[] backends;
+  private final AtomicInteger next = new AtomicInteger();
+
+  private EventLoops(EventLoopGroup boss, EventLoopGroup workers, Class<? extends ServerChannel> serverChannelType,
+      EventLoop[] loops, ManagedChannel[] backends) {
+    this.boss = boss;
+    this.workers = workers;
+    this.serverChannelType = serverChannelType;
+    this.loops = loops;
+    this.backends = backends;
+  }
+
+  /**
+   * Starts {@code threads} event loops (epoll where the bundled native transport loads, NIO elsewhere) and a
+   * backend channel on each.
+   *
+   * @param backend a new builder for one backend channel (address, plaintext, limits, executor); its event loop
+   *     and channel type are set here
+   */
+  public static EventLoops start(int threads, Supplier<NettyChannelBuilder> backend) {
+    if (threads < 1) {
+      throw new IllegalArgumentException("event loop threads must be at least 1, got " + threads);
+    }
+    boolean epoll = Epoll.isAvailable();
+    EventLoopGroup boss = group(epoll, 1, "sparkgate-accept");
+    EventLoopGroup workers = group(epoll, threads, "sparkgate-io");
+    List<EventLoop> loops = new ArrayList<>();
+    workers.forEach(e -> loops.add((EventLoop) e));
+    ManagedChannel[] channels = new ManagedChannel[loops.size()];
+    for (int i = 0; i < channels.length; i++) {
+      channels[i] = backend.get()
+          .eventLoopGroup(loops.get(i))
+          .channelType(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
+          .build();
+    }
+    return new EventLoops(boss, workers,
+        epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class, loops.toArray(EventLoop[]::new), channels);
+  }
+
+  private static EventLoopGroup group(boolean epoll, int threads, String name) {
+    DefaultThreadFactory factory = new DefaultThreadFactory(name, true);
+    return epoll ? new EpollEventLoopGroup(threads, factory) : new NioEventLoopGroup(threads, factory);
+  }
+
+  /** Serves the proxy's clients on these loops. */
+  public NettyServerBuilder serve(NettyServerBuilder server) {
+    return server.bossEventLoopGroup(boss).workerEventLoopGroup(workers).channelType(serverChannelType);
+  }
+
+  /**
+   * The backend channel of the calling thread's loop; from any other thread (a test's executor, a call
+   * started off the loops), the next one in turn.
+   */
+  Channel backendForCurrentThread() {
+    for (int i = 0; i < loops.length; i++) {
+      if (loops[i].inEventLoop()) {
+        return backends[i];
+      }
+    }
+    return backends[Math.floorMod(next.getAndIncrement(), backends.length)];
+  }
+
+  /** A backend channel for the proxy's own calls (the backend profile). */
+  public Channel anyBackend() {
+    return backends[0];
+  }
+
+  /** The loops, in the order of {@link #backends()}. */
+  List<EventLoop> loops() {
+    return List.of(loops);
+  }
+
+  /** The backend channels, one per loop. */
+  List<ManagedChannel> backends() {
+    return List.of(backends);
+  }
+
+  /** Stops the backend channels, then the loops. Call after the server has stopped. */
+  @Override
+  public void close() {
+    for (ManagedChannel channel : backends) {
+      channel.shutdownNow();
+    }
+    try {
+      for (ManagedChannel channel : backends) {
+        channel.awaitTermination(5, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    boss.shutdownGracefully(0, 5, TimeUnit.SECONDS);
+    workers.shutdownGracefully(0, 5, TimeUnit.SECONDS);
+  }
+}
