@@ -30,7 +30,10 @@ final class TokenCache {
     this.cache =
         maxEntries == 0 || maxAge.isZero()
             ? null
-            : Caffeine.newBuilder().maximumSize(maxEntries).ticker(ticker).expireAfter(new UntilExp()).build();
+            : Caffeine.newBuilder().maximumSize(maxEntries).ticker(ticker).expireAfter(new UntilExp())
+                // Maintenance is a few map operations: cheaper on the caller than waking a common-pool thread.
+                .executor(Runnable::run)
+                .build();
   }
 
   JwtVerifier.Verified get(String token, Verifier verifier) throws AuthFailure {
