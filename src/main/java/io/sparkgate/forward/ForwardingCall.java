@@ -32,6 +32,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
    * ordinary calls are far smaller and never pay for the thread hop.
    */
   static final int INLINE_REQUEST_BYTES = 8 * 1024;
+  /** Response bytes the client-facing call may hold before the next message is read from the backend. */
+  static final int RESPONSE_QUEUE_BYTES = 2 * 1024 * 1024;
 
   private final Channel backend;
   private final MethodDescriptor<byte[], byte[]> method;
@@ -67,6 +69,10 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   }
 
   void start() {
+    // Let one more response message queue while the previous one is still on its way to the client, so the
+    // backend connection keeps moving while the client's drains (gRPC's default, 32 KiB, is less than one
+    // Arrow batch: each batch would wait for the one before to be fully written).
+    serverCall.setOnReadyThreshold(RESPONSE_QUEUE_BYTES);
     serverCall.request(1);
   }
 

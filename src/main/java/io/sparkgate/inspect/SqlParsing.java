@@ -1,5 +1,6 @@
 package io.sparkgate.inspect;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.antlr.v4.runtime.BailErrorStrategy;
@@ -57,6 +58,13 @@ final class SqlParsing {
   }
 
   private static final AtomicReference<Caches> CACHES = new AtomicReference<>();
+  /**
+   * Counting the states walks every decision of the grammar (thousands), which cost more than parsing a short
+   * statement; the size is checked every this many parses instead. What a parse can add is bounded by the
+   * text's length, so the cache still cannot grow without bound.
+   */
+  private static final int CHECK_EVERY = 64;
+  private static final AtomicInteger PARSES = new AtomicInteger();
 
   private final SqlParserFlags flags;
   private final int maxNesting;
@@ -76,7 +84,9 @@ final class SqlParsing {
     checkNesting(tokens);
 
     SqlBaseParser parser = new SqlBaseParser(tokens);
-    Caches caches = CACHES.updateAndGet(c -> c == null || c.states() > MAX_DFA_STATES ? Caches.fresh(parser) : c);
+    boolean check = PARSES.incrementAndGet() % CHECK_EVERY == 0;
+    Caches caches = CACHES.updateAndGet(
+        c -> c == null || (check && c.states() > MAX_DFA_STATES) ? Caches.fresh(parser) : c);
     parser.setInterpreter(new ParserATNSimulator(parser, parser.getATN(), caches.dfa(), caches.contexts()));
     parser.removeErrorListeners();
     parser.addErrorListener(THROWING);
