@@ -3,7 +3,7 @@
 #   bench/run.sh            full run (about 35 minutes: the 1 GiB slow reader alone takes 17)
 #   bench/run.sh --quick    smoke run, a few seconds per scenario (about 4 minutes)
 # Other options are passed to the runner: --no-nginx, --no-jmh, --token-file FILE, --only NAME,
-# --measure S, --warmup S, --slow-total-mib N, --slow-rate-kib N, --sessions N, --proxy-jvm OPT.
+# --measure S, --warmup S, --proxy-warmup S, --slow-total-mib N, --slow-rate-kib N, --sessions N, --proxy-jvm OPT.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

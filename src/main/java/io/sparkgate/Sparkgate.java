@@ -85,7 +85,10 @@ public final class Sparkgate implements AutoCloseable {
             .maxInboundMessageSize(maxMessage)
             .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
             // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.
-            .directExecutor());
+            .directExecutor()
+            // The client retries if it wants to: a proxy replaying an ExecutePlan could run it twice, and
+            // gRPC's retry machinery buffers every message of every call even when it never retries.
+            .disableRetry());
     ServerTls tls = null;
     AuditLog auditLog = null;
     PolicyStage policy = null;
