@@ -1,7 +1,6 @@
 package io.sparkgate.policy;
 
 import io.sparkgate.inspect.Fact;
-import java.util.Set;
 
 /** A compiled, immutable {@code when} condition over one request's facts and the backend profile. */
 interface Condition {
@@ -15,10 +14,14 @@ interface Condition {
   Fact test(EvalInput in);
 
   /**
-   * Fact kinds of which at least one must be present for this to be true, or empty when there is no such
-   * requirement. Used to skip rules that cannot match a request without evaluating them.
+   * What a request must contain for this to be true, used to skip rules without evaluating them: with
+   * {@code byLiterals} false, keys on fact kinds alone; with it true, also on the literal values or prefixes
+   * of a subkind or attribute matcher where there are some.
    */
-  Set<Fact.Kind> requiredKinds();
+  Guard guard(boolean byLiterals);
+
+  /** Whether this tests the backend profile, and so throws {@link ProfileUnknown} while that is not known. */
+  boolean needsProfile();
 
   /** The backend profile is needed and not known yet; the rule refuses (fail closed). */
   final class ProfileUnknown extends RuntimeException {

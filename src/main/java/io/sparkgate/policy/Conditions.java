@@ -2,10 +2,11 @@ package io.sparkgate.policy;
 
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
-import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /** The condition kinds: fact, any, all, not, backend. Each is an immutable node of the compiled tree. */
 final class Conditions {
@@ -38,8 +39,25 @@ final class Conditions {
     }
 
     @Override
-    public Set<Fact.Kind> requiredKinds() {
-      return kinds;
+    public Guard guard(boolean byLiterals) {
+      Set<Guard.Key> keys = new HashSet<>();
+      for (Fact.Kind kind : kinds) keys.add(byLiterals ? literalKey(kind) : new Guard.Key(kind, null, null));
+      return new Guard(keys);
+    }
+
+    /** On the subkind, else the first attribute by name (a choice that does not vary), that has literals. */
+    private Guard.Key literalKey(Fact.Kind kind) {
+      if (subkind != null && subkind.literals() != null) return new Guard.Key(kind, null, subkind.literals());
+      for (String attr : new TreeSet<>(attrs.keySet())) {
+        StringMatcher.Literals literals = attrs.get(attr).literals();
+        if (literals != null) return new Guard.Key(kind, attr, literals);
+      }
+      return new Guard.Key(kind, null, null);
+    }
+
+    @Override
+    public boolean needsProfile() {
+      return false;
     }
   }
 
@@ -59,13 +77,13 @@ final class Conditions {
     }
 
     @Override
-    public Set<Fact.Kind> requiredKinds() {
-      Set<Fact.Kind> union = EnumSet.noneOf(Fact.Kind.class);
-      for (Condition c : children) {
-        if (c.requiredKinds().isEmpty()) return Set.of();
-        union.addAll(c.requiredKinds());
-      }
-      return Set.copyOf(union);
+    public Guard guard(boolean byLiterals) {
+      return Guard.union(children.stream().map(c -> c.guard(byLiterals)).toList());
+    }
+
+    @Override
+    public boolean needsProfile() {
+      return children.stream().anyMatch(Condition::needsProfile);
     }
   }
 
@@ -87,13 +105,13 @@ final class Conditions {
     }
 
     @Override
-    public Set<Fact.Kind> requiredKinds() {
-      Set<Fact.Kind> best = Set.of();
-      for (Condition c : children) {
-        Set<Fact.Kind> k = c.requiredKinds();
-        if (!k.isEmpty() && (best.isEmpty() || k.size() < best.size())) best = k;
-      }
-      return best;
+    public Guard guard(boolean byLiterals) {
+      return Guard.strongest(children.stream().map(c -> c.guard(byLiterals)).toList());
+    }
+
+    @Override
+    public boolean needsProfile() {
+      return children.stream().anyMatch(Condition::needsProfile);
     }
   }
 
@@ -104,8 +122,13 @@ final class Conditions {
     }
 
     @Override
-    public Set<Fact.Kind> requiredKinds() {
-      return Set.of();
+    public Guard guard(boolean byLiterals) {
+      return Guard.NONE;
+    }
+
+    @Override
+    public boolean needsProfile() {
+      return child.needsProfile();
     }
   }
 
@@ -130,8 +153,13 @@ final class Conditions {
     }
 
     @Override
-    public Set<Fact.Kind> requiredKinds() {
-      return Set.of();
+    public Guard guard(boolean byLiterals) {
+      return Guard.NONE;
+    }
+
+    @Override
+    public boolean needsProfile() {
+      return true;
     }
   }
 }

@@ -4,22 +4,18 @@ import io.grpc.Status;
 import io.sparkgate.inspect.Fact;
 import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 
 /**
- * A compiled policy file: ordered rules and the default effect. Immutable and thread-safe. Rules are indexed
- * by the fact kinds their condition needs, so a request is checked only against the rules that could match
- * it (plus those with no fact requirement): the cost does not grow with rules about facts the request lacks.
+ * A compiled policy file: ordered rules and the default effect. Immutable and thread-safe. A request is
+ * checked only against the rules a {@link RuleIndex} finds it could match (by the kinds, subkinds and literal
+ * attribute values of its facts, and its RPC), so the cost does not grow with rules that cannot match it.
  */
 public final class Policy {
   private final String source;
   private final List<Rule> rules;
   private final Effect defaultEffect;
-  private final Map<Fact.Kind, BitSet> byKind = new EnumMap<>(Fact.Kind.class);
-  private final BitSet unindexed = new BitSet();
+  private final RuleIndex index;
 
   Policy(String source, List<Rule> rules, Effect defaultEffect) {
     if (defaultEffect != Effect.ALLOW && defaultEffect != Effect.DENY) {
@@ -28,12 +24,7 @@ public final class Policy {
     this.source = source;
     this.rules = List.copyOf(rules);
     this.defaultEffect = defaultEffect;
-    for (int i = 0; i < this.rules.size(); i++) {
-      Rule r = this.rules.get(i);
-      Set<Fact.Kind> kinds = r.when() == null ? Set.of() : r.when().requiredKinds();
-      if (kinds.isEmpty()) unindexed.set(i);
-      for (Fact.Kind k : kinds) byKind.computeIfAbsent(k, x -> new BitSet()).set(i);
-    }
+    this.index = new RuleIndex(this.rules);
   }
 
   /** Where it was read from (a file path). */
@@ -58,10 +49,11 @@ public final class Policy {
    * goes on. Never throws: an error in a rule is a refusal naming it.
    */
   Decision evaluate(EvalInput in) {
-    BitSet candidates = (BitSet) unindexed.clone();
-    for (Map.Entry<Fact.Kind, BitSet> e : byKind.entrySet()) {
-      if (in.facts().has(e.getKey())) candidates.or(e.getValue());
-    }
+    return evaluate(in, index.candidates(in));
+  }
+
+  /** As {@link #evaluate(EvalInput)}, considering only the rules in {@code candidates}. */
+  Decision evaluate(EvalInput in, BitSet candidates) {
     List<String> shadow = new ArrayList<>();
     List<String> audits = new ArrayList<>();
     for (int i = candidates.nextSetBit(0); i >= 0; i = candidates.nextSetBit(i + 1)) {

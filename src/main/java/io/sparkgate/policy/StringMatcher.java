@@ -1,7 +1,9 @@
 package io.sparkgate.policy;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -12,7 +14,28 @@ import java.util.regex.Pattern;
 interface StringMatcher {
   boolean matches(String value);
 
+  /** What a {@link LiteralIndex} can file this under instead of testing it, or null when it has no literals. */
+  default Literals literals() {
+    return null;
+  }
+
+  /**
+   * Literal text of globs: every value the matcher matches is one of {@code values} or starts with one of
+   * {@code prefixes}, ignoring case as globs do. Not the converse: {@code a*b} has the prefix {@code a}.
+   */
+  record Literals(Set<String> values, Set<String> prefixes) {
+    public Literals {
+      values = Set.copyOf(values);
+      prefixes = Set.copyOf(prefixes);
+    }
+  }
+
   static StringMatcher glob(String glob) {
+    if (glob.indexOf('*') < 0 && glob.indexOf('?') < 0) {
+      String lower = glob.toLowerCase(Locale.ROOT);
+      return withLiterals(v -> v != null && v.toLowerCase(Locale.ROOT).equals(lower),
+          new Literals(Set.of(glob), Set.of()));
+    }
     StringBuilder re = new StringBuilder();
     for (char c : glob.toCharArray()) {
       switch (c) {
@@ -22,20 +45,48 @@ interface StringMatcher {
       }
     }
     Pattern p = Pattern.compile(re.toString(), Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE | Pattern.DOTALL);
-    boolean literal = glob.indexOf('*') < 0 && glob.indexOf('?') < 0;
-    String lower = glob.toLowerCase(Locale.ROOT);
-    return literal ? v -> v != null && v.toLowerCase(Locale.ROOT).equals(lower) : v -> v != null && p.matcher(v).matches();
+    StringMatcher test = v -> v != null && p.matcher(v).matches();
+    // The prefix also stops at a surrogate: LiteralIndex folds case one char at a time, as the regex compares
+    // characters of the Basic Multilingual Plane (others it compares as whole code points).
+    int end = 0;
+    while (end < glob.length() && "*?".indexOf(glob.charAt(end)) < 0 && !Character.isSurrogate(glob.charAt(end))) {
+      end++;
+    }
+    return end == 0 ? test : withLiterals(test, new Literals(Set.of(), Set.of(glob.substring(0, end))));
   }
 
   static StringMatcher regex(Pattern p) {
     return v -> v != null && p.matcher(v).matches();
   }
 
+  /** Any of them; with literals when every one has some. */
   static StringMatcher anyOf(List<StringMatcher> matchers) {
     List<StringMatcher> copy = List.copyOf(matchers);
-    return v -> {
+    StringMatcher any = v -> {
       for (StringMatcher m : copy) if (m.matches(v)) return true;
       return false;
+    };
+    Set<String> values = new HashSet<>();
+    Set<String> prefixes = new HashSet<>();
+    for (StringMatcher m : copy) {
+      if (m.literals() == null) return any;
+      values.addAll(m.literals().values());
+      prefixes.addAll(m.literals().prefixes());
+    }
+    return withLiterals(any, new Literals(values, prefixes));
+  }
+
+  private static StringMatcher withLiterals(StringMatcher test, Literals literals) {
+    return new StringMatcher() {
+      @Override
+      public boolean matches(String value) {
+        return test.matches(value);
+      }
+
+      @Override
+      public Literals literals() {
+        return literals;
+      }
     };
   }
 }

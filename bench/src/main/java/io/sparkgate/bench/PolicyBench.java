@@ -28,8 +28,9 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Policy evaluation of one inspected ExecutePlan (SQL with a table read, a filter and a function call) against
- * policies of 1, 10 and 100 rules, none of which matches, so every rule is considered: the per-request cost
- * should not grow with the number of rules beyond a small constant.
+ * policies of 1, 10, 100 and 1000 rules, none of which matches (half of them are about function calls and table
+ * reads, with names the request does not have): the per-request cost should not grow with the number of rules
+ * beyond a small constant.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -38,7 +39,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 public class PolicyBench {
-  @Param({"1", "10", "100"})
+  @Param({"1", "10", "100", "1000"})
   public int rules;
 
   private PolicyEngine engine;
@@ -69,15 +70,23 @@ public class PolicyBench {
       throw new IllegalStateException("compiled " + policy.ruleNames().size() + " rules, wanted " + rules);
     }
     engine = new PolicyEngine(() -> policy, ProfileSource.fixed(BackendProfile.UNKNOWN));
-    byte[] request = SecurityFixtures.request(io.sparkgate.proto.spark.Relation.newBuilder()
-        .setSql(io.sparkgate.proto.spark.SQL.newBuilder()
-            .setQuery("SELECT upper(o.name), o.amount FROM sales.orders o WHERE o.amount > 10"))
-        .build());
-    enriched = engine.enrich(new Inspector().inspect("ExecutePlan", request, BackendProfile.UNKNOWN.freshSession()));
+    enriched = inspect("SELECT upper(o.name), o.amount FROM sales.orders o WHERE o.amount > 10");
     Decision d = decide();
-    if (d.refused()) {
-      throw new IllegalStateException("the benchmark request was refused: " + d);
+    if (!d.rule().equals(Decision.DEFAULT_RULE)) {
+      throw new IllegalStateException("a rule matched the benchmark request: " + d);
     }
+    // The rules are live: a function they name is refused.
+    Decision named = engine.decide("ExecutePlan", "bench", List.of("analysts"), "", inspect("SELECT nothing_0(1)"));
+    if (!named.refused() || !named.rule().equals("rule-0")) {
+      throw new IllegalStateException("rule-0 did not refuse nothing_0(): " + named);
+    }
+  }
+
+  private Facts inspect(String sql) {
+    byte[] request = SecurityFixtures.request(io.sparkgate.proto.spark.Relation.newBuilder()
+        .setSql(io.sparkgate.proto.spark.SQL.newBuilder().setQuery(sql))
+        .build());
+    return engine.enrich(new Inspector().inspect("ExecutePlan", request, BackendProfile.UNKNOWN.freshSession()));
   }
 
   @Benchmark
