@@ -107,7 +107,7 @@ final class SecretRedaction implements CallHook.Factory {
       var command = plan.getCommand().getSqlCommand();
       sql = command.hasInput() && command.getInput().hasSql() ? command.getInput().getSql().getQuery() : command.getSql();
     }
-    if (sql == null) {
+    if (sql == null || !mayReadSettings(sql)) {
       return;
     }
     for (Fact read : inspector.inspectSql(sql, SessionView.DEFAULT).ofKind(Fact.Kind.CONFIG_READ)) {
@@ -124,5 +124,17 @@ final class SecretRedaction implements CallHook.Factory {
             .asException();
       }
     }
+  }
+
+  /**
+   * Whether {@code sql} may read a setting, without parsing it: a read is a SET keyword, in the text or in
+   * an EXECUTE IMMEDIATE string (whose escapes can spell SET without the letters), and {@code ${...}} may
+   * substitute any text before Spark parses. Spark's lexer upper-cases every character first (so "ſet" is
+   * SET), and so does this check. Most statements contain none of the three and are spared a parse here.
+   */
+  static boolean mayReadSettings(String sql) {
+    StringBuilder upper = new StringBuilder(sql.length());
+    sql.codePoints().forEach(c -> upper.appendCodePoint(Character.toUpperCase(c))); // as the lexer reads it
+    return upper.indexOf("SET") >= 0 || upper.indexOf("IMMEDIATE") >= 0 || upper.indexOf("${") >= 0;
   }
 }

@@ -109,6 +109,9 @@ final class SecretRedactionTest {
   void sqlSet_readingSecret_refused() {
     for (Plan plan : new Plan[] {sql("SET spark.connect.authenticate.token"), sql("  set `my.db.password` ;"),
         sql("/* comment */ SET my.api.credential"), sql("SET"), sql("set -v"),
+        // Spark's lexer upper-cases each character: the long s (U+017F) is an S to it.
+        sql("\u017Fet my.db.password"),
+        sql("EXECUTE IMMEDIATE '\\u0053ET my.db.password'"),
         Plan.newBuilder().setCommand(Command.newBuilder().setSqlCommand(SqlCommand.newBuilder()
             .setInput(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SET fs.s3a.secret.key"))))).build()}) {
       StatusException e = assertThrows(StatusException.class, () -> execute(plan));
@@ -121,5 +124,14 @@ final class SecretRedactionTest {
     execute(sql("SET spark.sql.shuffle.partitions"));
     execute(sql("SET my.db.password=changeit"));
     execute(sql("SELECT 'SET x.password'"));
+  }
+
+  @Test
+  void textWithoutSetImmediateOrSubstitution_isNotParsed() {
+    assertFalse(SecretRedaction.mayReadSettings("SELECT a, count(*) FROM t GROUP BY a"));
+    assertTrue(SecretRedaction.mayReadSettings("select * from t offset 5")); // a false alarm costs a parse
+    assertTrue(SecretRedaction.mayReadSettings("\u017Fet x"));
+    assertTrue(SecretRedaction.mayReadSettings("execute immediate 'x'"));
+    assertTrue(SecretRedaction.mayReadSettings("SELECT ${v}"));
   }
 }
