@@ -22,6 +22,9 @@ final class ClientCertIdentity {
   private static final int SAN_DNS = 2;
   private static final int SAN_URI = 6;
 
+  /** The session value under which {@link #leaf} keeps what it found. */
+  private static final String LEAF = "io.sparkgate.auth.client-certificate";
+
   private final boolean fromSan;
 
   ClientCertIdentity(AuthConfig.ClientCert config) {
@@ -33,12 +36,22 @@ final class ClientCertIdentity {
     if (session == null) {
       return Optional.empty();
     }
+    // Looked up once per TLS session, not once per call: without a client certificate the lookup throws, and
+    // building that exception cost more than the rest of authenticating a cached token.
+    if (session.getValue(LEAF) instanceof Optional<?> known) {
+      @SuppressWarnings("unchecked")
+      Optional<X509Certificate> leaf = (Optional<X509Certificate>) known;
+      return leaf;
+    }
+    Optional<X509Certificate> leaf;
     try {
       var certs = session.getPeerCertificates();
-      return certs.length > 0 && certs[0] instanceof X509Certificate x ? Optional.of(x) : Optional.empty();
+      leaf = certs.length > 0 && certs[0] instanceof X509Certificate x ? Optional.of(x) : Optional.empty();
     } catch (SSLPeerUnverifiedException e) {
-      return Optional.empty();
+      leaf = Optional.empty();
     }
+    session.putValue(LEAF, leaf);
+    return leaf;
   }
 
   Principal authenticate(X509Certificate cert) throws AuthFailure {

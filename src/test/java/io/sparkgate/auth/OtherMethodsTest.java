@@ -13,7 +13,9 @@ import java.security.KeyPairGenerator;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.util.Date;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import javax.net.ssl.SSLSession;
@@ -97,10 +99,18 @@ final class OtherMethodsTest {
     assertEquals(Principal.Method.ANONYMOUS, a.authenticate(new Metadata(), null).method());
   }
 
-  /** An SSLSession whose peer presented this certificate, or none. */
+  /** An SSLSession whose peer presented this certificate, or none (with the session's value store). */
   private static SSLSession session(X509Certificate cert) {
+    Map<String, Object> values = new HashMap<>();
     return (SSLSession) Proxy.newProxyInstance(SSLSession.class.getClassLoader(), new Class<?>[] {SSLSession.class},
         (proxy, method, args) -> {
+          if (method.getName().equals("getValue")) {
+            return values.get((String) args[0]);
+          }
+          if (method.getName().equals("putValue")) {
+            values.put((String) args[0], args[1]);
+            return null;
+          }
           if (method.getName().equals("getPeerCertificates")) {
             if (cert == null) {
               throw new SSLPeerUnverifiedException("no client certificate");
