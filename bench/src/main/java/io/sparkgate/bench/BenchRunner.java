@@ -60,7 +60,7 @@ public final class BenchRunner {
     String token;
     Duration warmup = Duration.ofSeconds(5);
     Duration measure = Duration.ofSeconds(20);
-    Duration proxyWarmup = Duration.ofSeconds(40); // per Sparkgate variant, before any scenario
+    Duration proxyWarmup = Duration.ofSeconds(90); // per Sparkgate variant, before any scenario
     int[] rates = {500, 1000, 2000};
     int[] streams = {1, 4, 16};
     int batchBytes = 1024 * 1024;
@@ -176,9 +176,10 @@ public final class BenchRunner {
         }
       }
       log("endpoints up: " + t.keySet());
-      // A fresh proxy JVM spends its first tens of seconds compiling its hot paths: profiled, C2 took 40% of
-      // its CPU during the first scenario. Production proxies run for days, so each Sparkgate gets the same
-      // mix of small calls and streams before anything is measured (which also warms the backend).
+      // A fresh proxy JVM spends its first minute or two compiling its hot paths: profiled, C2 took 35-45% of
+      // its CPU during the first scenario, with single compilations of Netty's pipeline taking over a second
+      // on this machine. Production proxies run for days, so each Sparkgate gets the same mix of small calls
+      // and streams before anything is measured (which also warms the backend).
       Duration half = o.proxyWarmup.dividedBy(2);
       for (String name : variants) {
         log("warming up " + name + " for " + o.proxyWarmup.toSeconds() + " s");
