@@ -468,11 +468,12 @@ public final class BenchRunner {
     target("inspection of a 10,000-node plan < 1 ms", inspectNs == null ? null : inspectNs < 1_000_000,
         inspectNs == null ? "JMH not run" : String.format("%.2f ms", inspectNs / 1e6));
     Double one = jmhNanos(jmh, "bench.PolicyBench.decide", "rules", "1");
-    Double hundred = jmhNanos(jmh, "bench.PolicyBench.decide", "rules", "100");
-    target("policy evaluation flat in the number of rules (100 within 2x of 1)",
-        one == null || hundred == null ? null : hundred <= 2 * one,
-        one == null || hundred == null ? "JMH not run"
-            : String.format("1 rule %.2f us, 100 rules %.2f us (x%.1f)", one / 1e3, hundred / 1e3, hundred / one));
+    Double many = jmhNanos(jmh, "bench.PolicyBench.decide", "rules", "1000");
+    // "A small constant": 1,000 rules may cost at most half a microsecond more than one rule.
+    target("policy evaluation flat in the number of rules (1000 rules <= 1 rule + 0.5 us)",
+        one == null || many == null ? null : many - one <= 500,
+        one == null || many == null ? "JMH not run"
+            : String.format("1 rule %.2f us, 1000 rules %.2f us", one / 1e3, many / 1e3));
     line("Targets");
     for (String[] tg : targets) {
       line("  %-9s %-58s %s", tg[0], tg[1], tg[2]);
