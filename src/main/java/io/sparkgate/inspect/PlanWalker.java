@@ -6,28 +6,84 @@ import com.google.protobuf.Descriptors.OneofDescriptor;
 import com.google.protobuf.MapEntry;
 import com.google.protobuf.Message;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Visits every message of a request with an explicit stack (a 100,000-deep plan cannot overflow the thread's
  * stack), checks oneof cases and unknown fields on each, and hands each message to the detectors.
  */
 final class PlanWalker {
-  /** One message on the walk, with how it was reached. */
-  record Frame(Message message, Frame parent, String field, int depth) {
-    String path() {
-      StringBuilder b = new StringBuilder();
-      for (Frame f = this; f != null; f = f.parent) {
-        if (f.field == null) continue;
-        b.insert(0, b.length() == 0 ? f.field : f.field + ".");
-      }
-      return b.toString();
+  /** One message on the walk and how it was reached. Its path is built only when a fact needs it. */
+  static final class Frame {
+    private final Message message;
+    private final Shape shape;
+    private final Frame parent;
+    /** The field it was reached through, or null with a {@code name} (the root, an inflated plan). */
+    private final FieldDescriptor field;
+    private final String name;
+    /** Its index in a repeated or map field, or -1. */
+    private final int index;
+    private final int depth;
+    private String path;
+
+    Frame(Message message, Frame parent, String name, int depth) {
+      this(message, Shape.of(message.getDescriptorForType()), parent, null, name, -1, depth);
     }
 
+    private Frame(Message message, Shape shape, Frame parent, FieldDescriptor field, String name, int index, int depth) {
+      this.message = message;
+      this.shape = shape;
+      this.parent = parent;
+      this.field = field;
+      this.name = name;
+      this.index = index;
+      this.depth = depth;
+    }
+
+    Message message() {
+      return message;
+    }
+
+    Frame parent() {
+      return parent;
+    }
+
+    int depth() {
+      return depth;
+    }
+
+    Shape shape() {
+      return shape;
+    }
+
+    /** The message's simple type name. */
+    String typeName() {
+      return shape.name;
+    }
+
+    /** The message's full type name. */
     String type() {
-      return message.getDescriptorForType().getFullName();
+      return shape.type.getFullName();
+    }
+
+    /** How the parent holds it: a field name, with the index for a repeated field. */
+    String field() {
+      if (field == null) return name;
+      return index < 0 ? field.getName() : field.getName() + "[" + index + "]";
+    }
+
+    /** The dotted path from the root, e.g. plan.root.project.input.read. */
+    String path() {
+      if (path == null) {
+        int n = 0;
+        for (Frame f = this; f != null; f = f.parent) if (f.field() != null) n++;
+        String[] parts = new String[n];
+        for (Frame f = this; f != null; f = f.parent) if (f.field() != null) parts[--n] = f.field();
+        path = String.join(".", parts);
+      }
+      return path;
     }
   }
 
@@ -35,6 +91,8 @@ final class PlanWalker {
   private final Detectors detectors;
   private final FactSink sink;
   private final Deque<Frame> stack = new ArrayDeque<>();
+  /** The present message-typed fields of the message being expanded, in field-number order. */
+  private FieldDescriptor[] present = new FieldDescriptor[8];
 
   PlanWalker(InspectorConfig config, Detectors detectors, FactSink sink) {
     this.config = config;
@@ -61,7 +119,7 @@ final class PlanWalker {
 
   private void visit(Frame frame, SessionView session) {
     Message m = frame.message;
-    if (!m.getUnknownFields().asMap().isEmpty()) {
+    if (!m.getUnknownFields().isEmpty()) {
       // A field our protos do not know: a newer client, or bytes smuggled past the inspection.
       sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_field").put("where", frame.path()).put("message", frame.type())
           .put("field_numbers", m.getUnknownFields().asMap().keySet().toString()).emit();
@@ -70,10 +128,9 @@ final class PlanWalker {
       detectors.extension(any, frame);
       return;
     }
-    for (OneofDescriptor oneof : m.getDescriptorForType().getRealOneofs()) {
-      if (!Coverage.REVIEWED_ONEOFS.contains(oneof.getFullName())) continue;
+    for (OneofDescriptor oneof : frame.shape.reviewedOneofs) {
       FieldDescriptor set = m.getOneofFieldDescriptor(oneof);
-      if (set != null && !Coverage.isHandled(oneof.getFullName(), set.getName())) {
+      if (set != null && frame.shape.unhandledCase(set)) {
         sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case").put("where", frame.path())
             .put("oneof", oneof.getFullName()).put("case", set.getName()).emit();
       }
@@ -83,25 +140,49 @@ final class PlanWalker {
   }
 
   private void pushChildren(Frame frame) {
-    Map<FieldDescriptor, Object> fields = frame.message.getAllFields();
-    // Pushed in reverse so facts come out in field order.
-    Object[] entries = fields.entrySet().toArray();
-    for (int i = entries.length - 1; i >= 0; i--) {
-      @SuppressWarnings("unchecked")
-      Map.Entry<FieldDescriptor, Object> e = (Map.Entry<FieldDescriptor, Object>) entries[i];
-      FieldDescriptor fd = e.getKey();
-      if (fd.getJavaType() != FieldDescriptor.JavaType.MESSAGE) continue;
+    Message m = frame.message;
+    Shape shape = frame.shape;
+    int n = 0;
+    for (FieldDescriptor fd : shape.messageFields) {
+      if (fd.isRepeated() ? m.getRepeatedFieldCount(fd) > 0 : m.hasField(fd)) n = insert(fd, n);
+    }
+    for (OneofDescriptor oneof : shape.messageOneofs) {
+      FieldDescriptor fd = m.getOneofFieldDescriptor(oneof);
+      if (fd != null && Shape.isMessage(fd)) n = insert(fd, n);
+    }
+    // Pushed last field first, so that they are visited, and their facts come out, in field-number order.
+    for (int i = n - 1; i >= 0; i--) {
+      FieldDescriptor fd = present[i];
+      Shape child = shape.child(fd);
       if (fd.isRepeated()) {
-        List<?> values = (List<?>) e.getValue();
+        List<?> values = (List<?>) m.getField(fd);
         for (int j = values.size() - 1; j >= 0; j--) {
           Object v = values.get(j);
-          Message child = v instanceof MapEntry<?, ?> entry && entry.getValue() instanceof Message mv ? mv
-              : v instanceof Message mm && !(v instanceof MapEntry<?, ?>) ? mm : null;
-          if (child != null) push(new Frame(child, frame, fd.getName() + "[" + j + "]", frame.depth + 1));
+          // A map field's children are its message values; its entries and scalar values are not walked.
+          Message value = v instanceof MapEntry<?, ?> entry ? (entry.getValue() instanceof Message mv ? mv : null) : (Message) v;
+          if (value != null) push(new Frame(value, shapeOf(value, child), frame, fd, null, j, frame.depth + 1));
         }
       } else {
-        push(new Frame((Message) e.getValue(), frame, fd.getName(), frame.depth + 1));
+        Message value = (Message) m.getField(fd);
+        push(new Frame(value, shapeOf(value, child), frame, fd, null, -1, frame.depth + 1));
       }
     }
+  }
+
+  /** The field's shape, unless the message is of another type (a map entry that is not a MapEntry). */
+  private static Shape shapeOf(Message value, Shape expected) {
+    return value.getDescriptorForType() == expected.type ? expected : Shape.of(value.getDescriptorForType());
+  }
+
+  /** Adds a field to {@code present[0..n)}, keeping it sorted by number; returns the new count. */
+  private int insert(FieldDescriptor fd, int n) {
+    if (n == present.length) present = Arrays.copyOf(present, n * 2);
+    int i = n;
+    while (i > 0 && present[i - 1].getNumber() > fd.getNumber()) {
+      present[i] = present[i - 1];
+      i--;
+    }
+    present[i] = fd;
+    return n + 1;
   }
 }
