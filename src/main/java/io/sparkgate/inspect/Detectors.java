@@ -33,11 +33,13 @@ final class Detectors {
 
   /**
    * Facts about one message. Dispatches on the frame's type and asks for the message only for types that have
-   * something to report, and for the path only when it reports.
+   * something to report, and for the path only when it reports. False if nothing here looks at messages of
+   * this type, whatever they hold.
    */
-  void detect(PlanWalker.Frame frame, SessionView session, PlanWalker walker) {
+  boolean detect(Frame frame, SessionView session, PlanWalker walker) {
     Shape shape = frame.shape();
     if (shape.pathFields) genericPaths(frame.message(), frame.path());
+    boolean typed = true;
     switch (shape.name) {
       case "SQL" -> {
         String q = Proto.str(frame.message(), "query");
@@ -108,7 +110,7 @@ final class Detectors {
           }
         }
       }
-      default -> {}
+      default -> typed = false;
     }
     if (shape.pipelineCommand) {
       Message m = frame.message();
@@ -120,9 +122,10 @@ final class Detectors {
             .put("where", frame.path()).emit();
       }
     }
+    return typed || shape.pathFields || shape.pipelineCommand;
   }
 
-  void extension(Any any, PlanWalker.Frame frame) {
+  void extension(Any any, Frame frame) {
     String location = frame.parent() == null ? "" : frame.parent().typeName().toLowerCase(Locale.ROOT);
     String where = frame.path();
     sink.fact(Fact.Kind.EXTENSION, location).put("type_url", any.getTypeUrl()).put("location", location)
@@ -135,7 +138,7 @@ final class Detectors {
 
   // ---- reads and writes -------------------------------------------------------------------------------------
 
-  private void namedTable(Message m, PlanWalker.Frame frame, SessionView session) {
+  private void namedTable(Message m, Frame frame, SessionView session) {
     String where = frame.path();
     String ident = Proto.str(m, "unparsed_identifier");
     Map<String, String> options = Proto.stringMap(m, "options");
@@ -147,7 +150,7 @@ final class Detectors {
     if (ref != null) timeTravelOptions(ref.qualified(), options, where);
   }
 
-  private void dataSource(Message m, PlanWalker.Frame frame) {
+  private void dataSource(Message m, Frame frame) {
     String where = frame.path();
     Map<String, String> options = Proto.stringMap(m, "options");
     boolean streaming = frame.parent() != null && "true".equals(Proto.str(frame.parent().message(), "is_streaming"));
@@ -240,11 +243,11 @@ final class Detectors {
     b.emit();
   }
 
-  private static boolean isConfigOperation(PlanWalker.Frame frame) {
+  private static boolean isConfigOperation(Frame frame) {
     return frame.parent() != null && frame.parent().type().equals("spark.connect.ConfigRequest.Operation");
   }
 
-  private void configSet(PlanWalker.Frame frame) {
+  private void configSet(Frame frame) {
     if (!isConfigOperation(frame)) return;
     Message m = frame.message();
     var pairs = Proto.field(m, "pairs");
@@ -255,7 +258,7 @@ final class Detectors {
     }
   }
 
-  private void function(String name, String subkind, PlanWalker.Frame frame) {
+  private void function(String name, String subkind, Frame frame) {
     if (name == null) return;
     String lower = name.toLowerCase(Locale.ROOT);
     int dot = lower.lastIndexOf('.');
@@ -266,7 +269,7 @@ final class Detectors {
   // ---- user code --------------------------------------------------------------------------------------------
 
   /** Leaf code carriers; the subkind comes from the nearest ancestor that says how the code is used. */
-  private void userCode(PlanWalker.Frame frame) {
+  private void userCode(Frame frame) {
     Message m = frame.message();
     String leaf = frame.typeName();
     String udfType = switch (leaf) {
@@ -282,8 +285,8 @@ final class Detectors {
       default -> "python_udf";
     };
     String functionName = null;
-    PlanWalker.Frame via = frame;
-    for (PlanWalker.Frame p = frame.parent(); p != null; via = p, p = p.parent()) {
+    Frame via = frame;
+    for (Frame p = frame.parent(); p != null; via = p, p = p.parent()) {
       String name = p.typeName();
       if (name.startsWith("CommonInlineUserDefined")) {
         if (functionName == null) functionName = Proto.str(p.message(), "function_name");

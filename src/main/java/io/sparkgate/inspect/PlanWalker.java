@@ -16,100 +16,36 @@ import java.util.List;
  * parsed request, or the request's encoding, which spares parsing the messages no detector reads.
  */
 final class PlanWalker {
-  /**
-   * One message on the walk and how it was reached. Its path is built only when a fact needs it. A frame read
-   * from the request's encoding (see {@link #walkEncoded}) builds its message only when a detector asks.
-   */
-  static final class Frame {
-    private Message message;
-    /** For a frame read from the encoding: the walker that read it, and where its bytes are; else null. */
-    private final PlanWalker walker;
-    private final int start;
-    private final int end;
-    private final Shape shape;
-    private final Frame parent;
-    /** The field it was reached through, or null with a {@code name} (the root, an inflated plan). */
-    private final FieldDescriptor field;
-    private final String name;
-    /** Its index in a repeated or map field, or -1. */
-    private final int index;
-    private final int depth;
-    private String path;
-
-    Frame(Message message, Frame parent, String name, int depth) {
-      this(message, null, 0, 0, Shape.of(message), parent, null, name, -1, depth);
-    }
-
-    private Frame(Message message, PlanWalker walker, int start, int end, Shape shape, Frame parent,
-        FieldDescriptor field, String name, int index, int depth) {
-      this.message = message;
-      this.walker = walker;
-      this.start = start;
-      this.end = end;
-      this.shape = shape;
-      this.parent = parent;
-      this.field = field;
-      this.name = name;
-      this.index = index;
-      this.depth = depth;
-    }
-
-    Message message() {
-      if (message == null) message = walker.parse(this);
-      return message;
-    }
-
-    Frame parent() {
-      return parent;
-    }
-
-    int depth() {
-      return depth;
-    }
-
-    Shape shape() {
-      return shape;
-    }
-
-    /** The message's simple type name. */
-    String typeName() {
-      return shape.name;
-    }
-
-    /** The message's full type name. */
-    String type() {
-      return shape.type.getFullName();
-    }
-
-    /** How the parent holds it: a field name, with the index for a repeated field. */
-    String field() {
-      if (field == null) return name;
-      return index < 0 ? field.getName() : field.getName() + "[" + index + "]";
-    }
-
-    /** The dotted path from the root, e.g. plan.root.project.input.read. */
-    String path() {
-      if (path == null) {
-        int n = 0;
-        for (Frame f = this; f != null; f = f.parent) if (f.field() != null) n++;
-        String[] parts = new String[n];
-        for (Frame f = this; f != null; f = f.parent) if (f.field() != null) parts[--n] = f.field();
-        path = String.join(".", parts);
-      }
-      return path;
-    }
-  }
-
   private final InspectorConfig config;
   private final Detectors detectors;
   private final FactSink sink;
+  /**
+   * What is left to visit: a frame, or (null here) a message of the encoding, described at the same index of
+   * the arrays below. The encoding's messages get a frame only when a detector or a fact needs one.
+   */
   private Frame[] stack = new Frame[64];
+  private int[] starts = new int[64];
+  private int[] ends = new int[64];
+  /** The field it is a value of (null for the root), and its index in a repeated field or -1. */
+  private Slot[] slots = new Slot[64];
+  private int[] indexes = new int[64];
+  private int[] depths = new int[64];
   private int top;
+  /**
+   * The encoding's message being visited and its ancestors, by depth, with the frames built for them so far.
+   * The walk is depth first, so the last message visited at each depth above the current one is its ancestor.
+   */
+  private int[] pathStarts = new int[16];
+  private int[] pathEnds = new int[16];
+  private Slot[] pathSlots = new Slot[16];
+  private int[] pathIndexes = new int[16];
+  private Frame[] pathFrames = new Frame[16];
   /** The present message-typed fields of the message being expanded, in field-number order. */
   private FieldDescriptor[] present = new FieldDescriptor[8];
   private final Wire wire = new Wire();
-  /** The request walked by walkEncoded, and how many of its bytes may still be parsed for detectors. */
+  /** The request walked by walkEncoded, its type, and how many of its bytes may still be parsed for detectors. */
   private byte[] encoding;
+  private Shape root;
   private long parseBudget;
 
   PlanWalker(InspectorConfig config, Detectors detectors, FactSink sink) {
@@ -129,19 +65,25 @@ final class PlanWalker {
    * {@link Wire.Unusual} (possibly after some facts) where the encoding is not one {@link Wire} accepts.
    */
   void walkEncoded(byte[] request, Shape root, SessionView session) {
-    encoding = request;
+    this.encoding = request;
+    this.root = root;
     // Detectors parse few, small messages; a plan built to make them parse the same bytes again and again
     // (nested UDFs, each asking for its enclosing function) goes to the ordinary parse instead.
     parseBudget = 2L * request.length;
-    push(new Frame(null, this, 0, request.length, root, null, null, null, -1, 0));
+    pushEncoded(0, request.length, null, -1, 0);
     visitAll(session);
   }
 
   private void visitAll(SessionView session) {
     while (top > 0) {
-      Frame frame = stack[--top];
-      stack[top] = null;
-      visit(frame, session);
+      int i = --top;
+      Frame frame = stack[i];
+      if (frame != null) {
+        stack[i] = null;
+        visit(frame, session);
+      } else {
+        visitEncoded(starts[i], ends[i], slots[i], indexes[i], depths[i], session);
+      }
     }
   }
 
@@ -151,18 +93,32 @@ final class PlanWalker {
       sink.fact(Fact.Kind.UNCLASSIFIED, "plan_too_deep").put("where", frame.path()).put("limit", config.maxDepth()).emit();
       return;
     }
-    stackPush(frame);
+    grow();
+    stack[top++] = frame;
+  }
+
+  private void pushEncoded(int start, int end, Slot slot, int index, int depth) {
+    grow();
+    starts[top] = start;
+    ends[top] = end;
+    slots[top] = slot;
+    indexes[top] = index;
+    depths[top] = depth;
+    top++;
+  }
+
+  private void grow() {
+    if (top < stack.length) return;
+    int n = top * 2;
+    stack = Arrays.copyOf(stack, n);
+    starts = Arrays.copyOf(starts, n);
+    ends = Arrays.copyOf(ends, n);
+    slots = Arrays.copyOf(slots, n);
+    indexes = Arrays.copyOf(indexes, n);
+    depths = Arrays.copyOf(depths, n);
   }
 
   private void visit(Frame frame, SessionView session) {
-    if (frame.walker != null) {
-      // This deep, leave it to protobuf's parse, whose failure past the bound is the fact (Requests.parseFailure).
-      if (frame.depth >= config.maxDepth()) throw Wire.UNUSUAL;
-      if (!frame.shape.messageMap) {
-        visitEncoded(frame, session);
-        return;
-      }
-    }
     Message m = frame.message();
     if (!m.getUnknownFields().isEmpty()) {
       // A field our protos do not know: a newer client, or bytes smuggled past the inspection.
@@ -184,28 +140,59 @@ final class PlanWalker {
     pushChildren(frame);
   }
 
-  /** As visit, for a message read from the encoding: the same checks and facts, in the same order. */
-  private void visitEncoded(Frame frame, SessionView session) {
-    Shape shape = frame.shape;
-    wire.scan(encoding, frame.start, frame.end, shape);
+  /** As visit, for a message of the encoding: the same checks and facts, in the same order. */
+  private void visitEncoded(int start, int end, Slot slot, int index, int depth, SessionView session) {
+    // This deep, leave it to protobuf's parse, whose failure past the bound is the fact (Requests.parseFailure).
+    if (depth >= config.maxDepth()) throw Wire.UNUSUAL;
+    if (depth == pathFrames.length) growPath();
+    pathStarts[depth] = start;
+    pathEnds[depth] = end;
+    pathSlots[depth] = slot;
+    pathIndexes[depth] = index;
+    pathFrames[depth] = null;
+    Shape shape = slot == null ? root : slot.child;
+    if (shape.messageMap) {
+      visit(frame(depth), session);
+      return;
+    }
+    wire.scan(encoding, start, end, shape);
     if (shape.isAny) {
-      detectors.extension((Any) frame.message(), frame);
+      detectors.extension((Any) frame(depth).message(), frame(depth));
       return;
     }
     for (OneofDescriptor oneof : shape.reviewedOneofs) {
-      Shape.Slot set = wire.oneofCase(oneof);
+      Slot set = wire.oneofCase(oneof);
       if (set != null && set.unhandledCase) {
-        sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case").put("where", frame.path())
+        sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case").put("where", frame(depth).path())
             .put("oneof", oneof.getFullName()).put("case", set.field.getName()).emit();
       }
     }
-    detectors.detect(frame, session, this);
+    if (!shape.undetected && !detectors.detect(frame(depth), session, this)) shape.undetected = true;
     // Pushed last first, as in pushChildren; Wire found them in field-number order.
     for (int i = wire.count - 1; i >= 0; i--) {
-      Shape.Slot f = wire.slots[i];
-      stackPush(new Frame(null, this, wire.starts[i], wire.ends[i], f.child, frame, f.field, null, wire.indexes[i],
-          frame.depth + 1));
+      pushEncoded(wire.starts[i], wire.ends[i], wire.slots[i], wire.indexes[i], depth + 1);
     }
+  }
+
+  /** The frame of the message at this depth of the current path, built (with its ancestors') on first use. */
+  private Frame frame(int depth) {
+    int built = depth;
+    while (built >= 0 && pathFrames[built] == null) built--;
+    for (int d = built + 1; d <= depth; d++) {
+      Slot slot = pathSlots[d];
+      pathFrames[d] = new Frame(this, pathStarts[d], pathEnds[d], slot == null ? root : slot.child,
+          d == 0 ? null : pathFrames[d - 1], slot == null ? null : slot.field, pathIndexes[d], d);
+    }
+    return pathFrames[depth];
+  }
+
+  private void growPath() {
+    int n = pathFrames.length * 2;
+    pathStarts = Arrays.copyOf(pathStarts, n);
+    pathEnds = Arrays.copyOf(pathEnds, n);
+    pathSlots = Arrays.copyOf(pathSlots, n);
+    pathIndexes = Arrays.copyOf(pathIndexes, n);
+    pathFrames = Arrays.copyOf(pathFrames, n);
   }
 
   /**
@@ -213,9 +200,11 @@ final class PlanWalker {
    * (a detected message in a detected message: Command and its write_operation, say) is taken from it;
    * anything else is parsed from its bytes as protobuf would have parsed them inside the request.
    */
-  private Message parse(Frame frame) {
+  Message parse(Frame frame) {
     Frame parent = frame.parent;
-    if (parent != null && parent.message != null && frame.index < 0) return (Message) parent.message.getField(frame.field);
+    if (parent != null && parent.parsed() && frame.index < 0) {
+      return (Message) parent.message().getField(frame.viaField);
+    }
     parseBudget -= frame.end - frame.start;
     if (parseBudget < 0) throw Wire.UNUSUAL;
     CodedInputStream in = CodedInputStream.newInstance(encoding, frame.start, frame.end - frame.start);
@@ -228,7 +217,7 @@ final class PlanWalker {
   }
 
   private void pushChildren(Frame frame) {
-    Message m = frame.message;
+    Message m = frame.message();
     Shape shape = frame.shape;
     int n = 0;
     for (FieldDescriptor fd : shape.messageFields) {
@@ -247,12 +236,13 @@ final class PlanWalker {
         for (int j = values.size() - 1; j >= 0; j--) {
           Object v = values.get(j);
           // A map field's children are its message values; its entries and scalar values are not walked.
-          Message value = v instanceof MapEntry<?, ?> entry ? (entry.getValue() instanceof Message mv ? mv : null) : (Message) v;
-          if (value != null) push(new Frame(value, null, 0, 0, shapeOf(value, child), frame, fd, null, j, frame.depth + 1));
+          Message value = v instanceof MapEntry<?, ?> entry
+              ? (entry.getValue() instanceof Message mv ? mv : null) : (Message) v;
+          if (value != null) push(new Frame(value, shapeOf(value, child), frame, fd, j));
         }
       } else {
         Message value = (Message) m.getField(fd);
-        push(new Frame(value, null, 0, 0, shapeOf(value, child), frame, fd, null, -1, frame.depth + 1));
+        push(new Frame(value, shapeOf(value, child), frame, fd, -1));
       }
     }
   }
@@ -260,11 +250,6 @@ final class PlanWalker {
   /** The field's shape, unless the message is of another type (a map entry that is not a MapEntry). */
   private static Shape shapeOf(Message value, Shape expected) {
     return expected != null && value.getDescriptorForType() == expected.type ? expected : Shape.of(value);
-  }
-
-  private void stackPush(Frame frame) {
-    if (top == stack.length) stack = Arrays.copyOf(stack, top * 2);
-    stack[top++] = frame;
   }
 
   /** Adds a field to {@code present[0..n)}, keeping it sorted by number; returns the new count. */

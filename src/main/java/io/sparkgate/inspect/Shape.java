@@ -6,7 +6,6 @@ import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Descriptors.OneofDescriptor;
 import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
-import com.google.protobuf.WireFormat;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -42,6 +41,12 @@ final class Shape {
    * wins, in first-insertion order) decides which: such a message is always walked from its parsed form.
    */
   final boolean messageMap;
+  /**
+   * Set once a message of this type has shown that Detectors has nothing for the type (it dispatches on the
+   * type alone); the walk from the encoding then passes its messages by. Learned, not listed, so that the
+   * switch in Detectors stays the one list of detected types. A thread that has not seen it yet asks again.
+   */
+  boolean undetected;
   /** The oneofs Coverage reviews, in declaration order. */
   final OneofDescriptor[] reviewedOneofs;
   /** Message-typed fields outside real oneofs (repeated and map fields included). */
@@ -52,49 +57,6 @@ final class Shape {
   private final Slot[] slots;
   /** By field number, up to DENSE_NUMBERS. */
   private final Slot[] byNumber;
-
-  /** One field, with what the walker asks about it on every message worked out. */
-  static final class Slot {
-    final FieldDescriptor field;
-    /** The wire type of its values. */
-    final int wireType;
-    /** Bit n set if Wire reads a value of wire type n as protobuf reads it: its own, and packed for a repeated scalar. */
-    private final int wireTypes;
-    final boolean repeated;
-    /** What Wire does with a length-delimited value of it. */
-    final Kind kind;
-    /** The index of its real oneof among the message's oneofs, or -1. */
-    final int oneof;
-    /** A case of a reviewed oneof that Coverage does not handle. */
-    final boolean unhandledCase;
-    /** The shape of its messages: for a map field, of the message values if they are messages, else of its entries. */
-    Shape child;
-
-    enum Kind { MESSAGE, MAP, UTF8, BYTES, PACKED_VARINT, PACKED_FIXED32, PACKED_FIXED64, SCALAR }
-
-    private Slot(FieldDescriptor f, boolean unhandledCase) {
-      this.field = f;
-      this.wireType = f.getLiteType().getWireType();
-      this.repeated = f.isRepeated();
-      this.oneof = f.getRealContainingOneof() == null ? -1 : f.getRealContainingOneof().getIndex();
-      this.unhandledCase = unhandledCase;
-      this.kind = f.isMapField() ? Kind.MAP
-          : isMessage(f) ? Kind.MESSAGE
-          : f.getType() == FieldDescriptor.Type.STRING ? (f.needsUtf8Check() ? Kind.UTF8 : Kind.BYTES)
-          : f.getType() == FieldDescriptor.Type.BYTES ? Kind.BYTES
-          : !f.isRepeated() || !f.isPackable() ? Kind.SCALAR
-          : wireType == WireFormat.WIRETYPE_FIXED32 ? Kind.PACKED_FIXED32
-          : wireType == WireFormat.WIRETYPE_FIXED64 ? Kind.PACKED_FIXED64 : Kind.PACKED_VARINT;
-      // A closed enum's unknown values go to the unknown fields; Wire leaves such fields to protobuf.
-      boolean closedEnum = f.getJavaType() == FieldDescriptor.JavaType.ENUM && f.legacyEnumFieldTreatedAsClosed();
-      this.wireTypes = closedEnum ? 0
-          : 1 << wireType | (kind == Kind.SCALAR ? 0 : 1 << WireFormat.WIRETYPE_LENGTH_DELIMITED);
-    }
-
-    boolean accepts(int wireType) {
-      return (wireTypes >>> wireType & 1) != 0;
-    }
-  }
 
   private Shape(Message prototype) {
     this.type = prototype.getDescriptorForType();
@@ -176,7 +138,8 @@ final class Shape {
       for (Slot slot : s.slots) {
         FieldDescriptor f = slot.field;
         if (!isMessage(f)) continue;
-        slot.child = shapes.get(f.isMapField() && isMessage(mapValue(f)) ? mapValue(f).getMessageType() : f.getMessageType());
+        boolean messageValues = f.isMapField() && isMessage(mapValue(f));
+        slot.child = shapes.get(messageValues ? mapValue(f).getMessageType() : f.getMessageType());
       }
     }
     return Map.copyOf(shapes);

@@ -27,14 +27,14 @@ final class Wire {
 
   /** How many message-typed values the last {@link #scan} found; their field, tag offset, byte range and index. */
   int count;
-  Shape.Slot[] slots = new Shape.Slot[8];
+  Slot[] slots = new Slot[8];
   int[] tags = new int[8];
   int[] starts = new int[8];
   int[] ends = new int[8];
   /** The value's index in a repeated field, or -1. */
   int[] indexes = new int[8];
   /** The set case of each oneof the last scan saw. */
-  private Shape.Slot[] cases = new Shape.Slot[4];
+  private Slot[] cases = new Slot[4];
   private int caseCount;
 
   /** Reads the fields of a message of this shape from {@code buf[start, end)}. */
@@ -57,7 +57,7 @@ final class Wire {
       }
       int number = tag >>> 3;
       int wireType = tag & 7;
-      Shape.Slot f = number == 0 ? null : shape.slot(number);
+      Slot f = number == 0 ? null : shape.slot(number);
       if (f == null || !f.accepts(wireType)) throw UNUSUAL;
       if (number < last || number == last && !f.repeated) throw UNUSUAL;
       run = number == last ? run + 1 : 0;
@@ -103,7 +103,7 @@ final class Wire {
   }
 
   /** The case of this oneof the last scan saw, or null. */
-  Shape.Slot oneofCase(OneofDescriptor oneof) {
+  Slot oneofCase(OneofDescriptor oneof) {
     for (int i = 0; i < caseCount; i++) if (cases[i].oneof == oneof.getIndex()) return cases[i];
     return null;
   }
@@ -116,8 +116,8 @@ final class Wire {
       long r = varint32(buf, p, end);
       int tag = (int) (r >>> 32);
       p = (int) r;
-      Shape.Slot f = entry.slot(tag >>> 3);
-      if (f == null || tag >>> 3 <= last || !f.accepts(tag & 7) || f.kind == Shape.Slot.Kind.MESSAGE) throw UNUSUAL;
+      Slot f = entry.slot(tag >>> 3);
+      if (f == null || tag >>> 3 <= last || !f.accepts(tag & 7) || f.kind == Slot.Kind.MESSAGE) throw UNUSUAL;
       last = tag >>> 3;
       switch (tag & 7) {
         case WireFormat.WIRETYPE_VARINT -> p = varint(buf, p, end);
@@ -128,7 +128,7 @@ final class Wire {
           int length = (int) (r >>> 32);
           p = (int) r;
           if (length < 0 || length > end - p) throw UNUSUAL;
-          if (f.kind == Shape.Slot.Kind.UTF8) utf8(buf, p, p + length);
+          if (f.kind == Slot.Kind.UTF8) utf8(buf, p, p + length);
           p += length;
         }
         default -> throw UNUSUAL;
@@ -137,7 +137,7 @@ final class Wire {
   }
 
   /** A packed repeated scalar: whole fixed-size values, or varints that end inside it. */
-  private static void packed(byte[] buf, Shape.Slot.Kind kind, int start, int end) {
+  private static void packed(byte[] buf, Slot.Kind kind, int start, int end) {
     switch (kind) {
       case PACKED_FIXED64 -> {
         if ((end - start) % 8 != 0) throw UNUSUAL;
@@ -152,7 +152,7 @@ final class Wire {
     }
   }
 
-  private void add(Shape.Slot f, int tag, int start, int end, int index) {
+  private void add(Slot f, int tag, int start, int end, int index) {
     if (count == slots.length) {
       slots = Arrays.copyOf(slots, count * 2);
       tags = Arrays.copyOf(tags, count * 2);
