@@ -20,7 +20,7 @@ import java.io.InputStream;
 final class Compressed {
   private Compressed() {}
 
-  static void inspect(Message m, PlanWalker.Frame frame, InspectorConfig config, FactSink sink, PlanWalker walker) {
+  static void inspect(Message m, Frame frame, InspectorConfig config, FactSink sink, PlanWalker walker) {
     Plan.CompressedOperation op = (Plan.CompressedOperation) m;
     String where = frame.path();
     if (op.getCompressionCodec() != CompressionCodec.COMPRESSION_CODEC_ZSTD) {
@@ -62,7 +62,7 @@ final class Compressed {
       return;
     }
     String name = op.getOpType() == Plan.CompressedOperation.OpType.OP_TYPE_RELATION ? "(root)" : "(command)";
-    walker.push(new PlanWalker.Frame(inner, frame, name, frame.depth() + 1));
+    walker.push(new Frame(inner, frame, name, frame.depth() + 1));
   }
 
   /** The inflated bytes, or null if they exceed {@code max}. */

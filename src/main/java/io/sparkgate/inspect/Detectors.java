@@ -31,84 +31,102 @@ final class Detectors {
     this.sink = sink;
   }
 
-  void detect(PlanWalker.Frame frame, SessionView session, PlanWalker walker) {
-    Message m = frame.message();
-    String where = frame.path();
-    genericPaths(m, where);
-    switch (m.getDescriptorForType().getName()) {
+  /**
+   * Facts about one message. Dispatches on the frame's type and asks for the message only for types that have
+   * something to report, and for the path only when it reports. False if nothing here looks at messages of
+   * this type, whatever they hold.
+   */
+  boolean detect(Frame frame, SessionView session, PlanWalker walker) {
+    Shape shape = frame.shape();
+    if (shape.pathFields) genericPaths(frame.message(), frame.path());
+    boolean typed = true;
+    switch (shape.name) {
       case "SQL" -> {
-        String q = Proto.str(m, "query");
-        if (q != null) sql.statement(q, "relation", where, session, sink);
+        String q = Proto.str(frame.message(), "query");
+        if (q != null) sql.statement(q, "relation", frame.path(), session, sink);
       }
       case "SqlCommand" -> {
-        String q = Proto.str(m, "sql");
-        if (q != null) sql.statement(q, "command", where, session, sink);
+        String q = Proto.str(frame.message(), "sql");
+        if (q != null) sql.statement(q, "command", frame.path(), session, sink);
       }
       case "ExpressionString" -> {
-        String e = Proto.str(m, "expression");
-        if (e != null) sql.expression(e, where, session, sink);
+        String e = Proto.str(frame.message(), "expression");
+        if (e != null) sql.expression(e, frame.path(), session, sink);
       }
-      case "NamedTable" -> namedTable(m, frame, session, where);
-      case "DataSource" -> dataSource(m, frame, where);
-      case "RelationChanges" -> namedTable(m, frame, session, where);
-      case "WriteOperation" -> writeOperation(m, session, where);
-      case "WriteOperationV2" -> table(Fact.Kind.TABLE_WRITE, "write_v2_" + Proto.str(m, "mode").toLowerCase(Locale.ROOT),
-          Proto.str(m, "table_name"), Proto.stringMap(m, "options"), session, where);
-      case "WriteStreamOperationStart" -> writeStream(m, session, where);
-      case "MergeIntoTableCommand" -> table(Fact.Kind.TABLE_WRITE, "merge", Proto.str(m, "target_table_name"),
-          Map.of(), session, where);
+      case "NamedTable", "RelationChanges" -> namedTable(frame.message(), frame, session);
+      case "DataSource" -> dataSource(frame.message(), frame);
+      case "WriteOperation" -> writeOperation(frame.message(), session, frame.path());
+      case "WriteOperationV2" -> {
+        Message m = frame.message();
+        table(Fact.Kind.TABLE_WRITE, "write_v2_" + Proto.str(m, "mode").toLowerCase(Locale.ROOT),
+            Proto.str(m, "table_name"), Proto.stringMap(m, "options"), session, frame.path());
+      }
+      case "WriteStreamOperationStart" -> writeStream(frame.message(), session, frame.path());
+      case "MergeIntoTableCommand" -> table(Fact.Kind.TABLE_WRITE, "merge", Proto.str(frame.message(), "target_table_name"),
+          Map.of(), session, frame.path());
       case "CreateDataFrameViewCommand" -> sink.fact(Fact.Kind.CATALOG_OP, "create_temp_view")
-          .put("name", Proto.str(m, "name")).put("global", Proto.str(m, "is_global")).put("where", where).emit();
-      case "Catalog" -> catalog(m, where);
+          .put("name", Proto.str(frame.message(), "name")).put("global", Proto.str(frame.message(), "is_global"))
+          .put("where", frame.path()).emit();
+      case "Catalog" -> catalog(frame.message(), frame.path());
       case "PythonUDF", "ScalarScalaUDF", "JavaUDF", "PythonUDTF", "PythonDataSource" -> userCode(frame);
       case "StreamingQueryListenerCommand" -> {
-        if (Proto.bytesSize(m, "listener_payload") > 0) {
+        int payload = Proto.bytesSize(frame.message(), "listener_payload");
+        if (payload > 0) {
           sink.fact(Fact.Kind.USER_CODE, "streaming_listener").put("udf_type", "scala")
-              .put("payload_bytes", Proto.bytesSize(m, "listener_payload")).put("where", where).emit();
+              .put("payload_bytes", payload).put("where", frame.path()).emit();
         }
       }
-      case "MlCommand" -> sink.fact(Fact.Kind.USER_CODE, "ml_command").put("op", Proto.oneofCase(m, "command"))
-          .put("where", where).emit();
-      case "MlOperator" -> sink.fact(Fact.Kind.USER_CODE, "ml_command").put("class_name", Proto.str(m, "name"))
-          .put("uid", Proto.str(m, "uid")).put("operator_type", Proto.str(m, "type")).put("where", where).emit();
+      case "MlCommand" -> sink.fact(Fact.Kind.USER_CODE, "ml_command").put("op", Proto.oneofCase(frame.message(), "command"))
+          .put("where", frame.path()).emit();
+      case "MlOperator" -> {
+        Message m = frame.message();
+        sink.fact(Fact.Kind.USER_CODE, "ml_command").put("class_name", Proto.str(m, "name"))
+            .put("uid", Proto.str(m, "uid")).put("operator_type", Proto.str(m, "type")).put("where", frame.path()).emit();
+      }
       case "Method" -> {
-        if (frame.parent() != null && frame.parent().message().getDescriptorForType().getName().equals("Fetch")) {
-          sink.fact(Fact.Kind.USER_CODE, "ml_method_call").put("method", Proto.str(m, "method")).put("where", where).emit();
+        if (frame.parent() != null && frame.parent().typeName().equals("Fetch")) {
+          sink.fact(Fact.Kind.USER_CODE, "ml_method_call").put("method", Proto.str(frame.message(), "method"))
+              .put("where", frame.path()).emit();
         }
       }
       case "ExecuteExternalCommand" -> sink.fact(Fact.Kind.USER_CODE, "execute_external_command")
-          .put("runner", Proto.str(m, "runner")).put("command", Proto.str(m, "command")).put("where", where).emit();
+          .put("runner", Proto.str(frame.message(), "runner")).put("command", Proto.str(frame.message(), "command"))
+          .put("where", frame.path()).emit();
       case "PipelineCommand" -> sink.fact(Fact.Kind.USER_CODE, "pipeline_command")
-          .put("op", Proto.oneofCase(m, "command_type")).put("where", where).emit();
+          .put("op", Proto.oneofCase(frame.message(), "command_type")).put("where", frame.path()).emit();
       case "Command" -> {
-        if ("create_resource_profile_command".equals(Proto.oneofCase(m, "command_type"))) {
-          sink.fact(Fact.Kind.USER_CODE, "create_resource_profile").put("where", where).emit();
+        if ("create_resource_profile_command".equals(Proto.oneofCase(frame.message(), "command_type"))) {
+          sink.fact(Fact.Kind.USER_CODE, "create_resource_profile").put("where", frame.path()).emit();
         }
       }
-      case "UnresolvedFunction", "CallFunction" -> function(Proto.str(m, "function_name"), "scalar", where);
-      case "UnresolvedTableValuedFunction" -> function(Proto.str(m, "function_name"), "table_valued", where);
-      case "CompressedOperation" -> Compressed.inspect(m, frame, config, sink, walker);
-      case "Set" -> configSet(m, frame, where);
+      case "UnresolvedFunction", "CallFunction" -> function(Proto.str(frame.message(), "function_name"), "scalar", frame);
+      case "UnresolvedTableValuedFunction" -> function(Proto.str(frame.message(), "function_name"), "table_valued", frame);
+      case "CompressedOperation" -> Compressed.inspect(frame.message(), frame, config, sink, walker);
+      case "Set" -> configSet(frame);
       case "Unset" -> {
         if (isConfigOperation(frame)) {
-          for (String k : Proto.strings(m, "keys")) sink.fact(Fact.Kind.CONFIG_UNSET, "config_rpc").put("key", k).put("where", where).emit();
+          for (String k : Proto.strings(frame.message(), "keys")) {
+            sink.fact(Fact.Kind.CONFIG_UNSET, "config_rpc").put("key", k).put("where", frame.path()).emit();
+          }
         }
       }
-      default -> {}
+      default -> typed = false;
     }
-    if (m.getDescriptorForType().getFullName().startsWith("spark.connect.PipelineCommand")) {
+    if (shape.pipelineCommand) {
+      Message m = frame.message();
       Proto.stringMap(m, "sql_conf").forEach((k, v) ->
-          sink.fact(Fact.Kind.CONFIG_SET, "pipeline").put("key", k).put("value", v).put("where", where).emit());
+          sink.fact(Fact.Kind.CONFIG_SET, "pipeline").put("key", k).put("value", v).put("where", frame.path()).emit());
       String text = Proto.str(m, "sql_text");
       if (text != null) {
-        sink.fact(Fact.Kind.SQL, "pipeline_sql_file").put("sql", text).put("length", text.length()).put("where", where).emit();
+        sink.fact(Fact.Kind.SQL, "pipeline_sql_file").put("sql", text).put("length", text.length())
+            .put("where", frame.path()).emit();
       }
     }
+    return typed || shape.pathFields || shape.pipelineCommand;
   }
 
-  void extension(Any any, PlanWalker.Frame frame) {
-    String location = frame.parent() == null ? "" : frame.parent().message().getDescriptorForType().getName()
-        .toLowerCase(Locale.ROOT);
+  void extension(Any any, Frame frame) {
+    String location = frame.parent() == null ? "" : frame.parent().typeName().toLowerCase(Locale.ROOT);
     String where = frame.path();
     sink.fact(Fact.Kind.EXTENSION, location).put("type_url", any.getTypeUrl()).put("location", location)
         .put("where", where).put("bytes", any.getValue().size()).emit();
@@ -120,18 +138,20 @@ final class Detectors {
 
   // ---- reads and writes -------------------------------------------------------------------------------------
 
-  private void namedTable(Message m, PlanWalker.Frame frame, SessionView session, String where) {
+  private void namedTable(Message m, Frame frame, SessionView session) {
+    String where = frame.path();
     String ident = Proto.str(m, "unparsed_identifier");
     Map<String, String> options = Proto.stringMap(m, "options");
     boolean streaming = "true".equals(Proto.str(m, "is_streaming"))
         || (frame.parent() != null && "true".equals(Proto.str(frame.parent().message(), "is_streaming")));
-    String subkind = m.getDescriptorForType().getName().equals("RelationChanges") ? "changes"
+    String subkind = frame.typeName().equals("RelationChanges") ? "changes"
         : streaming ? "stream" : "dataframe";
     TableRef ref = table(Fact.Kind.TABLE_READ, subkind, ident, options, session, where);
     if (ref != null) timeTravelOptions(ref.qualified(), options, where);
   }
 
-  private void dataSource(Message m, PlanWalker.Frame frame, String where) {
+  private void dataSource(Message m, Frame frame) {
+    String where = frame.path();
     Map<String, String> options = Proto.stringMap(m, "options");
     boolean streaming = frame.parent() != null && "true".equals(Proto.str(frame.parent().message(), "is_streaming"));
     sink.fact(Fact.Kind.DATA_SOURCE, streaming ? "stream_read" : "read").put("format", Proto.str(m, "format"))
@@ -223,34 +243,35 @@ final class Detectors {
     b.emit();
   }
 
-  private static boolean isConfigOperation(PlanWalker.Frame frame) {
+  private static boolean isConfigOperation(Frame frame) {
     return frame.parent() != null && frame.parent().type().equals("spark.connect.ConfigRequest.Operation");
   }
 
-  private void configSet(Message m, PlanWalker.Frame frame, String where) {
+  private void configSet(Frame frame) {
     if (!isConfigOperation(frame)) return;
+    Message m = frame.message();
     var pairs = Proto.field(m, "pairs");
     for (int i = 0; i < m.getRepeatedFieldCount(pairs); i++) {
       Message kv = (Message) m.getRepeatedField(pairs, i);
       sink.fact(Fact.Kind.CONFIG_SET, "config_rpc").put("key", Proto.str(kv, "key")).put("value", Proto.str(kv, "value"))
-          .put("where", where).emit();
+          .put("where", frame.path()).emit();
     }
   }
 
-  private void function(String name, String subkind, String where) {
+  private void function(String name, String subkind, Frame frame) {
     if (name == null) return;
     String lower = name.toLowerCase(Locale.ROOT);
     int dot = lower.lastIndexOf('.');
     sink.fact(Fact.Kind.FUNCTION_CALL, subkind).put("name", dot < 0 ? lower : lower.substring(dot + 1))
-        .put("qualified", lower).put("written", name).put("source", "dataframe").put("where", where).emit();
+        .put("qualified", lower).put("written", name).put("source", "dataframe").put("where", frame.path()).emit();
   }
 
   // ---- user code --------------------------------------------------------------------------------------------
 
   /** Leaf code carriers; the subkind comes from the nearest ancestor that says how the code is used. */
-  private void userCode(PlanWalker.Frame frame) {
+  private void userCode(Frame frame) {
     Message m = frame.message();
-    String leaf = m.getDescriptorForType().getName();
+    String leaf = frame.typeName();
     String udfType = switch (leaf) {
       case "ScalarScalaUDF" -> "scala";
       case "JavaUDF" -> "java";
@@ -264,9 +285,9 @@ final class Detectors {
       default -> "python_udf";
     };
     String functionName = null;
-    PlanWalker.Frame via = frame;
-    for (PlanWalker.Frame p = frame.parent(); p != null; via = p, p = p.parent()) {
-      String name = p.message().getDescriptorForType().getName();
+    Frame via = frame;
+    for (Frame p = frame.parent(); p != null; via = p, p = p.parent()) {
+      String name = p.typeName();
       if (name.startsWith("CommonInlineUserDefined")) {
         if (functionName == null) functionName = Proto.str(p.message(), "function_name");
         if (functionName == null) functionName = Proto.str(p.message(), "name");

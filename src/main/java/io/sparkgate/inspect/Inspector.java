@@ -39,10 +39,19 @@ public final class Inspector {
   }
 
   public Facts inspect(String method, byte[] request, SessionView session, ArtifactTracker tracker) {
+    return inspect(method, request, session, tracker, true);
+  }
+
+  /** As above; with {@code fromEncoding} false, always from the parsed request (tests compare the two). */
+  Facts inspect(String method, byte[] request, SessionView session, ArtifactTracker tracker, boolean fromEncoding) {
     FactSink sink = new FactSink(config.maxFacts());
     String name = Requests.shortName(Objects.requireNonNull(method, "method"));
+    SessionView view = session == null ? SessionView.DEFAULT : session;
     try {
-      inspectInto(name, request, session == null ? SessionView.DEFAULT : session, tracker, sink);
+      if (!fromEncoding || !inspectEncoded(name, request, view, sink)) {
+        sink = new FactSink(config.maxFacts());
+        inspectInto(name, request, view, tracker, sink);
+      }
     } catch (RuntimeException | StackOverflowError e) {
       // Fail closed: a bug here must never let a request pass as "nothing seen".
       sink.fact(Fact.Kind.UNCLASSIFIED, "inspector_error").put("method", name).put("detail", e.toString()).emit();
@@ -60,6 +69,24 @@ public final class Inspector {
     FactSink sink = new FactSink(config.maxFacts());
     sql.statement(sqlText, "relation", "sql", session == null ? SessionView.DEFAULT : session, sink);
     return sink.build();
+  }
+
+  /**
+   * The facts of a request walked from its encoding, parsing only the messages detectors read: for a large
+   * plan a fraction of the cost of parsing it. False, with the facts so far to be discarded, for what needs
+   * the parsed request: an encoding {@link Wire} does not accept (malformed, too deep, unknown fields, fields
+   * repeated or out of order), an unknown method, an AddArtifacts stream's state.
+   */
+  private boolean inspectEncoded(String method, byte[] bytes, SessionView session, FactSink sink) {
+    Message prototype = Requests.prototype(method);
+    if (prototype == null || prototype instanceof AddArtifactsRequest) return false;
+    try {
+      requestFact(method, Requests.head(prototype, bytes), sink);
+      new PlanWalker(config, new Detectors(config, sql, sink), sink).walkEncoded(bytes, Shape.of(prototype), session);
+      return true;
+    } catch (Wire.Unusual e) {
+      return false;
+    }
   }
 
   private void inspectInto(String method, byte[] bytes, SessionView session, ArtifactTracker tracker, FactSink sink) {

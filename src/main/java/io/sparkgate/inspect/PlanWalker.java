@@ -1,40 +1,52 @@
 package io.sparkgate.inspect;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Descriptors.OneofDescriptor;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MapEntry;
 import com.google.protobuf.Message;
-import java.util.ArrayDeque;
-import java.util.Deque;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Visits every message of a request with an explicit stack (a 100,000-deep plan cannot overflow the thread's
- * stack), checks oneof cases and unknown fields on each, and hands each message to the detectors.
+ * stack), checks oneof cases and unknown fields on each, and hands each message to the detectors. Walks a
+ * parsed request, or the request's encoding, which spares parsing the messages no detector reads.
  */
 final class PlanWalker {
-  /** One message on the walk, with how it was reached. */
-  record Frame(Message message, Frame parent, String field, int depth) {
-    String path() {
-      StringBuilder b = new StringBuilder();
-      for (Frame f = this; f != null; f = f.parent) {
-        if (f.field == null) continue;
-        b.insert(0, b.length() == 0 ? f.field : f.field + ".");
-      }
-      return b.toString();
-    }
-
-    String type() {
-      return message.getDescriptorForType().getFullName();
-    }
-  }
-
   private final InspectorConfig config;
   private final Detectors detectors;
   private final FactSink sink;
-  private final Deque<Frame> stack = new ArrayDeque<>();
+  /**
+   * What is left to visit: a frame, or (null here) a message of the encoding, described at the same index of
+   * the arrays below. The encoding's messages get a frame only when a detector or a fact needs one.
+   */
+  private Frame[] stack = new Frame[64];
+  private int[] starts = new int[64];
+  private int[] ends = new int[64];
+  /** The field it is a value of (null for the root), and its index in a repeated field or -1. */
+  private Slot[] slots = new Slot[64];
+  private int[] indexes = new int[64];
+  private int[] depths = new int[64];
+  private int top;
+  /**
+   * The encoding's message being visited and its ancestors, by depth, with the frames built for them so far.
+   * The walk is depth first, so the last message visited at each depth above the current one is its ancestor.
+   */
+  private int[] pathStarts = new int[16];
+  private int[] pathEnds = new int[16];
+  private Slot[] pathSlots = new Slot[16];
+  private int[] pathIndexes = new int[16];
+  private Frame[] pathFrames = new Frame[16];
+  /** The present message-typed fields of the message being expanded, in field-number order. */
+  private FieldDescriptor[] present = new FieldDescriptor[8];
+  private final Wire wire = new Wire();
+  /** The request walked by walkEncoded, its type, and how many of its bytes may still be parsed for detectors. */
+  private byte[] encoding;
+  private Shape root;
+  private long parseBudget;
 
   PlanWalker(InspectorConfig config, Detectors detectors, FactSink sink) {
     this.config = config;
@@ -44,9 +56,34 @@ final class PlanWalker {
 
   void walk(Message root, String rootName, SessionView session) {
     push(new Frame(root, null, rootName, 0));
-    while (!stack.isEmpty()) {
-      Frame frame = stack.pop();
-      visit(frame, session);
+    visitAll(session);
+  }
+
+  /**
+   * Walks a request from its encoding: each message's fields are read by {@link Wire} and only messages a
+   * detector asks for are parsed. Reports exactly what {@link #walk} reports on the parsed request, or throws
+   * {@link Wire.Unusual} (possibly after some facts) where the encoding is not one {@link Wire} accepts.
+   */
+  void walkEncoded(byte[] request, Shape root, SessionView session) {
+    this.encoding = request;
+    this.root = root;
+    // Detectors parse few, small messages; a plan built to make them parse the same bytes again and again
+    // (nested UDFs, each asking for its enclosing function) goes to the ordinary parse instead.
+    parseBudget = 2L * request.length;
+    pushEncoded(0, request.length, null, -1, 0);
+    visitAll(session);
+  }
+
+  private void visitAll(SessionView session) {
+    while (top > 0) {
+      int i = --top;
+      Frame frame = stack[i];
+      if (frame != null) {
+        stack[i] = null;
+        visit(frame, session);
+      } else {
+        visitEncoded(starts[i], ends[i], slots[i], indexes[i], depths[i], session);
+      }
     }
   }
 
@@ -56,12 +93,34 @@ final class PlanWalker {
       sink.fact(Fact.Kind.UNCLASSIFIED, "plan_too_deep").put("where", frame.path()).put("limit", config.maxDepth()).emit();
       return;
     }
-    stack.push(frame);
+    grow();
+    stack[top++] = frame;
+  }
+
+  private void pushEncoded(int start, int end, Slot slot, int index, int depth) {
+    grow();
+    starts[top] = start;
+    ends[top] = end;
+    slots[top] = slot;
+    indexes[top] = index;
+    depths[top] = depth;
+    top++;
+  }
+
+  private void grow() {
+    if (top < stack.length) return;
+    int n = top * 2;
+    stack = Arrays.copyOf(stack, n);
+    starts = Arrays.copyOf(starts, n);
+    ends = Arrays.copyOf(ends, n);
+    slots = Arrays.copyOf(slots, n);
+    indexes = Arrays.copyOf(indexes, n);
+    depths = Arrays.copyOf(depths, n);
   }
 
   private void visit(Frame frame, SessionView session) {
-    Message m = frame.message;
-    if (!m.getUnknownFields().asMap().isEmpty()) {
+    Message m = frame.message();
+    if (!m.getUnknownFields().isEmpty()) {
       // A field our protos do not know: a newer client, or bytes smuggled past the inspection.
       sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_field").put("where", frame.path()).put("message", frame.type())
           .put("field_numbers", m.getUnknownFields().asMap().keySet().toString()).emit();
@@ -70,10 +129,9 @@ final class PlanWalker {
       detectors.extension(any, frame);
       return;
     }
-    for (OneofDescriptor oneof : m.getDescriptorForType().getRealOneofs()) {
-      if (!Coverage.REVIEWED_ONEOFS.contains(oneof.getFullName())) continue;
+    for (OneofDescriptor oneof : frame.shape.reviewedOneofs) {
       FieldDescriptor set = m.getOneofFieldDescriptor(oneof);
-      if (set != null && !Coverage.isHandled(oneof.getFullName(), set.getName())) {
+      if (set != null && frame.shape.slot(set).unhandledCase) {
         sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case").put("where", frame.path())
             .put("oneof", oneof.getFullName()).put("case", set.getName()).emit();
       }
@@ -82,26 +140,127 @@ final class PlanWalker {
     pushChildren(frame);
   }
 
-  private void pushChildren(Frame frame) {
-    Map<FieldDescriptor, Object> fields = frame.message.getAllFields();
-    // Pushed in reverse so facts come out in field order.
-    Object[] entries = fields.entrySet().toArray();
-    for (int i = entries.length - 1; i >= 0; i--) {
-      @SuppressWarnings("unchecked")
-      Map.Entry<FieldDescriptor, Object> e = (Map.Entry<FieldDescriptor, Object>) entries[i];
-      FieldDescriptor fd = e.getKey();
-      if (fd.getJavaType() != FieldDescriptor.JavaType.MESSAGE) continue;
-      if (fd.isRepeated()) {
-        List<?> values = (List<?>) e.getValue();
-        for (int j = values.size() - 1; j >= 0; j--) {
-          Object v = values.get(j);
-          Message child = v instanceof MapEntry<?, ?> entry && entry.getValue() instanceof Message mv ? mv
-              : v instanceof Message mm && !(v instanceof MapEntry<?, ?>) ? mm : null;
-          if (child != null) push(new Frame(child, frame, fd.getName() + "[" + j + "]", frame.depth + 1));
-        }
-      } else {
-        push(new Frame((Message) e.getValue(), frame, fd.getName(), frame.depth + 1));
+  /** As visit, for a message of the encoding: the same checks and facts, in the same order. */
+  private void visitEncoded(int start, int end, Slot slot, int index, int depth, SessionView session) {
+    // This deep, leave it to protobuf's parse, whose failure past the bound is the fact (Requests.parseFailure).
+    if (depth >= config.maxDepth()) throw Wire.UNUSUAL;
+    if (depth == pathFrames.length) growPath();
+    pathStarts[depth] = start;
+    pathEnds[depth] = end;
+    pathSlots[depth] = slot;
+    pathIndexes[depth] = index;
+    pathFrames[depth] = null;
+    Shape shape = slot == null ? root : slot.child;
+    if (shape.messageMap) {
+      visit(frame(depth), session);
+      return;
+    }
+    wire.scan(encoding, start, end, shape);
+    if (shape.isAny) {
+      detectors.extension((Any) frame(depth).message(), frame(depth));
+      return;
+    }
+    for (OneofDescriptor oneof : shape.reviewedOneofs) {
+      Slot set = wire.oneofCase(oneof);
+      if (set != null && set.unhandledCase) {
+        sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case").put("where", frame(depth).path())
+            .put("oneof", oneof.getFullName()).put("case", set.field.getName()).emit();
       }
     }
+    if (!shape.undetected && !detectors.detect(frame(depth), session, this)) shape.undetected = true;
+    // Pushed last first, as in pushChildren; Wire found them in field-number order.
+    for (int i = wire.count - 1; i >= 0; i--) {
+      pushEncoded(wire.starts[i], wire.ends[i], wire.slots[i], wire.indexes[i], depth + 1);
+    }
+  }
+
+  /** The frame of the message at this depth of the current path, built (with its ancestors') on first use. */
+  private Frame frame(int depth) {
+    int built = depth;
+    while (built >= 0 && pathFrames[built] == null) built--;
+    for (int d = built + 1; d <= depth; d++) {
+      Slot slot = pathSlots[d];
+      pathFrames[d] = new Frame(this, pathStarts[d], pathEnds[d], slot == null ? root : slot.child,
+          d == 0 ? null : pathFrames[d - 1], slot == null ? null : slot.field, pathIndexes[d], d);
+    }
+    return pathFrames[depth];
+  }
+
+  private void growPath() {
+    int n = pathFrames.length * 2;
+    pathStarts = Arrays.copyOf(pathStarts, n);
+    pathEnds = Arrays.copyOf(pathEnds, n);
+    pathSlots = Arrays.copyOf(pathSlots, n);
+    pathIndexes = Arrays.copyOf(pathIndexes, n);
+    pathFrames = Arrays.copyOf(pathFrames, n);
+  }
+
+  /**
+   * The message of a frame read from the encoding: a singular field of a parent whose message was built
+   * (a detected message in a detected message: Command and its write_operation, say) is taken from it;
+   * anything else is parsed from its bytes as protobuf would have parsed them inside the request.
+   */
+  Message parse(Frame frame) {
+    Frame parent = frame.parent;
+    if (parent != null && parent.parsed() && frame.index < 0) {
+      return (Message) parent.message().getField(frame.viaField);
+    }
+    parseBudget -= frame.end - frame.start;
+    if (parseBudget < 0) throw Wire.UNUSUAL;
+    CodedInputStream in = CodedInputStream.newInstance(encoding, frame.start, frame.end - frame.start);
+    in.setRecursionLimit(config.maxDepth() - frame.depth);
+    try {
+      return frame.shape.parser.parseFrom(in);
+    } catch (InvalidProtocolBufferException e) {
+      throw Wire.UNUSUAL;
+    }
+  }
+
+  private void pushChildren(Frame frame) {
+    Message m = frame.message();
+    Shape shape = frame.shape;
+    int n = 0;
+    for (FieldDescriptor fd : shape.messageFields) {
+      if (fd.isRepeated() ? m.getRepeatedFieldCount(fd) > 0 : m.hasField(fd)) n = insert(fd, n);
+    }
+    for (OneofDescriptor oneof : shape.messageOneofs) {
+      FieldDescriptor fd = m.getOneofFieldDescriptor(oneof);
+      if (fd != null && Shape.isMessage(fd)) n = insert(fd, n);
+    }
+    // Pushed last field first, so that they are visited, and their facts come out, in field-number order.
+    for (int i = n - 1; i >= 0; i--) {
+      FieldDescriptor fd = present[i];
+      Shape child = shape.slot(fd).child;
+      if (fd.isRepeated()) {
+        List<?> values = (List<?>) m.getField(fd);
+        for (int j = values.size() - 1; j >= 0; j--) {
+          Object v = values.get(j);
+          // A map field's children are its message values; its entries and scalar values are not walked.
+          Message value = v instanceof MapEntry<?, ?> entry
+              ? (entry.getValue() instanceof Message mv ? mv : null) : (Message) v;
+          if (value != null) push(new Frame(value, shapeOf(value, child), frame, fd, j));
+        }
+      } else {
+        Message value = (Message) m.getField(fd);
+        push(new Frame(value, shapeOf(value, child), frame, fd, -1));
+      }
+    }
+  }
+
+  /** The field's shape, unless the message is of another type (a map entry that is not a MapEntry). */
+  private static Shape shapeOf(Message value, Shape expected) {
+    return expected != null && value.getDescriptorForType() == expected.type ? expected : Shape.of(value);
+  }
+
+  /** Adds a field to {@code present[0..n)}, keeping it sorted by number; returns the new count. */
+  private int insert(FieldDescriptor fd, int n) {
+    if (n == present.length) present = Arrays.copyOf(present, n * 2);
+    int i = n;
+    while (i > 0 && present[i - 1].getNumber() > fd.getNumber()) {
+      present[i] = present[i - 1];
+      i--;
+    }
+    present[i] = fd;
+    return n + 1;
   }
 }

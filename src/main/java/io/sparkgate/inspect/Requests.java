@@ -7,6 +7,7 @@ import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
 import io.sparkgate.proto.spark.Base;
 import java.io.IOException;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -34,6 +35,11 @@ final class Requests {
     return slash < 0 ? method : method.substring(slash + 1);
   }
 
+  /** The request prototype of every method. */
+  static Collection<Message> prototypes() {
+    return PROTOTYPES.values();
+  }
+
   /** The prototype for a method, or null for a method the protos do not know. */
   static Message prototype(String method) {
     return PROTOTYPES.get(shortName(method));
@@ -44,6 +50,29 @@ final class Requests {
     in.setRecursionLimit(recursionLimit);
     Parser<? extends Message> parser = prototype.getParserForType();
     return parser.parseFrom(in);
+  }
+
+  /**
+   * The request without its message-typed fields other than user_context: all that the REQUEST fact reads,
+   * without parsing the plan. Throws {@link Wire.Unusual} where the request is not encoded as {@link Wire}
+   * accepts.
+   */
+  static Message head(Message prototype, byte[] bytes) {
+    Wire wire = new Wire();
+    wire.scan(bytes, 0, bytes.length, Shape.of(prototype));
+    Message.Builder head = prototype.newBuilderForType();
+    try {
+      int from = 0;
+      for (int i = 0; i < wire.count; i++) {
+        if (wire.slots[i].field.getName().equals("user_context")) continue;
+        head.mergeFrom(bytes, from, wire.tags[i] - from);
+        from = wire.ends[i];
+      }
+      head.mergeFrom(bytes, from, bytes.length - from);
+    } catch (InvalidProtocolBufferException e) {
+      throw Wire.UNUSUAL;
+    }
+    return head.buildPartial();
   }
 
   /** A message that does not parse: too deep, or malformed. Either way, a fact. */

@@ -129,6 +129,42 @@ final class InspectorTest {
   }
 
   @Test
+  void a_wide_union_tree_reports_every_leaf_in_order_with_its_path() {
+    int[] next = {0};
+    Facts f = execute(Plan.newBuilder().setRoot(unionOfReads(1001, next)));
+    int leaves = next[0];
+    assertEquals(1 + leaves, f.size(), f.toString());
+    java.util.List<Fact> reads = f.ofKind(Fact.Kind.TABLE_READ);
+    assertEquals(leaves, reads.size());
+    for (int i = 0; i < leaves; i++) assertEquals("t" + i, reads.get(i).get("name"));
+    String leftmost = "plan.root" + ".set_op.left_input".repeat(9) + ".read.named_table";
+    String rightmost = "plan.root" + ".set_op.right_input".repeat(9) + ".read.named_table";
+    assertEquals(leftmost, reads.get(0).get("where"));
+    assertEquals(rightmost, reads.get(leaves - 1).get("where"));
+    assertEquals(0, execute(Plan.newBuilder().setRoot(unionOfRanges(10001))).ofKind(Fact.Kind.UNCLASSIFIED).size());
+    assertEquals(1, execute(Plan.newBuilder().setRoot(unionOfRanges(10001))).size());
+  }
+
+  /** A balanced UNION ALL tree with {@code nodes} relations in all, its leaves reading t0, t1, ... left to right. */
+  private static Relation unionOfReads(int nodes, int[] next) {
+    if (nodes <= 1) {
+      return Relation.newBuilder().setRead(Read.newBuilder().setNamedTable(
+          Read.NamedTable.newBuilder().setUnparsedIdentifier("t" + next[0]++))).build();
+    }
+    int left = (nodes - 1) / 2;
+    return Relation.newBuilder().setSetOp(SetOperation.newBuilder().setLeftInput(unionOfReads(Math.max(1, left), next))
+        .setRightInput(unionOfReads(Math.max(1, nodes - 1 - left), next)).setSetOpType(SetOperation.SetOpType.SET_OP_TYPE_UNION)
+        .setIsAll(true)).build();
+  }
+
+  private static Relation unionOfRanges(int nodes) {
+    if (nodes <= 1) return range();
+    int left = (nodes - 1) / 2;
+    return Relation.newBuilder().setSetOp(SetOperation.newBuilder().setLeftInput(unionOfRanges(Math.max(1, left)))
+        .setRightInput(unionOfRanges(Math.max(1, nodes - 1 - left))).setIsAll(true)).build();
+  }
+
+  @Test
   void a_100000_deep_plan_is_a_fact() {
     // Built as bytes from the inside out: building it as messages would recurse in protobuf itself.
     byte[] inner = Relation.newBuilder().setRange(Range.newBuilder().setEnd(1)).build().toByteArray();

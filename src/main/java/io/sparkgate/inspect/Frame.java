@@ -1,0 +1,104 @@
+package io.sparkgate.inspect;
+
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Message;
+
+/**
+ * One message on the walk and how it was reached. Its path is built only when a fact needs it. A frame of a
+ * request's encoding (see {@link PlanWalker#walkEncoded}) parses its message only when a detector asks.
+ */
+final class Frame {
+  private Message message;
+  /** For a frame of the encoding: the walker that read it, and where its bytes are; else null. */
+  final PlanWalker walker;
+  final int start;
+  final int end;
+  final Shape shape;
+  final Frame parent;
+  /** The field of the parent it is a value of, or null with a {@code name} (the root, an inflated plan). */
+  final FieldDescriptor viaField;
+  private final String name;
+  /** Its index in a repeated or map field, or -1. */
+  final int index;
+  final int depth;
+  private String path;
+
+  /** A parsed message not held by a field: the request, an inflated plan. */
+  Frame(Message message, Frame parent, String name, int depth) {
+    this(message, null, 0, 0, Shape.of(message), parent, null, name, -1, depth);
+  }
+
+  /** A parsed message held by its parent's field. */
+  Frame(Message message, Shape shape, Frame parent, FieldDescriptor viaField, int index) {
+    this(message, null, 0, 0, shape, parent, viaField, null, index, parent.depth + 1);
+  }
+
+  /** A message of the encoding, at {@code [start, end)}; for the root, without parent or field. */
+  Frame(PlanWalker walker, int start, int end, Shape shape, Frame parent, FieldDescriptor viaField, int index, int depth) {
+    this(null, walker, start, end, shape, parent, viaField, null, index, depth);
+  }
+
+  private Frame(Message message, PlanWalker walker, int start, int end, Shape shape, Frame parent,
+      FieldDescriptor viaField, String name, int index, int depth) {
+    this.message = message;
+    this.walker = walker;
+    this.start = start;
+    this.end = end;
+    this.shape = shape;
+    this.parent = parent;
+    this.viaField = viaField;
+    this.name = name;
+    this.index = index;
+    this.depth = depth;
+  }
+
+  Message message() {
+    if (message == null) message = walker.parse(this);
+    return message;
+  }
+
+  /** True if the message is at hand, without parsing. */
+  boolean parsed() {
+    return message != null;
+  }
+
+  Frame parent() {
+    return parent;
+  }
+
+  int depth() {
+    return depth;
+  }
+
+  Shape shape() {
+    return shape;
+  }
+
+  /** The message's simple type name. */
+  String typeName() {
+    return shape.name;
+  }
+
+  /** The message's full type name. */
+  String type() {
+    return shape.type.getFullName();
+  }
+
+  /** How the parent holds it: a field name, with the index for a repeated field. */
+  String field() {
+    if (viaField == null) return name;
+    return index < 0 ? viaField.getName() : viaField.getName() + "[" + index + "]";
+  }
+
+  /** The dotted path from the root, e.g. plan.root.project.input.read. */
+  String path() {
+    if (path == null) {
+      int n = 0;
+      for (Frame f = this; f != null; f = f.parent) if (f.field() != null) n++;
+      String[] parts = new String[n];
+      for (Frame f = this; f != null; f = f.parent) if (f.field() != null) parts[--n] = f.field();
+      path = String.join(".", parts);
+    }
+    return path;
+  }
+}
