@@ -38,6 +38,7 @@ final class ProxyConfigTest {
     assertEquals(15003, config.listen().port());
     assertFalse(config.listen().plaintext());
     assertEquals(128L * 1024 * 1024, config.listen().maxInboundMessageBytes());
+    assertEquals(Runtime.getRuntime().availableProcessors(), config.listen().eventLoops());
     assertEquals(dir.resolve("server.pem"), config.tls().orElseThrow().certFile());
     assertTrue(config.tls().orElseThrow().clientCaFile().isEmpty());
     assertEquals("localhost", config.backend().host());
@@ -106,6 +107,7 @@ final class ProxyConfigTest {
   void badValues_precise() throws IOException {
     assertTrue(error("listen:\n  port: 70000\n" + TLS + BACKEND).contains("listen.port: must be between 0 and 65535, got 70000"));
     assertTrue(error("listen:\n  plaintext: yes please\n" + TLS + BACKEND).contains("listen.plaintext: must be true or false"));
+    assertTrue(error("listen:\n  event_loops: 0\n" + TLS + BACKEND).contains("listen.event_loops: must be between 1 and 1024, got 0"));
     assertTrue(error("listen:\n  max_inbound_message_size: lots\n" + TLS + BACKEND).contains("listen.max_inbound_message_size: must be a size"));
     assertTrue(error(TLS + "backend:\n  address: localhost\n").contains("backend.address: must be host:port"));
     assertTrue(error(TLS + "backend:\n  address: localhost:99999\n").contains("backend.address: port must be between 1 and 65535"));
