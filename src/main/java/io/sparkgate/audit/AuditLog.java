@@ -34,6 +34,12 @@ public final class AuditLog implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(AuditLog.class);
   private static final ObjectMapper JSON = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
   private static final int BATCH = 4096;
+  /**
+   * fsync: batch forces the file at most this often (group commit). Records still reach the disk within
+   * this long of being written, but a proxy serving one call at a time no longer pays one fsync per call:
+   * measured, that fsync cost the full proxy more CPU than everything else it did for the call.
+   */
+  static final long BATCH_SYNC_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
   private final AuditConfig config;
   private final Clock clock;
@@ -148,14 +154,24 @@ public final class AuditLog implements AutoCloseable {
 
   private void writeLoop() {
     List<Map<String, Object>> batch = new ArrayList<>(BATCH);
+    boolean unsynced = false; // written since the last force (fsync: batch)
+    long lastSync = System.nanoTime();
     while (true) {
       try {
-        Map<String, Object> first = queue.poll(200, TimeUnit.MILLISECONDS);
+        long untilSync = unsynced ? Math.max(0, lastSync + BATCH_SYNC_NANOS - System.nanoTime()) : Long.MAX_VALUE;
+        Map<String, Object> first = queue.poll(Math.min(untilSync, TimeUnit.MILLISECONDS.toNanos(200)),
+            TimeUnit.NANOSECONDS);
         if (first != null) {
           batch.add(first);
           queue.drainTo(batch, BATCH - 1);
           writeBatch(batch);
           batch.clear();
+          unsynced = config.fsync() == AuditConfig.Fsync.BATCH;
+        }
+        if (unsynced && System.nanoTime() - lastSync >= BATCH_SYNC_NANOS) {
+          force();
+          lastSync = System.nanoTime();
+          unsynced = false;
         }
         maybeRotate();
         if (first == null && closing && queue.isEmpty()) {
@@ -198,9 +214,6 @@ public final class AuditLog implements AutoCloseable {
       }
     }
     out.flush();
-    if (config.fsync() == AuditConfig.Fsync.BATCH) {
-      force();
-    }
   }
 
   private void force() throws IOException {
