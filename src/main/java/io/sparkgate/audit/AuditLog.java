@@ -21,7 +21,6 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,12 +40,6 @@ public final class AuditLog implements AutoCloseable {
    * measured, that fsync cost the full proxy more CPU than everything else it did for the call.
    */
   static final long BATCH_SYNC_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
-  /**
-   * While records keep coming, the writer naps this long between batches instead of waiting on the queue:
-   * waiting, every call's record woke it (a futex wake, a context switch and a write(2) per call on a
-   * machine whose cores serve the calls). Idle, it waits on the queue as usual.
-   */
-  static final long COLLECT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
   private final AuditConfig config;
   private final Clock clock;
@@ -162,22 +155,12 @@ public final class AuditLog implements AutoCloseable {
   private void writeLoop() {
     List<Map<String, Object>> batch = new ArrayList<>(BATCH);
     boolean unsynced = false; // written since the last force (fsync: batch)
-    boolean busy = false; // the last round wrote something
     long lastSync = System.nanoTime();
     while (true) {
       try {
-        Map<String, Object> first;
-        if (busy) {
-          LockSupport.parkNanos(COLLECT_NANOS);
-          if (Thread.interrupted()) {
-            throw new InterruptedException();
-          }
-          first = queue.poll();
-        } else {
-          long untilSync = unsynced ? Math.max(0, lastSync + BATCH_SYNC_NANOS - System.nanoTime()) : Long.MAX_VALUE;
-          first = queue.poll(Math.min(untilSync, TimeUnit.MILLISECONDS.toNanos(200)), TimeUnit.NANOSECONDS);
-        }
-        busy = first != null;
+        long untilSync = unsynced ? Math.max(0, lastSync + BATCH_SYNC_NANOS - System.nanoTime()) : Long.MAX_VALUE;
+        Map<String, Object> first =
+            queue.poll(Math.min(untilSync, TimeUnit.MILLISECONDS.toNanos(200)), TimeUnit.NANOSECONDS);
         if (first != null) {
           batch.add(first);
           queue.drainTo(batch, BATCH - 1);
