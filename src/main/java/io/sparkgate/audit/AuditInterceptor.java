@@ -11,8 +11,10 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.sparkgate.forward.Payload;
 import io.sparkgate.proto.spark.Base;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
+import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -113,13 +115,18 @@ public final class AuditInterceptor implements ServerInterceptor {
 
     @Override
     public void sendMessage(RespT message) {
-      if (message instanceof byte[] bytes) {
-        bytesOut.addAndGet(bytes.length);
-        if (messagesOut.getAndIncrement() == 0) {
-          responseScanner.scan(bytes).forEach((k, v) -> evidence.putIfAbsent("response_" + k, v));
-        }
-        if (countsRows) {
-          rows.addAndGet(WireScanner.arrowRows(bytes, ARROW_BATCH, ROW_COUNT));
+      if (message instanceof Payload payload) {
+        bytesOut.addAndGet(payload.length());
+        try {
+          if (messagesOut.getAndIncrement() == 0) {
+            payload.read(responseScanner::scan).forEach((k, v) -> evidence.putIfAbsent("response_" + k, v));
+          }
+          if (countsRows) {
+            rows.addAndGet(payload.read(in -> WireScanner.arrowRows(in, ARROW_BATCH, ROW_COUNT)));
+          }
+        } catch (IOException e) {
+          // Only a bug in the transport's buffers could get here; the record keeps what it has.
+          log.warn("audit could not read a response of {}", getMethodDescriptor().getBareMethodName(), e);
         }
       }
       super.sendMessage(message);

@@ -5,6 +5,7 @@ import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.WireFormat;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -14,6 +15,8 @@ import java.util.Set;
  * message without parsing it: other fields, a plan of any size included, are skipped in place.
  */
 final class WireScanner {
+  /** What a stream-backed scan reads ahead: the fields it wants sit among a few short ones. */
+  private static final int STREAM_BUFFER_BYTES = 256;
   private final Map<Integer, String> wanted = new HashMap<>();
 
   /** Scans for the fields of {@code type} with these names that exist in it, e.g. "operation_id". */
@@ -27,8 +30,16 @@ final class WireScanner {
 
   /** The wanted fields present in {@code message}, by name; a malformed message yields what was read. */
   Map<String, String> scan(byte[] message) {
+    return scan(CodedInputStream.newInstance(message));
+  }
+
+  /** As {@link #scan(byte[])}, from a stream; large fields are skipped, not read. */
+  Map<String, String> scan(InputStream message) {
+    return scan(CodedInputStream.newInstance(message, STREAM_BUFFER_BYTES));
+  }
+
+  private Map<String, String> scan(CodedInputStream in) {
     Map<String, String> out = new HashMap<>();
-    CodedInputStream in = CodedInputStream.newInstance(message);
     try {
       while (true) {
         int tag = in.readTag();
@@ -50,7 +61,15 @@ final class WireScanner {
 
   /** Row count of an ExecutePlanResponse's arrow batch (field numbers from the descriptor), else 0. */
   static long arrowRows(byte[] message, int arrowBatchField, int rowCountField) {
-    CodedInputStream in = CodedInputStream.newInstance(message);
+    return arrowRows(CodedInputStream.newInstance(message), arrowBatchField, rowCountField);
+  }
+
+  /** As {@link #arrowRows(byte[], int, int)}, from a stream: reads the few bytes before the row count. */
+  static long arrowRows(InputStream message, int arrowBatchField, int rowCountField) {
+    return arrowRows(CodedInputStream.newInstance(message, STREAM_BUFFER_BYTES), arrowBatchField, rowCountField);
+  }
+
+  private static long arrowRows(CodedInputStream in, int arrowBatchField, int rowCountField) {
     try {
       while (true) {
         int tag = in.readTag();

@@ -6,6 +6,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.sparkgate.forward.CallHook;
+import io.sparkgate.forward.Payload;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionView;
@@ -67,13 +68,13 @@ final class SecretRedaction implements CallHook.Factory {
     }
 
     @Override
-    public byte[] onResponse(byte[] message) {
+    public Payload onResponse(Payload message) {
       if (!read) {
         return message;
       }
       ConfigResponse response;
       try {
-        response = ConfigResponse.parseFrom(message);
+        response = ConfigResponse.parseFrom(message.bytes());
       } catch (InvalidProtocolBufferException e) {
         throw new IllegalStateException("the server sent a ConfigResponse that does not parse", e);
       }
@@ -87,7 +88,7 @@ final class SecretRedaction implements CallHook.Factory {
         }
       }
       // Untouched responses go out exactly as the server sent them.
-      return changed ? builder.build().toByteArray() : message;
+      return changed ? Payload.of(builder.build().toByteArray()) : message;
     }
   }
 

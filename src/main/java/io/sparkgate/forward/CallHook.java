@@ -27,8 +27,11 @@ public interface CallHook {
    */
   default void onHalfClose() throws StatusException {}
 
-  /** Returns the bytes to send the client for one backend message. */
-  default byte[] onResponse(byte[] message) {
+  /**
+   * Returns what to send the client for one backend message. A hook that replaces the message need not
+   * release the one it was given: the caller releases both.
+   */
+  default Payload onResponse(Payload message) {
     return message;
   }
 

@@ -48,10 +48,14 @@ public final class CallHooks {
     }
 
     @Override
-    public byte[] onResponse(byte[] message) {
-      byte[] current = message;
+    public Payload onResponse(Payload message) {
+      Payload current = message;
       for (int i = hooks.size() - 1; i >= 0; i--) {
-        current = hooks.get(i).onResponse(current);
+        Payload next = hooks.get(i).onResponse(current);
+        if (next != current && current != message) {
+          current.release(); // an intermediate replacement nobody will send
+        }
+        current = next;
       }
       return current;
     }

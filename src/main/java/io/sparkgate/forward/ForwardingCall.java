@@ -36,8 +36,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   static final int RESPONSE_QUEUE_BYTES = 2 * 1024 * 1024;
 
   private final Channel backend;
-  private final MethodDescriptor<byte[], byte[]> method;
-  private final ServerCall<byte[], byte[]> serverCall;
+  private final MethodDescriptor<byte[], Payload> method;
+  private final ServerCall<byte[], Payload> serverCall;
   private final Metadata backendHeaders;
   private final CallHook hook;
   private final CallLane lane;
@@ -50,13 +50,13 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   private boolean serverClosed; // guarded by lock
 
   /** Started at the first client message, once the hook has let it through. Request-side thread only. */
-  private ClientCall<byte[], byte[]> clientCall;
+  private ClientCall<byte[], Payload> clientCall;
   private boolean backendCancelled; // request-side thread only
 
   ForwardingCall(
       Channel backend,
-      MethodDescriptor<byte[], byte[]> method,
-      ServerCall<byte[], byte[]> serverCall,
+      MethodDescriptor<byte[], Payload> method,
+      ServerCall<byte[], Payload> serverCall,
       Metadata backendHeaders,
       CallHook hook,
       Executor pool) {
@@ -173,7 +173,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       return false;
     }
     if (clientCall == null) {
-      ClientCall<byte[], byte[]> call = backend.newCall(method, CallOptions.DEFAULT);
+      ClientCall<byte[], Payload> call = backend.newCall(method, CallOptions.DEFAULT);
       synchronized (lock) {
         clientCall = call;
       }
@@ -215,7 +215,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   }
 
   /** Backend to client. */
-  private final class BackendListener extends ClientCall.Listener<byte[]> {
+  private final class BackendListener extends ClientCall.Listener<Payload> {
     @Override
     public void onHeaders(Metadata headers) {
       synchronized (lock) {
@@ -226,11 +226,12 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     }
 
     @Override
-    public void onMessage(byte[] message) {
-      byte[] forward;
+    public void onMessage(Payload message) {
+      Payload forward;
       try {
         forward = hook.onResponse(message);
       } catch (RuntimeException e) {
+        message.release();
         log.error("{}: response processing failed; cancelling the call", method.getBareMethodName(), e);
         closeServerCall(Status.INTERNAL.withDescription("Sparkgate could not process the server's response"),
             new Metadata());
@@ -238,14 +239,22 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
         return;
       }
       synchronized (lock) {
-        if (serverClosed) {
-          return;
-        }
-        serverCall.sendMessage(forward);
-        if (serverCall.isReady()) {
-          clientCall.request(1);
-        } else {
-          responseOwed = true;
+        try {
+          if (serverClosed) {
+            return;
+          }
+          serverCall.sendMessage(forward);
+          if (serverCall.isReady()) {
+            clientCall.request(1);
+          } else {
+            responseOwed = true;
+          }
+        } finally {
+          // Sent payloads are released by gRPC; this covers a call that closed meanwhile, or a send that threw.
+          forward.release();
+          if (forward != message) {
+            message.release();
+          }
         }
       }
     }

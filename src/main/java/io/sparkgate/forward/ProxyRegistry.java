@@ -25,7 +25,7 @@ public final class ProxyRegistry extends HandlerRegistry {
   /** The service name the health service reports on, besides the overall "" status. */
   public static final String SERVICE_NAME = SparkConnectMethods.SERVICE;
 
-  private final Map<String, ServerMethodDefinition<byte[], byte[]>> methods = new HashMap<>();
+  private final Map<String, ServerMethodDefinition<byte[], Payload>> methods = new HashMap<>();
 
   /**
    * Forwards each call over the backend connection of the event loop it arrived on.
@@ -46,7 +46,7 @@ public final class ProxyRegistry extends HandlerRegistry {
 
   private ProxyRegistry(Supplier<Channel> backend, Executor pool, String backendToken, CallHook.Factory hooks) {
     HeaderFilter headers = new HeaderFilter(backendToken);
-    for (MethodDescriptor<byte[], byte[]> method : SparkConnectMethods.descriptors().values()) {
+    for (MethodDescriptor<byte[], Payload> method : SparkConnectMethods.descriptors().values()) {
       methods.put(
           method.getFullMethodName(),
           ServerMethodDefinition.create(method, new Handler(backend, pool, method, headers, hooks)));
@@ -55,7 +55,7 @@ public final class ProxyRegistry extends HandlerRegistry {
 
   @Override
   public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
-    ServerMethodDefinition<byte[], byte[]> method = methods.get(methodName);
+    ServerMethodDefinition<byte[], Payload> method = methods.get(methodName);
     if (method == null) {
       log.warn("refused unknown method {} (UNIMPLEMENTED)", abbreviate(methodName));
     }
@@ -66,14 +66,14 @@ public final class ProxyRegistry extends HandlerRegistry {
     return name.length() <= 200 ? name : name.substring(0, 200) + "...";
   }
 
-  private static final class Handler implements ServerCallHandler<byte[], byte[]> {
+  private static final class Handler implements ServerCallHandler<byte[], Payload> {
     private final Supplier<Channel> backend;
     private final Executor pool;
-    private final MethodDescriptor<byte[], byte[]> method;
+    private final MethodDescriptor<byte[], Payload> method;
     private final HeaderFilter headers;
     private final CallHook.Factory hooks;
 
-    Handler(Supplier<Channel> backend, Executor pool, MethodDescriptor<byte[], byte[]> method, HeaderFilter headers,
+    Handler(Supplier<Channel> backend, Executor pool, MethodDescriptor<byte[], Payload> method, HeaderFilter headers,
         CallHook.Factory hooks) {
       this.backend = backend;
       this.pool = pool;
@@ -83,7 +83,7 @@ public final class ProxyRegistry extends HandlerRegistry {
     }
 
     @Override
-    public ServerCall.Listener<byte[]> startCall(ServerCall<byte[], byte[]> call, Metadata clientHeaders) {
+    public ServerCall.Listener<byte[]> startCall(ServerCall<byte[], Payload> call, Metadata clientHeaders) {
       CallHook hook;
       try {
         hook = hooks.newCall(method, clientHeaders);

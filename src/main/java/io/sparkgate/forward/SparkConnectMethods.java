@@ -33,10 +33,19 @@ final class SparkConnectMethods {
 
   private SparkConnectMethods() {}
 
-  /** Full method name to gRPC method descriptor, for every allowed method. */
-  static Map<String, io.grpc.MethodDescriptor<byte[], byte[]>> descriptors() {
+  /**
+   * Full method name to gRPC method descriptor, for every allowed method: requests as arrays (every one is
+   * inspected), responses as {@link Payload}s (result batches are forwarded from the buffers they came in).
+   */
+  static Map<String, io.grpc.MethodDescriptor<byte[], Payload>> descriptors() {
+    return descriptors(ByteMarshaller.INSTANCE, PayloadMarshaller.INSTANCE);
+  }
+
+  /** The same methods with the given marshallers (tests' clients and backends use arrays both ways). */
+  static <ReqT, RespT> Map<String, io.grpc.MethodDescriptor<ReqT, RespT>> descriptors(
+      io.grpc.MethodDescriptor.Marshaller<ReqT> requests, io.grpc.MethodDescriptor.Marshaller<RespT> responses) {
     ServiceDescriptor service = Base.getDescriptor().findServiceByName("SparkConnectService");
-    Map<String, io.grpc.MethodDescriptor<byte[], byte[]>> out = new LinkedHashMap<>();
+    Map<String, io.grpc.MethodDescriptor<ReqT, RespT>> out = new LinkedHashMap<>();
     for (MethodDescriptor method : service.getMethods()) {
       if (!ALLOWED.contains(method.getName())) {
         continue;
@@ -44,7 +53,7 @@ final class SparkConnectMethods {
       String fullName = io.grpc.MethodDescriptor.generateFullMethodName(SERVICE, method.getName());
       out.put(
           fullName,
-          io.grpc.MethodDescriptor.newBuilder(ByteMarshaller.INSTANCE, ByteMarshaller.INSTANCE)
+          io.grpc.MethodDescriptor.newBuilder(requests, responses)
               .setFullMethodName(fullName)
               .setType(type(method))
               .build());

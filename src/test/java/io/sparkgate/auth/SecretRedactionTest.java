@@ -12,6 +12,7 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.forward.CallHook;
+import io.sparkgate.forward.Payload;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.Command;
 import io.sparkgate.proto.spark.ConfigRequest;
@@ -64,7 +65,7 @@ final class SecretRedactionTest {
         .addPairs(kv("spark.sql.shuffle.partitions", "200"))
         .addPairs(kv("spark.hadoop.fs.s3a.secret.key", "AKIA..."))
         .build();
-    ConfigResponse out = ConfigResponse.parseFrom(hook.onResponse(response.toByteArray()));
+    ConfigResponse out = ConfigResponse.parseFrom(hook.onResponse(Payload.of(response.toByteArray())).bytes());
     assertEquals(SecretPatterns.REDACTED, out.getPairs(0).getValue());
     assertEquals("200", out.getPairs(1).getValue());
     assertEquals(SecretPatterns.REDACTED, out.getPairs(2).getValue());
@@ -80,7 +81,7 @@ final class SecretRedactionTest {
             .addPairs(kv("x.password", "d"))).build()}) {
       CallHook hook = configCall(op);
       byte[] response = ConfigResponse.newBuilder().addPairs(kv("x.password", "hunter2")).build().toByteArray();
-      assertEquals(SecretPatterns.REDACTED, ConfigResponse.parseFrom(hook.onResponse(response)).getPairs(0).getValue(),
+      assertEquals(SecretPatterns.REDACTED, ConfigResponse.parseFrom(hook.onResponse(Payload.of(response)).bytes()).getPairs(0).getValue(),
           op.getOpTypeCase().name());
     }
   }
@@ -90,10 +91,10 @@ final class SecretRedactionTest {
     CallHook hook = configCall(ConfigRequest.Operation.newBuilder()
         .setIsModifiable(ConfigRequest.IsModifiable.newBuilder().addKeys("x.password")).build());
     byte[] response = ConfigResponse.newBuilder().addPairs(kv("x.password", "true")).build().toByteArray();
-    assertArrayEquals(response, hook.onResponse(response));
+    assertArrayEquals(response, hook.onResponse(Payload.of(response)).bytes());
     CallHook get = configCall(ConfigRequest.Operation.newBuilder().setGet(ConfigRequest.Get.newBuilder()).build());
     byte[] clean = ConfigResponse.newBuilder().addPairs(kv("spark.app.name", "x")).build().toByteArray();
-    assertArrayEquals(clean, get.onResponse(clean));
+    assertArrayEquals(clean, get.onResponse(Payload.of(clean)).bytes());
   }
 
   private void execute(Plan plan) throws StatusException {

@@ -42,7 +42,7 @@ import org.junit.jupiter.api.Test;
 
 /** The forwarding path against an in-process backend that records what it receives. */
 final class ForwardingTest {
-  private static final Map<String, MethodDescriptor<byte[], byte[]>> METHODS = SparkConnectMethods.descriptors();
+  private static final Map<String, MethodDescriptor<byte[], byte[]>> METHODS = TestMethods.ALL;
   private static final MethodDescriptor<byte[], byte[]> EXECUTE = method("ExecutePlan");
   private static final MethodDescriptor<byte[], byte[]> CONFIG = method("Config");
   private static final MethodDescriptor<byte[], byte[]> ADD_ARTIFACTS = method("AddArtifacts");

@@ -1,0 +1,111 @@
+package io.sparkgate.forward;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+
+/**
+ * One response message on its way from the backend to the client. A large one stays in the transport
+ * buffers it arrived in, adopted from gRPC's deframer ({@link io.grpc.Detachable}) rather than copied into
+ * a new array: result batches are the proxy's bulk traffic, and nothing but the audit's row count reads them.
+ * A small one, or one a hook rewrote, is an array.
+ *
+ * <p>Not thread-safe: a payload belongs to the thread forwarding it. Whoever drops a payload without sending
+ * it must {@link #release()} it, or its transport buffers return to the pool only when collected.
+ */
+public final class Payload {
+  private byte[] bytes;
+  private InputStream buffers; // adopted transport buffers; supports mark/reset; null once released
+  private final int length;
+
+  private Payload(byte[] bytes, InputStream buffers, int length) {
+    this.bytes = bytes;
+    this.buffers = buffers;
+    this.length = length;
+  }
+
+  /** A payload holding these bytes (not copied). */
+  public static Payload of(byte[] bytes) {
+    return new Payload(bytes, null, bytes.length);
+  }
+
+  /** A payload that owns these buffers: a {@link io.grpc.KnownLength} stream that supports mark/reset. */
+  static Payload adopt(InputStream buffers, int length) {
+    return new Payload(null, buffers, length);
+  }
+
+  /** Size of the message in bytes. */
+  public int length() {
+    return length;
+  }
+
+  /**
+   * The message as an array, copied out of the transport buffers (and the buffers released) the first time;
+   * meant for the small messages a hook rewrites, not for result batches.
+   */
+  public byte[] bytes() {
+    if (bytes == null) {
+      InputStream in = buffers();
+      try {
+        bytes = in.readNBytes(length);
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read an adopted message", e);
+      } finally {
+        release();
+      }
+    }
+    return bytes;
+  }
+
+  /** Reads the message without consuming it: the reader sees it from its first byte. */
+  public <T> T read(Reader<T> reader) throws IOException {
+    if (bytes != null) {
+      return reader.read(new ByteArrayInputStream(bytes));
+    }
+    InputStream in = buffers();
+    in.mark(length);
+    try {
+      return reader.read(in);
+    } finally {
+      in.reset();
+    }
+  }
+
+  /** Hands the buffers back to the transport's pool; safe to call more than once. */
+  public void release() {
+    InputStream in = buffers;
+    buffers = null;
+    if (in != null) {
+      try {
+        in.close();
+      } catch (IOException ignored) {
+        // gRPC's buffer streams do not throw on close
+      }
+    }
+  }
+
+  /** For the marshaller: the adopted buffers, or null when the payload is an array. Consumed by sending. */
+  InputStream takeBuffers() {
+    InputStream in = buffers;
+    buffers = null;
+    return in;
+  }
+
+  byte[] array() {
+    return bytes;
+  }
+
+  private InputStream buffers() {
+    if (buffers == null) {
+      throw new IllegalStateException("the payload was already sent or released");
+    }
+    return buffers;
+  }
+
+  /** Reads a message from a stream positioned at its first byte. */
+  @FunctionalInterface
+  public interface Reader<T> {
+    T read(InputStream message) throws IOException;
+  }
+}
