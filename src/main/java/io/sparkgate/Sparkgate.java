@@ -15,6 +15,7 @@ import io.sparkgate.auth.Authentication;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.Secret;
+import io.sparkgate.forward.BackendTransport;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.CallHooks;
 import io.sparkgate.forward.EventLoops;
@@ -80,8 +81,7 @@ public final class Sparkgate implements AutoCloseable {
     ListenConfig listen = config.listen();
     int maxMessage = (int) listen.maxInboundMessageBytes();
     EventLoops loops = EventLoops.start(listen.eventLoops(), () ->
-        NettyChannelBuilder.forAddress(config.backend().host(), config.backend().port())
-            .usePlaintext()
+        BackendTransport.plaintext(NettyChannelBuilder.forAddress(config.backend().host(), config.backend().port()))
             .maxInboundMessageSize(maxMessage)
             .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
             // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.

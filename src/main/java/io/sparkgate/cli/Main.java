@@ -15,6 +15,7 @@ public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
+    NettyDefaults.apply();
     System.exit(commandLine().execute(args));
   }
 

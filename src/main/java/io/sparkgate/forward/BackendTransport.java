@@ -1,0 +1,67 @@
+package io.sparkgate.forward;
+
+import io.grpc.netty.shaded.io.grpc.netty.GrpcHttp2ConnectionHandler;
+import io.grpc.netty.shaded.io.grpc.netty.InternalNettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.InternalProtocolNegotiator;
+import io.grpc.netty.shaded.io.grpc.netty.InternalProtocolNegotiators;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
+import io.grpc.netty.shaded.io.netty.handler.codec.AdaptiveCumulator;
+import io.grpc.netty.shaded.io.netty.util.AsciiString;
+
+/**
+ * The plaintext HTTP/2 connection to the backend, with one change to gRPC's: received bytes are gathered
+ * into frames by composing the socket's read buffers rather than copying them into one. With gRPC's
+ * default, every read that ends mid-frame is copied again whenever gRPC still holds part of the buffer
+ * (it always does while a result batch is arriving), so each byte of a result was copied once more than
+ * needed; profiled, that was 7% of an event loop's time while streaming.
+ *
+ * <p>The hook is gRPC's internal negotiator API (the only place the connection's handler is reachable);
+ * Netty's own {@link AdaptiveCumulator} does the work, merging reads smaller than {@link #COMPOSE_MIN_BYTES}
+ * so that a peer sending tiny segments cannot make the buffer a list of thousands of pieces.
+ */
+public final class BackendTransport {
+  static final int COMPOSE_MIN_BYTES = 1024;
+
+  private BackendTransport() {}
+
+  /** Makes {@code builder} connect in plaintext, with the composing cumulator. */
+  public static NettyChannelBuilder plaintext(NettyChannelBuilder builder) {
+    InternalNettyChannelBuilder.setProtocolNegotiatorFactory(builder, new InternalProtocolNegotiator.ClientFactory() {
+      @Override
+      public InternalProtocolNegotiator.ProtocolNegotiator newNegotiator() {
+        return new Composing(InternalProtocolNegotiators.plaintext());
+      }
+
+      @Override
+      public int getDefaultPort() {
+        return 80;
+      }
+    });
+    return builder;
+  }
+
+  private static final class Composing implements InternalProtocolNegotiator.ProtocolNegotiator {
+    private final InternalProtocolNegotiator.ProtocolNegotiator plaintext;
+
+    Composing(InternalProtocolNegotiator.ProtocolNegotiator plaintext) {
+      this.plaintext = plaintext;
+    }
+
+    @Override
+    public AsciiString scheme() {
+      return plaintext.scheme();
+    }
+
+    @Override
+    public ChannelHandler newHandler(GrpcHttp2ConnectionHandler grpcHandler) {
+      grpcHandler.setCumulator(new AdaptiveCumulator(COMPOSE_MIN_BYTES));
+      return plaintext.newHandler(grpcHandler);
+    }
+
+    @Override
+    public void close() {
+      plaintext.close();
+    }
+  }
+}
