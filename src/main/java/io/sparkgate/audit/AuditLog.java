@@ -1,10 +1,11 @@
 package io.sparkgate.audit;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sparkgate.config.AuditConfig;
 import java.io.BufferedOutputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -21,6 +22,7 @@ import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,15 +42,27 @@ public final class AuditLog implements AutoCloseable {
    * measured, that fsync cost the full proxy more CPU than everything else it did for the call.
    */
   static final long BATCH_SYNC_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  /**
+   * While records keep coming, the writer sleeps this long between batches and no call wakes it. Woken by
+   * each record instead, it cost every call a futex wake-up on the request thread, a context switch and a
+   * write(2): profiled at 60-70 us of CPU per small call, a quarter of what the full proxy spent on it.
+   * Records still reach the file within about this long of the call's end.
+   */
+  static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+  /** Longest the idle writer sleeps before checking rotation and closing. */
+  private static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
   private final AuditConfig config;
   private final Clock clock;
   private final BlockingQueue<Map<String, Object>> queue;
+  private final int wakeAt; // a lingering writer is woken once this many records wait
   private final AuditFiles files; // null for stdout
   private final Thread writer;
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong written = new AtomicLong();
   private volatile boolean closing;
+  /** The writer is parked waiting for records: the next record unparks it. */
+  private volatile boolean idle;
 
   // Writer thread only.
   private OutputStream out;
@@ -57,11 +71,13 @@ public final class AuditLog implements AutoCloseable {
   private Instant fileOpened;
   private long seq;
   private String prev;
+  private final ByteArrayOutputStream line = new ByteArrayOutputStream(1024);
 
   private AuditLog(AuditConfig config, Clock clock) throws IOException {
     this.config = config;
     this.clock = clock;
     this.queue = new ArrayBlockingQueue<>(config.queueSize());
+    this.wakeAt = Math.max(1, config.queueSize() / 2);
     this.files = config.file().map(AuditFiles::new).orElse(null);
     resumeChain();
     openOutput();
@@ -87,6 +103,9 @@ public final class AuditLog implements AutoCloseable {
       dropped.incrementAndGet();
       return false;
     }
+    if (idle || queue.size() >= wakeAt) {
+      LockSupport.unpark(writer); // waiting, or lingering while the queue fills up
+    }
     return true;
   }
 
@@ -111,6 +130,7 @@ public final class AuditLog implements AutoCloseable {
   @Override
   public void close() {
     closing = true;
+    LockSupport.unpark(writer);
     try {
       writer.join(TimeUnit.MINUTES.toMillis(2));
     } catch (InterruptedException e) {
@@ -158,12 +178,9 @@ public final class AuditLog implements AutoCloseable {
     long lastSync = System.nanoTime();
     while (true) {
       try {
-        long untilSync = unsynced ? Math.max(0, lastSync + BATCH_SYNC_NANOS - System.nanoTime()) : Long.MAX_VALUE;
-        Map<String, Object> first =
-            queue.poll(Math.min(untilSync, TimeUnit.MILLISECONDS.toNanos(200)), TimeUnit.NANOSECONDS);
-        if (first != null) {
-          batch.add(first);
-          queue.drainTo(batch, BATCH - 1);
+        queue.drainTo(batch, BATCH);
+        boolean wrote = !batch.isEmpty();
+        if (wrote) {
           writeBatch(batch);
           batch.clear();
           unsynced = config.fsync() == AuditConfig.Fsync.BATCH;
@@ -174,9 +191,22 @@ public final class AuditLog implements AutoCloseable {
           unsynced = false;
         }
         maybeRotate();
-        if (first == null && closing && queue.isEmpty()) {
+        if (closing && queue.isEmpty()) {
           closeOutput();
           return;
+        }
+        if (!queue.isEmpty()) {
+          continue;
+        }
+        if (wrote) {
+          // Records are coming: let more gather rather than be woken for each (see LINGER_NANOS).
+          LockSupport.parkNanos(LINGER_NANOS);
+        } else {
+          long untilSync = unsynced ? Math.max(0, lastSync + BATCH_SYNC_NANOS - System.nanoTime()) : IDLE_NANOS;
+          waitForRecords(Math.min(untilSync, IDLE_NANOS));
+        }
+        if (Thread.interrupted()) {
+          throw new InterruptedException();
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
@@ -191,20 +221,38 @@ public final class AuditLog implements AutoCloseable {
     }
   }
 
+  /**
+   * Parks until a record arrives (its writer unparks this thread, see {@link #write}) or the timeout passes.
+   * The flag is raised before the queue is checked again, so a record queued in between is never missed.
+   */
+  private void waitForRecords(long nanos) {
+    idle = true;
+    if (queue.isEmpty() && !closing) {
+      LockSupport.parkNanos(this, nanos);
+    }
+    idle = false;
+  }
+
   private void writeBatch(List<Map<String, Object>> batch) throws IOException {
     for (Map<String, Object> record : batch) {
-      ObjectNode node = JSON.createObjectNode();
-      node.put("seq", seq + 1);
-      node.put("prev", prev);
-      for (Map.Entry<String, Object> e : record.entrySet()) {
-        node.set(e.getKey(), JSON.valueToTree(e.getValue()));
+      // Serialized straight into a reused buffer: building a JSON tree first cost twice as much.
+      line.reset();
+      try (JsonGenerator json = JSON.getFactory().createGenerator(line)) {
+        json.writeStartObject();
+        json.writeNumberField("seq", seq + 1);
+        json.writeStringField("prev", prev);
+        for (Map.Entry<String, Object> e : record.entrySet()) {
+          json.writeFieldName(e.getKey());
+          JSON.writeValue(json, e.getValue());
+        }
+        json.writeEndObject();
       }
-      String line = JSON.writeValueAsString(node);
-      byte[] bytes = (line + "\n").getBytes(StandardCharsets.UTF_8);
+      byte[] bytes = line.toByteArray();
       out.write(bytes);
+      out.write('\n');
       seq++;
-      prev = HashChain.hash(line);
-      fileBytes += bytes.length;
+      prev = HashChain.sha256Hex(bytes);
+      fileBytes += bytes.length + 1;
       written.incrementAndGet();
       if (config.fsync() == AuditConfig.Fsync.ALWAYS) {
         force();

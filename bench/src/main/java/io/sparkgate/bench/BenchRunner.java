@@ -34,7 +34,10 @@ public final class BenchRunner {
   static final String STREAM = "nginx-stream";
   static final String FULL = "sparkgate-full";
   static final String TLS = "sparkgate-tls";
-  /** The TLS-only variant built from --baseline-jar, to compare a change before and after in one run. */
+  /**
+   * The variant built from --baseline-jar (TLS only, or full features with --baseline-full), to compare a
+   * change before and after in one run: run-to-run noise on a shared machine is larger than most changes.
+   */
   static final String BASE = "sparkgate-base";
   private static final long MB = 1_000_000;
 
@@ -55,7 +58,8 @@ public final class BenchRunner {
     boolean nginx = true;
     boolean jmh = true;
     Path jar = Path.of("target/sparkgate.jar");
-    Path baselineJar; // optional: another build, run as "sparkgate-base" (TLS only) for before/after
+    Path baselineJar; // optional: another build, run as "sparkgate-base" for before/after
+    boolean baselineFull; // the baseline runs with full features instead of TLS only
     Path out = Path.of("bench/results");
     String token;
     Duration warmup = Duration.ofSeconds(5);
@@ -86,6 +90,7 @@ public final class BenchRunner {
           case "--no-jmh" -> o.jmh = false;
           case "--jar" -> o.jar = Path.of(args[++i]);
           case "--baseline-jar" -> o.baselineJar = Path.of(args[++i]);
+          case "--baseline-full" -> o.baselineFull = true;
           case "--out" -> o.out = Path.of(args[++i]);
           case "--token" -> o.token = args[++i];
           case "--token-file" -> o.token = Files.readString(Path.of(args[++i])).trim();
@@ -165,11 +170,12 @@ public final class BenchRunner {
       for (String name : variants) {
         int p = Endpoints.freePort();
         int jmx = name.equals(FULL) ? fullJmx : Endpoints.freePort();
-        Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, name.equals(FULL));
+        boolean fullFeatures = name.equals(FULL) || (name.equals(BASE) && o.baselineFull);
+        Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, fullFeatures);
         Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, o.proxyJvm);
         processes.put(name, sp);
-        // Sparkgate full accepts only the JWT minted for its configuration.
-        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, name.equals(FULL) ? ep.fullToken() : o.token));
+        // A full-features Sparkgate accepts only the JWT minted for its configuration.
+        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, fullFeatures ? ep.fullToken(name) : o.token));
         Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
         if (name.equals(FULL)) {
           full = sp;

@@ -19,7 +19,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,8 +34,8 @@ final class Endpoints implements AutoCloseable {
   private final List<Process> processes = new ArrayList<>();
   static final String ISSUER = "https://sparkgate-bench.invalid/issuer";
   static final String AUDIENCE = "sparkgate-bench";
-  /** The token the "sparkgate-full" variant accepts; set by {@link #sparkgateConfig} for that variant. */
-  private String fullToken;
+  /** The token each full-features variant accepts, by name; set by {@link #sparkgateConfig}. */
+  private final Map<String, String> fullTokens = new HashMap<>();
   private Process backend;
 
   Endpoints(Path work) {
@@ -109,7 +111,7 @@ final class Endpoints implements AutoCloseable {
       y.append("  fsync: batch\n");
       // Full features: JWT (a key pair and JWKS minted for this run, see mintJwt) and the shipped policy.
       Path jwks = dir.resolve("jwks.json");
-      fullToken = mintJwt(jwks);
+      fullTokens.put(name, mintJwt(jwks));
       y.append("auth:\n  methods: [jwt]\n  jwt:\n    jwks_file: ").append(jwks).append('\n');
       y.append("    issuer: ").append(ISSUER).append('\n');
       y.append("    audience: ").append(AUDIENCE).append('\n');
@@ -120,9 +122,9 @@ final class Endpoints implements AutoCloseable {
     return file;
   }
 
-  /** The bearer token for the full-features variant (null until its configuration was written). */
-  String fullToken() {
-    return fullToken;
+  /** The bearer token for a full-features variant (null until its configuration was written). */
+  String fullToken(String name) {
+    return fullTokens.get(name);
   }
 
   /** The repository root: the working directory of run.sh, or its parent when run from bench/. */
