@@ -43,6 +43,15 @@ public final class Sparkgate implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Sparkgate.class);
   /** Spark's error trailers carry JSON error details; grpc-java's 8 KiB default is too small for them. */
   private static final int MAX_BACKEND_METADATA_BYTES = 1024 * 1024;
+  /**
+   * Fixed HTTP/2 flow-control windows. gRPC's default auto-tuning measures each connection's
+   * bandwidth-delay product by sending a PING whenever data arrives and none is outstanding: on a proxy
+   * that is a PING and its ACK on both connections for nearly every small call, each a wake-up of the
+   * peer. The backend window holds two 4 MiB Arrow batches (Spark's largest by default), so a stream
+   * never waits on a window update; clients send plans and artifact chunks, for which 4 MiB is ample too.
+   */
+  static final int BACKEND_WINDOW_BYTES = 8 * 1024 * 1024;
+  static final int CLIENT_WINDOW_BYTES = 4 * 1024 * 1024;
 
   private final ProxyConfig config;
   private final Server server;
@@ -84,6 +93,7 @@ public final class Sparkgate implements AutoCloseable {
         BackendTransport.plaintext(NettyChannelBuilder.forAddress(config.backend().host(), config.backend().port()))
             .maxInboundMessageSize(maxMessage)
             .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
+            .flowControlWindow(BACKEND_WINDOW_BYTES)
             // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.
             .directExecutor()
             // The client retries if it wants to: a proxy replaying an ExecutePlan could run it twice, and
@@ -123,6 +133,7 @@ public final class Sparkgate implements AutoCloseable {
               .fallbackHandlerRegistry(new ProxyRegistry(loops, callExecutor, token, CallHooks.chain(stages)))
               .intercept(auth.interceptor())
               .maxInboundMessageSize(maxMessage)
+              .flowControlWindow(CLIENT_WINDOW_BYTES)
               .maxConcurrentCallsPerConnection(listen.maxConcurrentStreams())
               .handshakeTimeout(listen.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS)
               .keepAliveTime(listen.keepaliveTime().toMillis(), TimeUnit.MILLISECONDS)
