@@ -44,13 +44,11 @@ public final class Sparkgate implements AutoCloseable {
   /** Spark's error trailers carry JSON error details; grpc-java's 8 KiB default is too small for them. */
   private static final int MAX_BACKEND_METADATA_BYTES = 1024 * 1024;
   /**
-   * Fixed HTTP/2 flow-control windows. gRPC's default auto-tuning measures each connection's
-   * bandwidth-delay product by sending a PING whenever data arrives and none is outstanding: on a proxy
-   * that is a PING and its ACK on both connections for nearly every small call, each a wake-up of the
-   * peer. The backend window holds two 4 MiB Arrow batches (Spark's largest by default), so a stream
-   * never waits on a window update; clients send plans and artifact chunks, for which 4 MiB is ample too.
+   * A fixed HTTP/2 flow-control window for what clients send (plans, artifact chunks). gRPC's default
+   * auto-tuning measures each connection's bandwidth-delay product by sending a PING whenever data arrives
+   * and none is outstanding: for a proxy, a PING and its ACK for nearly every small call, each waking the
+   * peer. (The backend side is set in {@link BackendTransport}.)
    */
-  static final int BACKEND_WINDOW_BYTES = 8 * 1024 * 1024;
   static final int CLIENT_WINDOW_BYTES = 4 * 1024 * 1024;
 
   private final ProxyConfig config;
@@ -93,7 +91,6 @@ public final class Sparkgate implements AutoCloseable {
         BackendTransport.plaintext(NettyChannelBuilder.forAddress(config.backend().host(), config.backend().port()))
             .maxInboundMessageSize(maxMessage)
             .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
-            .flowControlWindow(BACKEND_WINDOW_BYTES)
             // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.
             .directExecutor()
             // The client retries if it wants to: a proxy replaying an ExecutePlan could run it twice, and
