@@ -11,6 +11,7 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.sparkgate.bench.BenchBackend;
 import io.sparkgate.bench.BenchProtocol;
+import io.sparkgate.bench.LoadGenerator;
 import io.sparkgate.config.AuditConfig;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.config.BackendConfig;
@@ -69,22 +70,8 @@ final class TenantIsolationTest {
           for (int i = 0; i < 3; i++) {
             CompletableFuture<Status> done = new CompletableFuture<>();
             AtomicLong received = new AtomicLong();
-            ClientCall<byte[], Integer> call = other.newCall(BenchProtocol.EXECUTE_PLAN, CallOptions.DEFAULT);
-            call.start(new ClientCall.Listener<>() {
-              @Override
-              public void onMessage(Integer length) {
-                received.addAndGet(length);
-                call.request(1);
-              }
-
-              @Override
-              public void onClose(Status status, Metadata trailers) {
-                done.complete(status);
-              }
-            }, new Metadata());
-            call.sendMessage(BenchProtocol.executePlanRequest("other-" + i, 1 << 20, 4));
-            call.halfClose();
-            call.request(1);
+            LoadGenerator.execute(other, BenchProtocol.executePlanRequest("other-" + i, 1 << 20, 4),
+                received::addAndGet, done::complete);
             assertTrue(done.get(10, TimeUnit.SECONDS).isOk(), "another client's call finished");
             assertTrue(received.get() >= 4L << 20, "and got its whole result: " + received.get());
           }

@@ -102,7 +102,7 @@ public final class LoadGenerator {
   }
 
   /** Starts one ExecutePlan; {@code done} gets its status, {@code onBytes} each response's length. */
-  private static ClientCall<byte[], Integer> execute(Channel channel, byte[] request, LongConsumer onBytes,
+  public static ClientCall<byte[], Integer> execute(Channel channel, byte[] request, LongConsumer onBytes,
       java.util.function.Consumer<Status> done) {
     ClientCall<byte[], Integer> call = channel.newCall(BenchProtocol.EXECUTE_PLAN, CallOptions.DEFAULT);
     call.start(new ClientCall.Listener<>() {
@@ -125,7 +125,7 @@ public final class LoadGenerator {
 
   /** A long consumer that does not box. */
   @FunctionalInterface
-  interface LongConsumer {
+  public interface LongConsumer {
     void accept(long value);
   }
 
