@@ -92,21 +92,16 @@ final class SecretRedaction implements CallHook.Factory {
     }
   }
 
-  // SqlCommand.sql is deprecated but still what 3.5 clients send: it must be checked all the same.
-  @SuppressWarnings("deprecation")
   private void refuseSecretSet(byte[] message) throws StatusException {
-    Plan plan;
+    String sql;
     try {
-      plan = ExecutePlanRequest.parseFrom(message).getPlan();
-    } catch (InvalidProtocolBufferException e) {
-      return; // not ours to judge: the server answers malformed requests itself
-    }
-    String sql = null;
-    if (plan.hasRoot() && plan.getRoot().hasSql()) {
-      sql = plan.getRoot().getSql().getQuery();
-    } else if (plan.hasCommand() && plan.getCommand().hasSqlCommand()) {
-      var command = plan.getCommand().getSqlCommand();
-      sql = command.hasInput() && command.getInput().hasSql() ? command.getInput().getSql().getQuery() : command.getSql();
+      sql = ExecutePlanSql.of(message);
+    } catch (ExecutePlanSql.NotCanonical e) {
+      try {
+        sql = parsedSql(ExecutePlanRequest.parseFrom(message));
+      } catch (InvalidProtocolBufferException invalid) {
+        return; // not ours to judge: the server answers malformed requests itself
+      }
     }
     if (sql == null || !mayReadSettings(sql)) {
       return;
@@ -125,6 +120,24 @@ final class SecretRedaction implements CallHook.Factory {
             .asException();
       }
     }
+  }
+
+  /**
+   * The request's SQL as the server will see it, from the parsed request: for encodings {@link ExecutePlanSql}
+   * does not read (and, in tests, as its reference).
+   */
+  // SqlCommand.sql is deprecated but still what 3.5 clients send: it must be checked all the same.
+  @SuppressWarnings("deprecation")
+  static String parsedSql(ExecutePlanRequest request) {
+    Plan plan = request.getPlan();
+    if (plan.hasRoot() && plan.getRoot().hasSql()) {
+      return plan.getRoot().getSql().getQuery();
+    }
+    if (plan.hasCommand() && plan.getCommand().hasSqlCommand()) {
+      var command = plan.getCommand().getSqlCommand();
+      return command.hasInput() && command.getInput().hasSql() ? command.getInput().getSql().getQuery() : command.getSql();
+    }
+    return null;
   }
 
   /**
