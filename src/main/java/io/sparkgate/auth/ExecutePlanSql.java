@@ -23,6 +23,7 @@ import java.io.IOException;
  * request as the server will, so a crafted encoding cannot hide its SQL here.
  */
 final class ExecutePlanSql {
+  private static final int ANY_OTHER = -2;
   private ExecutePlanSql() {}
 
   /** The request's SQL (as the parsed request's getters would give it), or null if it runs none. */
@@ -69,31 +70,16 @@ final class ExecutePlanSql {
 
   /**
    * The content of the single length-delimited occurrence of {@code field}, or null if absent; NotCanonical
-   * if it occurs twice or with another wire type.
+   * if it occurs twice or with another wire type. Other fields are skipped.
    */
   private static byte[] only(CodedInputStream in, int field) throws IOException, NotCanonical {
-    byte[] found = null;
-    while (true) {
-      int tag = in.readTag();
-      if (tag == 0) {
-        break;
-      }
-      int number = WireFormat.getTagFieldNumber(tag);
-      if (number == field) {
-        if (found != null || WireFormat.getTagWireType(tag) != WireFormat.WIRETYPE_LENGTH_DELIMITED) {
-          throw new NotCanonical();
-        }
-        found = in.readByteArray();
-      } else if (!in.skipField(tag)) {
-        throw new NotCanonical(); // an end-group tag where a message should end
-      }
-    }
-    return found;
+    return oneofMember(in, field, ANY_OTHER);
   }
 
   /**
    * Like {@link #only}, for a member of a message's oneof: any other field but {@code allowed} (a field
-   * outside the oneof, or -1) next to it is a rival member, which would override it or be overridden.
+   * outside the oneof, -1 for none, {@link #ANY_OTHER} outside oneofs) next to it is a rival member, which
+   * would override it or be overridden.
    */
   private static byte[] oneofMember(CodedInputStream in, int member, int allowed)
       throws IOException, NotCanonical {
@@ -111,7 +97,7 @@ final class ExecutePlanSql {
         }
         found = in.readByteArray();
       } else {
-        othersSeen |= number != allowed;
+        othersSeen |= allowed != ANY_OTHER && number != allowed;
         if (!in.skipField(tag)) {
           throw new NotCanonical();
         }
