@@ -10,9 +10,10 @@ import java.io.InputStream;
 import java.io.OutputStream;
 
 /**
- * Carries messages as the bytes received, so that whatever the proxy does not change is forwarded exactly
- * as the client or the server sent it. Each message is copied once on the way in (transport buffers to the
- * array) and once on the way out (the array to transport buffers), with no intermediate buffers.
+ * Carries request messages as the bytes received, so that whatever the proxy does not change is forwarded
+ * exactly as the client sent it; every request is inspected, so it is read into an array once on the way in
+ * and copied once on the way out, with no intermediate buffers. Responses travel as {@link Payload}s
+ * ({@link PayloadMarshaller}), which also uses this class for small messages.
  */
 final class ByteMarshaller implements MethodDescriptor.Marshaller<byte[]> {
   static final ByteMarshaller INSTANCE = new ByteMarshaller();
