@@ -16,12 +16,13 @@ import io.sparkgate.proto.spark.Base;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
 import java.io.IOException;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -87,14 +88,20 @@ public final class AuditInterceptor implements ServerInterceptor {
     return audited.new Listener(listener);
   }
 
-  /** One call being audited: counts what passes, and writes the record once at the end. */
+  /**
+   * One call being audited: counts what passes, and queues the record once at the end. The record itself
+   * (formatting, the request's hash, the request id) is built by the audit writer from this object, after
+   * the call's last response has left: none of it is on the path of a call.
+   */
   private final class Audited<ReqT, RespT> extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+    /** A first request message up to this size is hashed and scanned by the writer; larger ones at once. */
+    private static final int DEFERRED_REQUEST_BYTES = 64 * 1024;
+
     private final CallEvidence evidence;
     private final WireScanner requestScanner;
     private final WireScanner responseScanner;
     private final Instant started = clock.instant();
     private final long startNanos = System.nanoTime();
-    private final String requestId = UUID.randomUUID().toString();
     private final AtomicBoolean recorded = new AtomicBoolean();
     private final AtomicLong bytesIn = new AtomicLong();
     private final AtomicLong bytesOut = new AtomicLong();
@@ -102,6 +109,11 @@ public final class AuditInterceptor implements ServerInterceptor {
     private final AtomicLong messagesOut = new AtomicLong();
     private final AtomicLong rows = new AtomicLong();
     private final boolean countsRows;
+    /** The first request message, kept for the writer to read (see DEFERRED_REQUEST_BYTES); else null. */
+    private volatile byte[] firstRequest;
+    // Set once by record(); the audit queue hands them to the writer thread.
+    private Status status;
+    private long durationNanos;
 
     Audited(ServerCall<ReqT, RespT> call, CallEvidence evidence, WireScanner requestScanner,
         WireScanner responseScanner) {
@@ -142,30 +154,56 @@ public final class AuditInterceptor implements ServerInterceptor {
       if (message instanceof byte[] bytes) {
         bytesIn.addAndGet(bytes.length);
         if (messagesIn.getAndIncrement() == 0) {
-          requestScanner.scan(bytes).forEach(evidence::putIfAbsent);
-          evidence.putIfAbsent("request_sha256", sha256(bytes));
+          if (bytes.length <= DEFERRED_REQUEST_BYTES) {
+            firstRequest = bytes; // request arrays are never modified: stages that rewrite make new ones
+          } else {
+            // Not held for the length of the call: read now, ahead of every stage's own evidence.
+            requestEvidence(bytes).forEach(evidence::putIfAbsent);
+          }
         }
       }
+    }
+
+    /** The request's own fields and hash, for the record. */
+    private Map<String, Object> requestEvidence(byte[] request) {
+      Map<String, Object> fields = new LinkedHashMap<>(requestScanner.scan(request));
+      fields.put("request_sha256", sha256(request));
+      return fields;
     }
 
     void record(Status status) {
       if (!recorded.compareAndSet(false, true)) {
         return;
       }
+      evidence.seal(); // what stages learn after the call ended is not part of its record
+      this.status = status;
+      this.durationNanos = System.nanoTime() - startNanos;
+      if (!auditLog.write(this::buildRecord)) {
+        log.error("audit record dropped (queue full): rpc={} started={}", getMethodDescriptor().getBareMethodName(),
+            started);
+      }
+    }
+
+    /** The record, on the audit writer's thread. */
+    private Map<String, Object> buildRecord() {
       Map<String, Object> record = AuditLog.newRecord();
       record.put("time", started.toString());
-      record.put("request_id", requestId);
+      record.put("request_id", UUID.randomUUID().toString());
       record.put("rpc", getMethodDescriptor().getBareMethodName());
       Object remote = getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
       if (remote != null) {
         record.put("client_address", remote.toString());
+      }
+      byte[] request = firstRequest;
+      if (request != null) {
+        record.putAll(requestEvidence(request)); // where it was when read at once (no stage sets these names)
       }
       record.putAll(evidence.snapshot());
       record.put("status", status.getCode().name());
       if (status.getDescription() != null && !status.isOk()) {
         record.put("status_message", statusMessage(status.getDescription()));
       }
-      record.put("duration_ms", Duration.ofNanos(System.nanoTime() - startNanos).toMillis());
+      record.put("duration_ms", TimeUnit.NANOSECONDS.toMillis(durationNanos));
       record.put("bytes_in", bytesIn.get());
       record.put("bytes_out", bytesOut.get());
       record.put("messages_in", messagesIn.get());
@@ -173,9 +211,7 @@ public final class AuditInterceptor implements ServerInterceptor {
       if (countsRows) {
         record.put("result_rows", rows.get());
       }
-      if (!auditLog.write(record)) {
-        log.error("audit record dropped (queue full): rpc={} request_id={}", record.get("rpc"), requestId);
-      }
+      return record;
     }
 
     /** Listener side: requests in, and a client that goes away. */

@@ -24,13 +24,15 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The tamper-evident audit log: one JSON line per record, each carrying its sequence number and the
- * SHA-256 of the line before it. Request threads only enqueue (never block); one writer thread serializes,
- * writes in batches, fsyncs as configured and rotates. {@link #close()} writes everything still queued.
+ * SHA-256 of the line before it. Request threads only enqueue (never block); one writer thread builds and
+ * serializes the records, writes in batches, fsyncs as configured and rotates. {@link #close()} writes
+ * everything still queued.
  */
 public final class AuditLog implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(AuditLog.class);
@@ -54,7 +56,7 @@ public final class AuditLog implements AutoCloseable {
 
   private final AuditConfig config;
   private final Clock clock;
-  private final BlockingQueue<Map<String, Object>> queue;
+  private final BlockingQueue<Supplier<Map<String, Object>>> queue;
   private final int wakeAt; // a lingering writer is woken once this many records wait
   private final AuditFiles files; // null for stdout
   private final Thread writer;
@@ -99,6 +101,15 @@ public final class AuditLog implements AutoCloseable {
    * the record is counted as dropped.
    */
   public boolean write(Map<String, Object> record) {
+    return write(() -> record);
+  }
+
+  /**
+   * Queues a record that the writer thread builds: formatting, hashing and UUIDs then cost the thread that
+   * served the call nothing. {@code record} must only read state that no longer changes. False when the
+   * queue is full, in which case the record is counted as dropped.
+   */
+  public boolean write(Supplier<Map<String, Object>> record) {
     if (closing || !queue.offer(record)) {
       dropped.incrementAndGet();
       return false;
@@ -173,7 +184,7 @@ public final class AuditLog implements AutoCloseable {
   }
 
   private void writeLoop() {
-    List<Map<String, Object>> batch = new ArrayList<>(BATCH);
+    List<Supplier<Map<String, Object>>> batch = new ArrayList<>(BATCH);
     boolean unsynced = false; // written since the last force (fsync: batch)
     long lastSync = System.nanoTime();
     while (true) {
@@ -233,8 +244,17 @@ public final class AuditLog implements AutoCloseable {
     idle = false;
   }
 
-  private void writeBatch(List<Map<String, Object>> batch) throws IOException {
-    for (Map<String, Object> record : batch) {
+  private void writeBatch(List<Supplier<Map<String, Object>>> batch) throws IOException {
+    for (Supplier<Map<String, Object>> pending : batch) {
+      Map<String, Object> record;
+      try {
+        record = pending.get();
+      } catch (RuntimeException e) {
+        // A bug in one record's builder must not cost the rest of the batch.
+        log.error("audit record could not be built; dropped", e);
+        dropped.incrementAndGet();
+        continue;
+      }
       // Serialized straight into a reused buffer: building a JSON tree first cost twice as much.
       line.reset();
       try (JsonGenerator json = JSON.getFactory().createGenerator(line)) {

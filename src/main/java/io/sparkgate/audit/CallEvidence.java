@@ -18,6 +18,7 @@ public final class CallEvidence {
   private static final CallEvidence DETACHED = new CallEvidence();
 
   private final Map<String, Object> fields = new LinkedHashMap<>();
+  private boolean sealed; // guarded by this
 
   CallEvidence() {}
 
@@ -29,14 +30,14 @@ public final class CallEvidence {
 
   /** Sets one field of the audit record (a later value replaces an earlier one). */
   public synchronized void put(String field, Object value) {
-    if (this != DETACHED && value != null) {
+    if (this != DETACHED && value != null && !sealed) {
       fields.put(field, value);
     }
   }
 
   /** Sets a field only if no stage set it yet (the first request message wins). */
   public synchronized void putIfAbsent(String field, Object value) {
-    if (this != DETACHED && value != null) {
+    if (this != DETACHED && value != null && !sealed) {
       fields.putIfAbsent(field, value);
     }
   }
@@ -44,9 +45,14 @@ public final class CallEvidence {
   /** Appends to a list field, e.g. shadow decisions or rewrites. */
   @SuppressWarnings("unchecked")
   public synchronized void add(String field, Object value) {
-    if (this != DETACHED && value != null) {
+    if (this != DETACHED && value != null && !sealed) {
       ((List<Object>) fields.computeIfAbsent(field, k -> new ArrayList<>())).add(value);
     }
+  }
+
+  /** The call has ended and its record is queued: later evidence is ignored, so the record is what it was. */
+  synchronized void seal() {
+    sealed = true;
   }
 
   synchronized Object get(String field) {

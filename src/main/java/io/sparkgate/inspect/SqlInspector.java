@@ -29,9 +29,9 @@ final class SqlInspector {
 
   void statement(String sql, String origin, String where, SqlScope scope, FactSink sink, int nesting) {
     if (!withinLength(sql, origin, where, sink)) return;
-    SqlParsing.Parsed<SqlBaseParser.CompoundOrSingleStatementContext> parsed;
+    SqlBaseParser.CompoundOrSingleStatementContext tree;
     try {
-      parsed = parsing.parse(sql, SqlBaseParser::compoundOrSingleStatement);
+      tree = parsing.parse(sql, SqlParsing.STATEMENT);
     } catch (SqlParsing.SqlSyntaxException e) {
       sink.fact(Fact.Kind.SQL, "unparseable").put("sql", sql).put("length", sql.length()).put("origin", origin)
           .put("where", where).emit();
@@ -39,36 +39,35 @@ final class SqlInspector {
           .put("sql", sql).emit();
       return;
     }
-    sink.fact(Fact.Kind.SQL, statementKind(parsed.tree())).put("sql", sql).put("length", sql.length())
+    sink.fact(Fact.Kind.SQL, statementKind(tree)).put("sql", sql).put("length", sql.length())
         .put("origin", origin).put("where", where).emit();
     if (sql.contains("${")) {
       // spark.sql.variable.substitute (default on) rewrites ${...} anywhere in the text before parsing,
       // so what we parsed may not be what runs.
       sink.unclassified("variable_substitution", where, "SQL contains ${...}");
     }
-    walk(parsed.tree(), new SqlListener(this, new SqlText(sql), scope, sink, where, nesting));
+    walk(tree, new SqlListener(this, new SqlText(sql), scope, sink, where, nesting));
   }
 
   /** An expression string (selectExpr, expr(), filter("...")): Spark parses these with singleExpression. */
   void expression(String text, String where, SessionView session, FactSink sink) {
     if (!withinLength(text, "expression", where, sink)) return;
-    SqlParsing.Parsed<SqlBaseParser.SingleExpressionContext> parsed;
+    SqlBaseParser.SingleExpressionContext tree;
     try {
-      parsed = parsing.parse(text, SqlBaseParser::singleExpression);
+      tree = parsing.parse(text, SqlParsing.EXPRESSION);
     } catch (SqlParsing.SqlSyntaxException e) {
       sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql").put("where", where).put("detail", e.getMessage())
           .put("sql", text).put("origin", "expression").emit();
       return;
     }
-    walk(parsed.tree(), new SqlListener(this, new SqlText(text), new SqlScope(session), sink, where, 0));
+    walk(tree, new SqlListener(this, new SqlText(text), new SqlScope(session), sink, where, 0));
   }
 
   /** A multi-part identifier as Spark's parseMultipartIdentifier reads it, or null if it does not parse. */
   List<String> multipartIdentifier(String text) {
     if (text.length() > config.maxSqlChars()) return null;
     try {
-      var parsed = parsing.parse(text, SqlBaseParser::singleMultipartIdentifier);
-      return parts(parsed.tree().multipartIdentifier());
+      return parts(parsing.parse(text, SqlParsing.IDENTIFIER).multipartIdentifier());
     } catch (SqlParsing.SqlSyntaxException e) {
       return null;
     }

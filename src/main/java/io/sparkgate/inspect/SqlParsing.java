@@ -1,5 +1,7 @@
 package io.sparkgate.inspect;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -24,8 +26,34 @@ import org.apache.spark.sql.catalyst.parser.SqlBaseParser;
  * Runs Spark's generated parser the way AbstractParser.parse does (spark-sql-api 4.0 parsers.scala): an
  * upper-casing char stream, the four grammar flags, SLL with bail-out first and full LL on failure. Spark's
  * own Scala helpers (error strategies, PostProcessor) are not used, so scala-library is never needed.
+ *
+ * <p>Short texts are parsed once and their trees shared (see {@link #TREES}): the callers only read a tree,
+ * and a tree is a function of the text, the rule and the flags alone.
  */
 final class SqlParsing {
+  /** A grammar entry point. */
+  static final class Rule<T extends ParserRuleContext> {
+    final String name;
+    private final Function<SqlBaseParser, T> apply;
+
+    private Rule(String name, Function<SqlBaseParser, T> apply) {
+      this.name = name;
+      this.apply = apply;
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  static final Rule<SqlBaseParser.CompoundOrSingleStatementContext> STATEMENT =
+      new Rule<>("compoundOrSingleStatement", SqlBaseParser::compoundOrSingleStatement);
+  static final Rule<SqlBaseParser.SingleExpressionContext> EXPRESSION =
+      new Rule<>("singleExpression", SqlBaseParser::singleExpression);
+  static final Rule<SqlBaseParser.SingleMultipartIdentifierContext> IDENTIFIER =
+      new Rule<>("singleMultipartIdentifier", SqlBaseParser::singleMultipartIdentifier);
+
   /** Thrown for any text Spark would refuse to parse (or that we refuse to parse: too deep). */
   static final class SqlSyntaxException extends RuntimeException {
     SqlSyntaxException(String message) {
@@ -33,8 +61,30 @@ final class SqlParsing {
     }
   }
 
-  /** A parsed tree and its tokens. */
-  record Parsed<T extends ParserRuleContext>(T tree, CommonTokenStream tokens) {}
+  /**
+   * Texts up to this long are cached. Clients repeat statements (dashboards, JDBC tools, retries) and the
+   * proxy reads a SET statement twice (secret redaction, then policy); parsing even {@code SELECT 1} with
+   * Spark's grammar cost about 20 us of an event loop's time per call, a lookup well under 1 us.
+   */
+  static final int MAX_CACHED_CHARS = 4096;
+  /**
+   * The cache's budget, in tokens. Measured, a cached tree holds about 300 bytes of heap per token plus about
+   * 3 KB for its lexer and text, so each tree weighs {@link #TREE_OVERHEAD_TOKENS} more than its tokens and
+   * the cache stays near 15-20 MB whatever clients send. Caffeine's admission policy keeps a flood of one-off
+   * statements from displacing the repeated ones.
+   */
+  static final long MAX_CACHED_TOKENS = 50_000;
+  static final int TREE_OVERHEAD_TOKENS = 10;
+
+  private record Key(Rule<?> rule, SqlParserFlags flags, int maxNesting, String text) {}
+
+  /** A tree, or why there is none; weighed by its tokens. */
+  private record Outcome(ParserRuleContext tree, SqlSyntaxException error, int weight) {}
+
+  private static final Cache<Key, Outcome> TREES = Caffeine.newBuilder()
+      .maximumWeight(MAX_CACHED_TOKENS)
+      .weigher((Key k, Outcome o) -> o.weight())
+      .build();
 
   /**
    * ANTLR's DFA cache is static and grows without bound (Spark flushes it past a threshold for the same
@@ -74,7 +124,29 @@ final class SqlParsing {
     this.maxNesting = maxNesting;
   }
 
-  <T extends ParserRuleContext> Parsed<T> parse(String text, Function<SqlBaseParser, T> rule) {
+  /** The tree of {@code text} read as {@code rule}; the tree is shared and must not be modified. */
+  <T extends ParserRuleContext> T parse(String text, Rule<T> rule) {
+    if (text.length() > MAX_CACHED_CHARS) {
+      return parseUncached(text, rule);
+    }
+    Outcome outcome = TREES.get(new Key(rule, flags, maxNesting, text), k -> outcome(text, rule));
+    if (outcome.error() != null) throw outcome.error();
+    @SuppressWarnings("unchecked") // keyed by rule, so the tree is of the rule's type
+    T tree = (T) outcome.tree();
+    return tree;
+  }
+
+  private Outcome outcome(String text, Rule<?> rule) {
+    try {
+      ParserRuleContext tree = parseUncached(text, rule);
+      int tokens = tree.getStop() == null ? 1 : tree.getStop().getTokenIndex() + 1;
+      return new Outcome(tree, null, TREE_OVERHEAD_TOKENS + tokens);
+    } catch (SqlSyntaxException e) {
+      return new Outcome(null, e, TREE_OVERHEAD_TOKENS);
+    }
+  }
+
+  private <T extends ParserRuleContext> T parseUncached(String text, Rule<T> rule) {
     SqlBaseLexer lexer = new SqlBaseLexer(new UpperCaseCharStream(CharStreams.fromString(text)));
     lexer.removeErrorListeners();
     lexer.addErrorListener(THROWING);
@@ -98,13 +170,13 @@ final class SqlParsing {
       try {
         parser.setErrorHandler(new BailErrorStrategy());
         parser.getInterpreter().setPredictionMode(PredictionMode.SLL);
-        return new Parsed<>(rule.apply(parser), tokens);
+        return rule.apply.apply(parser);
       } catch (ParseCancellationException e) {
         tokens.seek(0);
         parser.reset();
         parser.setErrorHandler(new DefaultErrorStrategy());
         parser.getInterpreter().setPredictionMode(PredictionMode.LL);
-        return new Parsed<>(rule.apply(parser), tokens);
+        return rule.apply.apply(parser);
       }
     } catch (ParseCancellationException e) {
       throw new SqlSyntaxException(e.getCause() == null ? "syntax error" : String.valueOf(e.getCause()));

@@ -114,8 +114,45 @@ final class AuditInterceptorTest {
     assertEquals(1000, r.get("result_rows").asLong());
     assertEquals(4, r.get("messages_out").asLong());
     assertEquals(executeRequest().length, r.get("bytes_in").asLong());
-    assertEquals(64, r.get("request_sha256").asText().length());
+    assertEquals(HashChain.sha256Hex(executeRequest()), r.get("request_sha256").asText());
     assertTrue(r.get("seq").asLong() == 1 && r.has("prev") && r.has("time") && r.has("request_id"));
+  }
+
+  /**
+   * Records are built by the writer after the call: a large first request is read at once instead of being
+   * held, and evidence a stage adds after the call ended (here from the hook's onClose) stays out.
+   */
+  @Test
+  void largeRequestReadAtOnce_lateEvidenceIgnored() throws Exception {
+    byte[] large = ExecutePlanRequest.newBuilder().setSessionId(SESSION).setOperationId(OPERATION)
+        .setPlan(Plan.newBuilder().setRoot(Relation.newBuilder().setSql(
+            SQL.newBuilder().setQuery("SELECT 1 /* " + "x".repeat(100_000) + " */"))))
+        .build().toByteArray();
+    CallHook.Factory late = (method, headers) -> new CallHook() {
+      private CallEvidence evidence;
+
+      @Override
+      public byte[] onRequest(byte[] message) {
+        evidence = CallEvidence.current();
+        evidence.put("stage", "seen");
+        return message;
+      }
+
+      @Override
+      public void onClose(Status status) {
+        evidence.put("late", "after the end");
+      }
+    };
+    List<JsonNode> records = runAndReadAudit(new FakeSparkConnect(), late, () ->
+        ClientCalls.blockingServerStreamingCall(client, TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, large)
+            .forEachRemaining(b -> {}));
+
+    JsonNode r = records.get(0);
+    assertEquals(SESSION, r.get("session_id").asText());
+    assertEquals(HashChain.sha256Hex(large), r.get("request_sha256").asText());
+    assertEquals(large.length, r.get("bytes_in").asLong());
+    assertEquals("seen", r.get("stage").asText());
+    assertTrue(!r.has("late"), r.toString());
   }
 
   @Test
