@@ -19,14 +19,28 @@ final class FactSink {
   }
 
   void add(Fact.Kind kind, String subkind, Map<String, String> attrs) {
+    if (admit()) facts.add(new Fact(kind, subkind, attrs));
+  }
+
+  /** Adds a fact made earlier (facts are immutable), under the same bound. */
+  void add(Fact fact) {
+    if (admit()) facts.add(fact);
+  }
+
+  /** Whether the bound was reached: the facts end with too_many_facts. */
+  boolean overflowed() {
+    return overflowed;
+  }
+
+  private boolean admit() {
     if (facts.size() >= max) {
       if (!overflowed) {
         overflowed = true;
         facts.add(new Fact(Fact.Kind.UNCLASSIFIED, "too_many_facts", Map.of("limit", Integer.toString(max))));
       }
-      return;
+      return false;
     }
-    facts.add(new Fact(kind, subkind, attrs));
+    return true;
   }
 
   /** A fluent builder for one fact's attributes; {@code null} values are left out. */

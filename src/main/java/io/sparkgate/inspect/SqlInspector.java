@@ -1,7 +1,10 @@
 package io.sparkgate.inspect;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.antlr.v4.runtime.ParserRuleContext;
 import org.antlr.v4.runtime.tree.IterativeParseTreeWalker;
 import org.apache.spark.sql.catalyst.parser.SqlBaseParser;
@@ -13,9 +16,27 @@ import org.apache.spark.sql.catalyst.parser.SqlBaseParser;
 final class SqlInspector {
   /** EXECUTE IMMEDIATE 'sql' is read too, to this many levels. */
   static final int MAX_IMMEDIATE_NESTING = 3;
+  /**
+   * The statement-facts cache's budget, in characters of fact attributes (each fact also weighs
+   * {@link #FACT_OVERHEAD_CHARS} for its map): a few megabytes of heap.
+   */
+  static final long MAX_CACHED_FACT_CHARS = 2_000_000;
+  static final int FACT_OVERHEAD_CHARS = 200;
+
+  /** What a statement's facts depend on: its text, where it sits in the request, and the session's names. */
+  private record Statement(String sql, String origin, String where, SessionView.Fixed session) {}
 
   private final InspectorConfig config;
   private final SqlParsing parsing;
+  /**
+   * The facts of statements already read (beside the parse-tree cache: walking even a shared tree of
+   * {@code SELECT 1} with the listener cost about 6 us, and replaying facts a fraction of that). Per
+   * inspector, so its configuration and grammar flags are part of every key.
+   */
+  private final Cache<Statement, List<Fact>> statements = Caffeine.newBuilder()
+      .maximumWeight(MAX_CACHED_FACT_CHARS)
+      .weigher((Statement k, List<Fact> facts) -> weight(facts))
+      .build();
 
   SqlInspector(InspectorConfig config, SqlParserFlags flags) {
     this.config = config;
@@ -24,7 +45,32 @@ final class SqlInspector {
 
   /** A SQL statement (or a scripting block, Spark 4.0+) from {@code origin}. */
   void statement(String sql, String origin, String where, SessionView session, FactSink sink) {
-    statement(sql, origin, where, new SqlScope(session), sink, 0);
+    List<Fact> facts = null;
+    if (sql.length() <= SqlParsing.MAX_CACHED_CHARS && session instanceof SessionView.Fixed fixed) {
+      facts = statements.get(new Statement(sql, origin, where, fixed), this::read);
+    }
+    if (facts == null) {
+      // Too long, a session view without value equality, or more facts than a message may have.
+      statement(sql, origin, where, new SqlScope(session), sink, 0);
+      return;
+    }
+    for (Fact fact : facts) sink.add(fact);
+  }
+
+  /** A statement's facts, or null (not cached) when they overflow the bound. */
+  private List<Fact> read(Statement s) {
+    FactSink own = new FactSink(config.maxFacts());
+    statement(s.sql(), s.origin(), s.where(), new SqlScope(s.session()), own, 0);
+    return own.overflowed() ? null : own.build().all();
+  }
+
+  private static int weight(List<Fact> facts) {
+    int chars = 0;
+    for (Fact f : facts) {
+      chars += FACT_OVERHEAD_CHARS;
+      for (Map.Entry<String, String> a : f.attrs().entrySet()) chars += a.getKey().length() + a.getValue().length();
+    }
+    return chars;
   }
 
   void statement(String sql, String origin, String where, SqlScope scope, FactSink sink, int nesting) {

@@ -17,8 +17,11 @@ import java.util.concurrent.Future;
 import org.apache.spark.sql.catalyst.parser.SqlBaseParser;
 import org.junit.jupiter.api.Test;
 
-/** The parse-tree cache: shared trees, keyed by everything that changes a parse, and safe to walk at once. */
-final class SqlParsingTest {
+/**
+ * The parse-tree cache (shared trees, keyed by everything that changes a parse, safe to walk at once) and the
+ * statement-facts cache (keyed by everything that changes the facts).
+ */
+final class SqlCachesTest {
   private static final List<String> CORPUS = List.of(
       "SELECT 1",
       "SELECT a, b FROM db.t WHERE x = 1 ORDER BY a LIMIT 10",
@@ -87,13 +90,65 @@ final class SqlParsingTest {
     assertTrue(first.getMessage().startsWith("line 1:0"), first.getMessage());
   }
 
+  @Test
+  void cached_facts_follow_the_session_and_the_place_in_the_request() {
+    Inspector inspector = new Inspector();
+    String sql = "SELECT * FROM trips -- " + UUID.randomUUID();
+    SessionView inIceberg = SessionView.of("iceberg", "lake", Set.of("iceberg"));
+    for (int i = 0; i < 2; i++) {
+      assertEquals("spark_catalog.default.trips", table(inspector.inspectSql(sql, session)));
+      assertEquals("iceberg.lake.trips", table(inspector.inspectSql(sql, inIceberg)));
+    }
+    // The same text in two places of one request: each fact says where it was found.
+    InspectorConfig config = InspectorConfig.DEFAULTS;
+    SqlInspector sqlInspector = new SqlInspector(config, SqlParserFlags.SPARK_4_0_DEFAULTS);
+    FactSink sink = new FactSink(config.maxFacts());
+    sqlInspector.statement(sql, "relation", "root.sql", session, sink);
+    sqlInspector.statement(sql, "command", "command.sql_command", session, sink);
+    List<Fact> reads = sink.build().ofKind(Fact.Kind.TABLE_READ);
+    assertEquals(List.of("root.sql", "command.sql_command"), reads.stream().map(f -> f.get("where")).toList());
+    assertEquals(List.of("relation", "command"),
+        sink.build().ofKind(Fact.Kind.SQL).stream().map(f -> f.get("origin")).toList());
+  }
+
+  /** More facts than a message may have: never cached, and the bound holds whether or not it was. */
+  @Test
+  void a_statement_over_the_fact_bound_ends_with_too_many_facts_every_time() {
+    InspectorConfig small = new InspectorConfig(InspectorConfig.DEFAULTS.maxDepth(),
+        InspectorConfig.DEFAULTS.maxSqlChars(), InspectorConfig.DEFAULTS.maxDecompressedBytes(), 10,
+        InspectorConfig.DEFAULTS.knownExtensionTypeUrls());
+    Inspector inspector = new Inspector(small, SqlParserFlags.SPARK_4_0_DEFAULTS);
+    String sql = "SELECT * FROM a, b, c, d, e, f, g, h, i, j, k, l"; // a SQL fact and 12 tables
+    for (int i = 0; i < 2; i++) {
+      List<Fact> facts = inspector.inspectSql(sql, session).all();
+      assertEquals(11, facts.size(), facts.toString());
+      assertEquals("too_many_facts", facts.get(10).subkind());
+    }
+    // Below the bound in a sink that already holds facts: the replayed facts are bounded by that sink.
+    SqlInspector sqlInspector = new SqlInspector(small, SqlParserFlags.SPARK_4_0_DEFAULTS);
+    sqlInspector.statement("SELECT * FROM a", "relation", "sql", session, new FactSink(10)); // cached now
+    FactSink nearlyFull = new FactSink(10);
+    for (int i = 0; i < 9; i++) nearlyFull.add(Fact.Kind.REQUEST, "ExecutePlan", java.util.Map.of());
+    sqlInspector.statement("SELECT * FROM a", "relation", "sql", session, nearlyFull); // SQL + TABLE_READ
+    List<Fact> all = nearlyFull.build().all();
+    assertEquals(11, all.size(), all.toString());
+    assertEquals(Fact.Kind.SQL, all.get(9).kind());
+    assertEquals("too_many_facts", all.get(10).subkind());
+  }
+
+  private static String table(Facts facts) {
+    return facts.ofKind(Fact.Kind.TABLE_READ).get(0).get("table");
+  }
+
   /**
-   * Each statement's first inspection parses it (the texts are new to the cache); later ones, from eight
-   * threads at once, walk the shared tree. Every walk must see exactly the facts of the first.
+   * Each statement's first inspection parses and walks it (the texts are new to both caches); later ones,
+   * from eight threads at once, replay the cached facts or walk the shared tree (another inspector, so its
+   * facts cache is cold). Every inspection must see exactly the facts of the first.
    */
   @Test
   void walking_shared_trees_concurrently_gives_the_facts_of_a_fresh_parse() throws Exception {
     Inspector inspector = new Inspector();
+    Inspector other = new Inspector();
     String run = " -- " + UUID.randomUUID();
     List<String> texts = CORPUS.stream().map(s -> s + run).toList();
     List<List<Fact>> fresh = texts.stream().map(s -> inspector.inspectSql(s, session).all()).toList();
@@ -108,7 +163,8 @@ final class SqlParsingTest {
           int checked = 0;
           for (int round = 0; round < 200; round++) {
             int i = (round + offset) % texts.size();
-            assertEquals(fresh.get(i), inspector.inspectSql(texts.get(i), session).all(), texts.get(i));
+            Inspector which = (round + offset) % 2 == 0 ? inspector : other;
+            assertEquals(fresh.get(i), which.inspectSql(texts.get(i), session).all(), texts.get(i));
             checked++;
           }
           return checked;
