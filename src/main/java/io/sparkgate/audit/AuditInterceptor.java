@@ -111,9 +111,6 @@ public final class AuditInterceptor implements ServerInterceptor {
     private final boolean countsRows;
     /** The first request message, kept for the writer to read (see DEFERRED_REQUEST_BYTES); else null. */
     private volatile byte[] firstRequest;
-    // Set once by record(); the audit queue hands them to the writer thread.
-    private Status status;
-    private long durationNanos;
 
     Audited(ServerCall<ReqT, RespT> call, CallEvidence evidence, WireScanner requestScanner,
         WireScanner responseScanner) {
@@ -176,16 +173,17 @@ public final class AuditInterceptor implements ServerInterceptor {
         return;
       }
       evidence.seal(); // what stages learn after the call ended is not part of its record
-      this.status = status;
-      this.durationNanos = System.nanoTime() - startNanos;
-      if (!auditLog.write(this::buildRecord)) {
+      Ended ended = new Ended(status, System.nanoTime() - startNanos, firstRequest, bytesIn.get(), bytesOut.get(),
+          messagesIn.get(), messagesOut.get(), rows.get());
+      if (!auditLog.write(() -> buildRecord(ended))) {
         log.error("audit record dropped (queue full): rpc={} started={}", getMethodDescriptor().getBareMethodName(),
             started);
       }
     }
 
     /** The record, on the audit writer's thread. */
-    private Map<String, Object> buildRecord() {
+    private Map<String, Object> buildRecord(Ended ended) {
+      Status status = ended.status();
       Map<String, Object> record = AuditLog.newRecord();
       record.put("time", started.toString());
       record.put("request_id", UUID.randomUUID().toString());
@@ -194,22 +192,22 @@ public final class AuditInterceptor implements ServerInterceptor {
       if (remote != null) {
         record.put("client_address", remote.toString());
       }
-      byte[] request = firstRequest;
-      if (request != null) {
-        record.putAll(requestEvidence(request)); // where it was when read at once (no stage sets these names)
+      if (ended.firstRequest() != null) {
+        // Where it was when read at once (no stage sets these names).
+        record.putAll(requestEvidence(ended.firstRequest()));
       }
       record.putAll(evidence.snapshot());
       record.put("status", status.getCode().name());
       if (status.getDescription() != null && !status.isOk()) {
         record.put("status_message", statusMessage(status.getDescription()));
       }
-      record.put("duration_ms", TimeUnit.NANOSECONDS.toMillis(durationNanos));
-      record.put("bytes_in", bytesIn.get());
-      record.put("bytes_out", bytesOut.get());
-      record.put("messages_in", messagesIn.get());
-      record.put("messages_out", messagesOut.get());
+      record.put("duration_ms", TimeUnit.NANOSECONDS.toMillis(ended.durationNanos()));
+      record.put("bytes_in", ended.bytesIn());
+      record.put("bytes_out", ended.bytesOut());
+      record.put("messages_in", ended.messagesIn());
+      record.put("messages_out", ended.messagesOut());
       if (countsRows) {
-        record.put("result_rows", rows.get());
+        record.put("result_rows", ended.rows());
       }
       return record;
     }
@@ -236,6 +234,10 @@ public final class AuditInterceptor implements ServerInterceptor {
       }
     }
   }
+
+  /** A call's totals as they were when it ended, for its record. */
+  private record Ended(Status status, long durationNanos, byte[] firstRequest, long bytesIn, long bytesOut,
+      long messagesIn, long messagesOut, long rows) {}
 
   /**
    * Spark's error messages quote data (a value that failed to cast, a row that broke a constraint), so
