@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * What the proxy's stages learn about one call (who called, what the request holds, what was decided),
@@ -35,6 +36,18 @@ public final class CallEvidence {
     }
   }
 
+  /**
+   * Sets a field whose value the audit writer computes, off the thread serving the call: {@code value} must
+   * only read what no longer changes. A later {@link #put} replaces it.
+   */
+  public synchronized void putLater(String field, Supplier<?> value) {
+    if (this != DETACHED && value != null && !sealed) {
+      fields.put(field, new Later(value));
+    }
+  }
+
+  private record Later(Supplier<?> value) {}
+
   /** Sets a field only if no stage set it yet (the first request message wins). */
   public synchronized void putIfAbsent(String field, Object value) {
     if (this != DETACHED && value != null && !sealed) {
@@ -56,14 +69,18 @@ public final class CallEvidence {
   }
 
   synchronized Object get(String field) {
-    return fields.get(field);
+    return resolve(fields.get(field));
   }
 
   synchronized Map<String, Object> snapshot() {
     Map<String, Object> copy = new LinkedHashMap<>();
     for (Map.Entry<String, Object> e : fields.entrySet()) {
-      copy.put(e.getKey(), e.getValue() instanceof List<?> list ? List.copyOf(list) : e.getValue());
+      copy.put(e.getKey(), e.getValue() instanceof List<?> list ? List.copyOf(list) : resolve(e.getValue()));
     }
     return copy;
+  }
+
+  private static Object resolve(Object value) {
+    return value instanceof Later later ? later.value().get() : value;
   }
 }

@@ -33,7 +33,7 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
     EXTENSION,
     /** A SQL text (subkind: statement kind): sql (the whole text), length, origin (relation|command|...). */
     SQL,
-    /** A table read: catalog, database, name, qualified, written (as written), option.*, span. */
+    /** A table read: table (qualified), catalog, database, name, written (as written), option.*, span. */
     TABLE_READ,
     /** A table written or changed (subkind: the operation): same attributes as TABLE_READ. */
     TABLE_WRITE,

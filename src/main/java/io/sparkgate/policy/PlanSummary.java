@@ -48,8 +48,8 @@ final class PlanSummary {
             add(sql, shown.length() > MAX_SQL ? shown.substring(0, MAX_SQL) + "...(" + shown.length() + " chars)" : shown);
           }
         }
-        case TABLE_READ -> add(read, f.get("qualified"));
-        case TABLE_WRITE -> add(written, f.get("qualified"));
+        case TABLE_READ -> add(read, f.get("table"));
+        case TABLE_WRITE -> add(written, f.get("table"));
         case TIME_TRAVEL -> add(read, f.get("table") + " (" + f.subkind().toLowerCase(java.util.Locale.ROOT) + " as of)");
         case USER_CODE -> add(userCode, f.subkind());
         case ARTIFACT -> {

@@ -54,7 +54,10 @@ public final class PolicyHook implements CallHook.Factory {
     private final String rpc;
     private final Principal principal;
     private final CallEvidence evidence;
-    private final PlanSummary summary = new PlanSummary(includeLiterals);
+    /** The facts of the call's first message, summarized by the audit writer while it is the only one. */
+    private Facts first;
+    /** From the second message on, the summary is kept here as they come (a stream can be long). */
+    private PlanSummary summary;
     private final ArtifactTracker artifacts;
     private String userId = "";
     private String sessionId = "";
@@ -125,17 +128,35 @@ public final class PolicyHook implements CallHook.Factory {
       Decision d = engine.decide(rpc, principal == null ? userId : principal.name(),
           principal == null ? List.of() : principal.groups(),
           principal == null ? "" : principal.tenant().orElse(""), facts);
-      summary.add(facts);
       evidence.put("decision", d.effect().label());
       evidence.put("rule", d.rule());
       for (String s : d.shadow()) evidence.add("shadow_decisions", s);
       for (String a : d.audits()) evidence.add("audit_rules", a);
-      evidence.put("plan_summary", summary.toMap());
+      summarize(facts);
       if (d.refused()) {
         evidence.put("refusal", Refusals.text(d));
         log.info("{} refused by rule '{}' for {}", rpc, d.rule(), principal == null ? "?" : principal.name());
       }
       return d;
+    }
+
+    /**
+     * The plan summary for the audit record. A call's first message (for most calls the only one) is
+     * summarized by the audit writer from its immutable facts: redacting the SQL's literals and building the
+     * summary are then off the call's path.
+     */
+    private void summarize(Facts facts) {
+      if (first == null && summary == null) {
+        first = facts;
+        boolean literals = includeLiterals;
+        evidence.putLater("plan_summary", () -> new PlanSummary(literals).add(facts).toMap());
+        return;
+      }
+      if (summary == null) {
+        summary = new PlanSummary(includeLiterals).add(first);
+        first = null;
+      }
+      evidence.put("plan_summary", summary.add(facts).toMap());
     }
 
     private StatusException refuse(Decision d) {

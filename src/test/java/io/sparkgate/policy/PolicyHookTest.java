@@ -85,6 +85,33 @@ final class PolicyHookTest {
     assertEquals(List.of("SELECT ? AS one"), summary.get("sql"), "literals are redacted");
   }
 
+  /** The first message's summary is built later by the audit writer; later messages add to it in order. */
+  @Test
+  void summaryCoversEveryMessageOfTheCallInOrder() {
+    Policy p = Policies.compile(POLICY);
+    TestEvidence.Recorded one = TestEvidence.record(() -> call(() -> p, Map.of()).onRequest(
+        TestRequest.sql("SELECT 1 AS one FROM a", "alice")));
+    assertEquals(List.of("SELECT ? AS one FROM a"), summaryOf(one).get("sql"));
+    assertEquals(List.of("spark_catalog.default.a"), summaryOf(one).get("tables_read"));
+
+    TestEvidence.Recorded three = TestEvidence.record(() -> {
+      CallHook hook = call(() -> p, Map.of());
+      hook.onRequest(TestRequest.sql("SELECT 1 AS one FROM a", "alice"));
+      hook.onRequest(TestRequest.sql("SELECT 2 AS two FROM b", "alice"));
+      return hook.onRequest(TestRequest.sql("SELECT 3 AS three FROM c", "alice"));
+    });
+    assertEquals(List.of("SELECT ? AS one FROM a", "SELECT ? AS two FROM b", "SELECT ? AS three FROM c"),
+        summaryOf(three).get("sql"));
+    assertEquals(List.of("spark_catalog.default.a", "spark_catalog.default.b", "spark_catalog.default.c"),
+        summaryOf(three).get("tables_read"));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> summaryOf(TestEvidence.Recorded r) {
+    assertNull(r.thrown());
+    return (Map<String, Object>) r.fields().get("plan_summary");
+  }
+
   @Test
   void refusalCarriesSparkStyleErrorInfo() throws Exception {
     Policy p = Policies.compile(POLICY);
