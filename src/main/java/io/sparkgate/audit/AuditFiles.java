@@ -9,19 +9,24 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeMap;
+import java.util.zip.Deflater;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
 
 /**
  * The files of one audit log: the current file and, beside it, rotated files named
- * {@code <name>-<UTC time>-<n>.jsonl.gz}, which sort in the order they were written.
+ * {@code <name>-<UTC time>-<n>.jsonl.gz} (or {@code .jsonl} until compressed), which sort in the order they
+ * were written.
  */
 final class AuditFiles {
+  private static final String ROTATED = ".jsonl";
   private static final DateTimeFormatter STAMP =
       DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
 
@@ -35,37 +40,86 @@ final class AuditFiles {
     return current;
   }
 
-  /** Compresses the current file into a new rotated file and removes it. */
+  /**
+   * Renames the current file to a new rotated name, uncompressed: a rename, so the writer goes on at once.
+   * {@link #compress} then makes it a {@code .jsonl.gz} off the writer's thread.
+   */
   Path rotate(Instant now) throws IOException {
     String base = baseName();
     Path target;
     int n = 0;
     do {
-      target = current.resolveSibling(String.format("%s-%s-%04d.jsonl.gz", base, STAMP.format(now), n++));
-    } while (Files.exists(target));
-    Path partial = target.resolveSibling(target.getFileName() + ".partial");
-    try (InputStream in = Files.newInputStream(current);
-        OutputStream out = new GZIPOutputStream(Files.newOutputStream(partial), 64 * 1024)) {
-      in.transferTo(out);
-    }
-    // Only a complete gzip file gets the final name; the current file goes only after that.
-    Files.move(partial, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-    Files.delete(current);
+      target = current.resolveSibling(String.format("%s-%s-%04d%s", base, STAMP.format(now), n++, ROTATED));
+    } while (Files.exists(target) || Files.exists(gzipped(target)));
+    Files.move(current, target, StandardCopyOption.ATOMIC_MOVE);
     return target;
   }
 
-  /** Rotated files, oldest first. */
+  /**
+   * Compresses a rotated file into {@code <name>.gz} and removes it. Only a complete gzip file gets its
+   * final name, and the uncompressed file goes only after that: a crash at any point leaves every record in
+   * one complete file (both, briefly, which {@link #rotated} resolves to the compressed one).
+   */
+  static Path compress(Path rotated) throws IOException {
+    Path target = gzipped(rotated);
+    // Hidden, so that a shell glob for the log's files never picks up a half-written one.
+    Path partial = rotated.resolveSibling("." + target.getFileName() + ".partial");
+    try (InputStream in = Files.newInputStream(rotated);
+        OutputStream out = new FastGzip(Files.newOutputStream(partial))) {
+      in.transferTo(out);
+    }
+    Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
+    Files.delete(rotated);
+    return target;
+  }
+
+  /**
+   * Deflate's fastest level: audit lines compress about as well at it (their bulk is hex digests and UUIDs)
+   * and it costs a fraction of the default level's CPU, which the proxy's event loops share.
+   */
+  private static final class FastGzip extends GZIPOutputStream {
+    FastGzip(OutputStream out) throws IOException {
+      super(out, 64 * 1024);
+      def.setLevel(Deflater.BEST_SPEED);
+    }
+  }
+
+  private static Path gzipped(Path rotated) {
+    return rotated.resolveSibling(rotated.getFileName() + ".gz");
+  }
+
+  /**
+   * Finishes what a stop or crash interrupted: removes an uncompressed rotated file whose compressed form is
+   * complete, and returns those still to compress, oldest first.
+   */
+  List<Path> interruptedRotations() throws IOException {
+    List<Path> toCompress = new ArrayList<>();
+    for (Path p : rotated()) {
+      if (p.getFileName().toString().endsWith(".gz")) {
+        Path plain = p.resolveSibling(p.getFileName().toString().substring(0, p.getFileName().toString().length() - 3));
+        Files.deleteIfExists(plain); // compressed completely before the crash; only the delete was missed
+      } else {
+        toCompress.add(p);
+      }
+    }
+    return toCompress;
+  }
+
+  /** Rotated files, compressed or not yet, oldest first; where both forms of one exist, the compressed one. */
   List<Path> rotated() throws IOException {
-    List<Path> out = new ArrayList<>();
+    TreeMap<String, Path> byName = new TreeMap<>();
     Path dir = current.toAbsolutePath().getParent();
     if (dir == null || !Files.isDirectory(dir)) {
-      return out;
+      return new ArrayList<>();
     }
-    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, baseName() + "-*.jsonl.gz")) {
-      files.forEach(out::add);
+    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, baseName() + "-*" + ROTATED + "{,.gz}")) {
+      for (Path p : files) {
+        String name = p.getFileName().toString();
+        String stem = name.endsWith(".gz") ? name.substring(0, name.length() - 3) : name;
+        byName.merge(stem, p, (a, b) -> a.getFileName().toString().endsWith(".gz") ? a : b);
+      }
     }
-    out.sort(null);
-    return out;
+    return new ArrayList<>(byName.values());
   }
 
   /** The last line written to this log (current file, else the newest rotated one), or null. */

@@ -21,6 +21,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.atomic.AtomicLong;
@@ -60,6 +62,12 @@ public final class AuditLog implements AutoCloseable {
   private final int wakeAt; // a lingering writer is woken once this many records wait
   private final AuditFiles files; // null for stdout
   private final Thread writer;
+  /**
+   * Compresses rotated files. Compressing 100 MB took the writer seconds, during which records piled up in
+   * the queue (and were dropped, or calls refused with audit.required, once it was full); a rotation is
+   * now a rename and the compression happens here.
+   */
+  private final ExecutorService compressor;
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong written = new AtomicLong();
   private volatile boolean closing;
@@ -83,6 +91,15 @@ public final class AuditLog implements AutoCloseable {
     this.files = config.file().map(AuditFiles::new).orElse(null);
     resumeChain();
     openOutput();
+    this.compressor = files == null ? null : Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "sparkgate-audit-compress");
+      t.setDaemon(true);
+      t.setPriority(Thread.MIN_PRIORITY);
+      return t;
+    });
+    if (files != null) {
+      files.interruptedRotations().forEach(this::compressLater); // rotated before a stop or crash
+    }
     this.writer = new Thread(this::writeLoop, "sparkgate-audit");
     writer.setDaemon(true);
     writer.start();
@@ -150,6 +167,28 @@ public final class AuditLog implements AutoCloseable {
     if (writer.isAlive()) {
       log.error("audit writer did not finish within 2 minutes; {} records may be lost", queue.size());
     }
+    if (compressor != null) {
+      compressor.shutdown();
+      try {
+        if (!compressor.awaitTermination(2, TimeUnit.MINUTES)) {
+          log.warn("audit: rotated files still uncompressed at stop are compressed at the next start");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private void compressLater(Path rotated) {
+    compressor.execute(() -> {
+      try {
+        Path done = AuditFiles.compress(rotated);
+        log.info("audit log {} compressed to {}", rotated.getFileName(), done.getFileName());
+      } catch (IOException | RuntimeException e) {
+        // The records stay in the uncompressed file, which verify reads as well; the next start retries.
+        log.error("audit: could not compress {}; it stays uncompressed", rotated, e);
+      }
+    });
   }
 
   private void resumeChain() throws IOException {
@@ -309,6 +348,7 @@ public final class AuditLog implements AutoCloseable {
     log.info("audit log rotated to {}", rotated);
     openOutput();
     fileOpened = now;
+    compressLater(rotated);
   }
 
   private void closeOutput() throws IOException {

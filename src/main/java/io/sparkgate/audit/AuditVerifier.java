@@ -7,7 +7,9 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Checks an audit log's hash chain and sequence across its files, and reports the first record that does
@@ -24,7 +26,11 @@ public final class AuditVerifier {
   /** Verifies these files (rotated and current, in any order: they are ordered by their first record). */
   public static Result verify(List<Path> files) throws IOException {
     List<FileStart> ordered = new ArrayList<>();
+    Set<Path> given = new HashSet<>(files);
     for (Path file : files) {
+      if (given.contains(file.resolveSibling(file.getFileName() + ".gz"))) {
+        continue; // a rotated file caught between its compression and its removal: the .gz has it all
+      }
       ordered.add(new FileStart(file, firstSeq(file)));
     }
     ordered.sort(Comparator.comparingLong(FileStart::firstSeq));

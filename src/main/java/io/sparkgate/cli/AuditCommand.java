@@ -19,7 +19,7 @@ final class AuditCommand {
       mixinStandardHelpOptions = true,
       description = {
         "Check the hash chain of an audit log and report the first edited, deleted or reordered record.",
-        "Give the current file and its rotated .jsonl.gz files, in any order."
+        "Give the current file and its rotated .jsonl.gz (or not yet compressed .jsonl) files, in any order."
       })
   static final class Verify implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "FILE", description = "Audit log files.")
