@@ -27,6 +27,7 @@ import java.util.zip.GZIPOutputStream;
  */
 final class AuditFiles {
   private static final String ROTATED = ".jsonl";
+  private static final String GZ = ".gz";
   private static final DateTimeFormatter STAMP =
       DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
 
@@ -84,8 +85,19 @@ final class AuditFiles {
     }
   }
 
-  private static Path gzipped(Path rotated) {
-    return rotated.resolveSibling(rotated.getFileName() + ".gz");
+  /** The compressed form of a rotated file. */
+  static Path gzipped(Path rotated) {
+    return rotated.resolveSibling(rotated.getFileName() + GZ);
+  }
+
+  /** The uncompressed form of a compressed rotated file. */
+  private static Path plain(Path gzipped) {
+    String name = gzipped.getFileName().toString();
+    return gzipped.resolveSibling(name.substring(0, name.length() - GZ.length()));
+  }
+
+  private static boolean isGzipped(Path file) {
+    return file.getFileName().toString().endsWith(GZ);
   }
 
   /**
@@ -95,9 +107,8 @@ final class AuditFiles {
   List<Path> interruptedRotations() throws IOException {
     List<Path> toCompress = new ArrayList<>();
     for (Path p : rotated()) {
-      if (p.getFileName().toString().endsWith(".gz")) {
-        Path plain = p.resolveSibling(p.getFileName().toString().substring(0, p.getFileName().toString().length() - 3));
-        Files.deleteIfExists(plain); // compressed completely before the crash; only the delete was missed
+      if (isGzipped(p)) {
+        Files.deleteIfExists(plain(p)); // compressed completely before the crash; only the delete was missed
       } else {
         toCompress.add(p);
       }
@@ -112,11 +123,9 @@ final class AuditFiles {
     if (dir == null || !Files.isDirectory(dir)) {
       return new ArrayList<>();
     }
-    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, baseName() + "-*" + ROTATED + "{,.gz}")) {
+    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, baseName() + "-*" + ROTATED + "{," + GZ + "}")) {
       for (Path p : files) {
-        String name = p.getFileName().toString();
-        String stem = name.endsWith(".gz") ? name.substring(0, name.length() - 3) : name;
-        byName.merge(stem, p, (a, b) -> a.getFileName().toString().endsWith(".gz") ? a : b);
+        byName.merge((isGzipped(p) ? plain(p) : p).getFileName().toString(), p, (a, b) -> isGzipped(a) ? a : b);
       }
     }
     return new ArrayList<>(byName.values());
@@ -145,7 +154,7 @@ final class AuditFiles {
 
   static BufferedReader open(Path file) throws IOException {
     InputStream in = Files.newInputStream(file);
-    if (file.getFileName().toString().endsWith(".gz")) {
+    if (isGzipped(file)) {
       in = new GZIPInputStream(in, 64 * 1024);
     }
     return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 64 * 1024);

@@ -28,7 +28,7 @@ public final class AuditVerifier {
     List<FileStart> ordered = new ArrayList<>();
     Set<Path> given = new HashSet<>(files);
     for (Path file : files) {
-      if (given.contains(file.resolveSibling(file.getFileName() + ".gz"))) {
+      if (given.contains(AuditFiles.gzipped(file))) {
         continue; // a rotated file caught between its compression and its removal: the .gz has it all
       }
       ordered.add(new FileStart(file, firstSeq(file)));

@@ -31,7 +31,7 @@ public final class CallEvidence {
 
   /** Sets one field of the audit record (a later value replaces an earlier one). */
   public synchronized void put(String field, Object value) {
-    if (this != DETACHED && value != null && !sealed) {
+    if (accepts(value)) {
       fields.put(field, value);
     }
   }
@@ -41,7 +41,7 @@ public final class CallEvidence {
    * only read what no longer changes. A later {@link #put} replaces it.
    */
   public synchronized void putLater(String field, Supplier<?> value) {
-    if (this != DETACHED && value != null && !sealed) {
+    if (accepts(value)) {
       fields.put(field, new Later(value));
     }
   }
@@ -50,7 +50,7 @@ public final class CallEvidence {
 
   /** Sets a field only if no stage set it yet (the first request message wins). */
   public synchronized void putIfAbsent(String field, Object value) {
-    if (this != DETACHED && value != null && !sealed) {
+    if (accepts(value)) {
       fields.putIfAbsent(field, value);
     }
   }
@@ -58,9 +58,14 @@ public final class CallEvidence {
   /** Appends to a list field, e.g. shadow decisions or rewrites. */
   @SuppressWarnings("unchecked")
   public synchronized void add(String field, Object value) {
-    if (this != DETACHED && value != null && !sealed) {
+    if (accepts(value)) {
       ((List<Object>) fields.computeIfAbsent(field, k -> new ArrayList<>())).add(value);
     }
+  }
+
+  /** Whether a value may be recorded: not for detached evidence, nor null, nor once the call ended. */
+  private boolean accepts(Object value) { // guarded by this
+    return this != DETACHED && value != null && !sealed;
   }
 
   /** The call has ended and its record is queued: later evidence is ignored, so the record is what it was. */

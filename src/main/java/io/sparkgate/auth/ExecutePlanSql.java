@@ -1,7 +1,7 @@
 package io.sparkgate.auth;
 
-import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.ByteString;
+import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.UnsafeByteOperations;
 import com.google.protobuf.WireFormat;
 import io.sparkgate.proto.spark.Command;
@@ -29,20 +29,20 @@ final class ExecutePlanSql {
   /** The request's SQL (as the parsed request's getters would give it), or null if it runs none. */
   static String of(byte[] request) throws NotCanonical {
     try {
-      byte[] plan = only(read(request), ExecutePlanRequest.PLAN_FIELD_NUMBER);
+      ByteString plan = only(read(request), ExecutePlanRequest.PLAN_FIELD_NUMBER);
       if (plan == null) {
         return null;
       }
       // Plan is one oneof (root, command, compressed_operation, and whatever a later Spark adds).
-      byte[] root = oneofMember(read(plan), Plan.ROOT_FIELD_NUMBER, -1);
+      ByteString root = oneofMember(read(plan), Plan.ROOT_FIELD_NUMBER, -1);
       if (root != null) {
         return relationSql(root);
       }
-      byte[] command = oneofMember(read(plan), Plan.COMMAND_FIELD_NUMBER, -1);
+      ByteString command = oneofMember(read(plan), Plan.COMMAND_FIELD_NUMBER, -1);
       if (command == null) {
         return null;
       }
-      byte[] sqlCommand = oneofMember(read(command), Command.SQL_COMMAND_FIELD_NUMBER, -1);
+      ByteString sqlCommand = oneofMember(read(command), Command.SQL_COMMAND_FIELD_NUMBER, -1);
       return sqlCommand == null ? null : sqlCommandSql(sqlCommand);
     } catch (IOException e) {
       throw new NotCanonical();
@@ -50,15 +50,15 @@ final class ExecutePlanSql {
   }
 
   /** Relation.sql.query, or null when the relation is not a SQL relation. */
-  private static String relationSql(byte[] relation) throws IOException, NotCanonical {
-    byte[] sql = oneofMember(read(relation), Relation.SQL_FIELD_NUMBER, Relation.COMMON_FIELD_NUMBER);
+  private static String relationSql(ByteString relation) throws IOException, NotCanonical {
+    ByteString sql = oneofMember(read(relation), Relation.SQL_FIELD_NUMBER, Relation.COMMON_FIELD_NUMBER);
     return sql == null ? null : string(only(read(sql), SQL.QUERY_FIELD_NUMBER));
   }
 
   /** As SecretRedaction always read it: the input relation's query if it is SQL, else the sql string. */
   @SuppressWarnings("deprecation") // SqlCommand.sql: what 3.5 clients send
-  private static String sqlCommandSql(byte[] command) throws IOException, NotCanonical {
-    byte[] input = only(read(command), SqlCommand.INPUT_FIELD_NUMBER);
+  private static String sqlCommandSql(ByteString command) throws IOException, NotCanonical {
+    ByteString input = only(read(command), SqlCommand.INPUT_FIELD_NUMBER);
     if (input != null) {
       String inputSql = relationSql(input);
       if (inputSql != null) {
@@ -72,7 +72,7 @@ final class ExecutePlanSql {
    * The content of the single length-delimited occurrence of {@code field}, or null if absent; NotCanonical
    * if it occurs twice or with another wire type. Other fields are skipped.
    */
-  private static byte[] only(CodedInputStream in, int field) throws IOException, NotCanonical {
+  private static ByteString only(CodedInputStream in, int field) throws IOException, NotCanonical {
     return oneofMember(in, field, ANY_OTHER);
   }
 
@@ -81,9 +81,9 @@ final class ExecutePlanSql {
    * outside the oneof, -1 for none, {@link #ANY_OTHER} outside oneofs) next to it is a rival member, which
    * would override it or be overridden.
    */
-  private static byte[] oneofMember(CodedInputStream in, int member, int allowed)
+  private static ByteString oneofMember(CodedInputStream in, int member, int allowed)
       throws IOException, NotCanonical {
-    byte[] found = null;
+    ByteString found = null;
     boolean othersSeen = false;
     while (true) {
       int tag = in.readTag();
@@ -95,7 +95,7 @@ final class ExecutePlanSql {
         if (found != null || WireFormat.getTagWireType(tag) != WireFormat.WIRETYPE_LENGTH_DELIMITED) {
           throw new NotCanonical();
         }
-        found = in.readByteArray();
+        found = in.readBytes(); // a view of the request's array (aliasing): a plan is never copied
       } else {
         othersSeen |= allowed != ANY_OTHER && number != allowed;
         if (!in.skipField(tag)) {
@@ -109,16 +109,22 @@ final class ExecutePlanSql {
     return found;
   }
 
-  private static CodedInputStream read(byte[] content) {
-    return CodedInputStream.newInstance(content);
+  private static CodedInputStream read(byte[] request) {
+    // Wrapped, not copied: a ByteString's input is marked immutable, which aliasing needs.
+    return read(UnsafeByteOperations.unsafeWrap(request));
+  }
+
+  private static CodedInputStream read(ByteString content) {
+    CodedInputStream in = content.newCodedInput();
+    in.enableAliasing(true);
+    return in;
   }
 
   /** A string field's value; proto3 requires UTF-8, and a request that breaks that does not parse at all. */
-  private static String string(byte[] content) throws NotCanonical {
-    if (content == null) {
+  private static String string(ByteString bytes) throws NotCanonical {
+    if (bytes == null) {
       return "";
     }
-    ByteString bytes = UnsafeByteOperations.unsafeWrap(content);
     if (!bytes.isValidUtf8()) {
       throw new NotCanonical();
     }

@@ -56,7 +56,7 @@ public final class PolicyHook implements CallHook.Factory {
     private final CallEvidence evidence;
     /** The facts of the call's first message, summarized by the audit writer while it is the only one. */
     private Facts first;
-    /** From the second message on, the summary is kept here as they come (a stream can be long). */
+    /** From the second message on, the summary is built here as they come (a stream can be long). */
     private PlanSummary summary;
     private final ArtifactTracker artifacts;
     private String userId = "";
@@ -146,15 +146,13 @@ public final class PolicyHook implements CallHook.Factory {
      * summary are then off the call's path.
      */
     private void summarize(Facts facts) {
-      if (first == null && summary == null) {
+      if (first == null) {
         first = facts;
-        boolean literals = includeLiterals;
-        evidence.putLater("plan_summary", () -> new PlanSummary(literals).add(facts).toMap());
+        evidence.putLater("plan_summary", () -> new PlanSummary(includeLiterals).add(facts).toMap());
         return;
       }
       if (summary == null) {
         summary = new PlanSummary(includeLiterals).add(first);
-        first = null;
       }
       evidence.put("plan_summary", summary.add(facts).toMap());
     }
