@@ -52,7 +52,7 @@ public final class AuditLog implements AutoCloseable {
    * write(2): profiled at 60-70 us of CPU per small call, a quarter of what the full proxy spent on it.
    * Records still reach the file within about this long of the call's end.
    */
-  static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+  static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
   /** Longest the idle writer sleeps before checking rotation and closing. */
   private static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 

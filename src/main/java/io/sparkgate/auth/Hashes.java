@@ -9,11 +9,19 @@ import java.util.HexFormat;
 final class Hashes {
   private Hashes() {}
 
-  static String sha256Hex(String token) {
+  /**
+   * One digest per thread: this runs on every call, and looking up the provider each time cost as much as
+   * hashing the token. A digest is reset by {@link MessageDigest#digest(byte[])}, and never shared.
+   */
+  private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
     try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
+      return MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("every JVM has SHA-256", e);
     }
+  });
+
+  static String sha256Hex(String token) {
+    return HexFormat.of().formatHex(SHA256.get().digest(token.getBytes(StandardCharsets.UTF_8)));
   }
 }

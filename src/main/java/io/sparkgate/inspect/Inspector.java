@@ -81,7 +81,12 @@ public final class Inspector {
     Message prototype = Requests.prototype(method);
     if (prototype == null || prototype instanceof AddArtifactsRequest) return false;
     try {
-      requestFact(method, Requests.head(prototype, bytes), sink);
+      RequestHead head = RequestHead.of(prototype);
+      if (head != null) {
+        head.emit(method, bytes, sink);
+      } else {
+        requestFact(method, Requests.head(prototype, bytes), sink);
+      }
       new PlanWalker(config, new Detectors(config, sql, sink), sink).walkEncoded(bytes, Shape.of(prototype), session);
       return true;
     } catch (Wire.Unusual e) {

@@ -2,6 +2,8 @@ package io.sparkgate.inspect;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.Any;
@@ -23,7 +25,9 @@ import io.sparkgate.proto.spark.Read;
 import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.RelationCommon;
 import io.sparkgate.proto.spark.StatApproxQuantile;
+import io.sparkgate.proto.spark.UserContext;
 import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -52,6 +56,37 @@ final class EncodedWalkTest {
       assertSameFacts(method.getName(), bytes);
       for (int k = 0; k < 4; k++) assertSameFacts(method.getName(), corrupt(bytes, random));
     }
+  }
+
+  @Test
+  void request_head_strings_are_read_from_the_encoding_as_protobuf_reads_them() {
+    // Fields in order (read from the encoding): an empty session_id, which has no presence (an encoder leaves
+    // it out; a client may still send it), an empty user_name, and an empty client_type, which has presence.
+    byte[] canonical = concat(field(ExecutePlanRequest.SESSION_ID_FIELD_NUMBER, new byte[0]),
+        field(ExecutePlanRequest.USER_CONTEXT_FIELD_NUMBER, concat(field(UserContext.USER_ID_FIELD_NUMBER,
+            "alice".getBytes(StandardCharsets.UTF_8)), field(UserContext.USER_NAME_FIELD_NUMBER, new byte[0]))),
+        ExecutePlanRequest.newBuilder().setClientType("").build().toByteArray());
+    assertWalkedFromEncoding(ExecutePlanRequest.getDefaultInstance(), canonical);
+    Fact head = assertSameFacts("ExecutePlan", canonical).ofKind(Fact.Kind.REQUEST).get(0);
+    assertNull(head.get("session_id"));
+    assertEquals("alice", head.get("user_id"));
+    assertNull(head.get("user_name"));
+    assertEquals("", head.get("client_type"));
+    assertNull(head.get("operation_id"));
+
+    // Left to protobuf's parse, and reported the same: a user_context sent twice (merged, the last user_id
+    // winning), an empty one, and one whose user_id is not UTF-8.
+    byte[] alice = field(ExecutePlanRequest.USER_CONTEXT_FIELD_NUMBER,
+        UserContext.newBuilder().setUserId("alice").setUserName("Alice").build().toByteArray());
+    byte[] bob = field(ExecutePlanRequest.USER_CONTEXT_FIELD_NUMBER,
+        UserContext.newBuilder().setUserId("bob").build().toByteArray());
+    Fact merged = assertSameFacts("ExecutePlan", concat(alice, bob)).ofKind(Fact.Kind.REQUEST).get(0);
+    assertEquals("bob", merged.get("user_id"));
+    assertEquals("Alice", merged.get("user_name"));
+    byte[] empty = field(ExecutePlanRequest.USER_CONTEXT_FIELD_NUMBER, new byte[0]);
+    assertNull(assertSameFacts("ExecutePlan", empty).ofKind(Fact.Kind.REQUEST).get(0).get("user_id"));
+    assertSameFacts("ExecutePlan", field(ExecutePlanRequest.USER_CONTEXT_FIELD_NUMBER,
+        field(UserContext.USER_ID_FIELD_NUMBER, new byte[] {(byte) 0xC3})));
   }
 
   @Test
@@ -146,7 +181,9 @@ final class EncodedWalkTest {
     FactSink sink = new FactSink(config.maxFacts());
     SqlInspector sql = new SqlInspector(config, SqlParserFlags.SPARK_4_0_DEFAULTS);
     assertDoesNotThrow(() -> {
-      Requests.head(prototype, bytes);
+      RequestHead head = RequestHead.of(prototype);
+      assertNotNull(head, "every request type's head is read from its encoding");
+      head.emit(prototype.getDescriptorForType().getName(), bytes, sink);
       new PlanWalker(config, new Detectors(config, sql, sink), sink).walkEncoded(bytes, Shape.of(prototype), SESSION);
     }, () -> prototype.getDescriptorForType().getName() + " " + Arrays.toString(bytes));
   }

@@ -47,6 +47,8 @@ public final class BenchRunner {
   private final List<String[]> targets = new ArrayList<>();
   /** Scenario -> endpoint -> CPU of the endpoint's processes (for direct: the backend's) per unit of work. */
   private final Map<String, Map<String, Double>> cpuFigures = new LinkedHashMap<>();
+  /** Scenario -> endpoint -> the key figure of each round (see {@link #interleaved}). */
+  private final Map<String, Map<String, List<Double>>> rounds = new LinkedHashMap<>();
 
   private BenchRunner(Options o) {
     this.o = o;
@@ -63,10 +65,11 @@ public final class BenchRunner {
     Path out = Path.of("bench/results");
     String token;
     Duration warmup = Duration.ofSeconds(5);
-    Duration measure = Duration.ofSeconds(20);
+    Duration measure = Duration.ofSeconds(10); // per round: latency and streaming run --rounds of them
     Duration proxyWarmup = Duration.ofSeconds(90); // per Sparkgate variant, before any scenario
     int[] rates = {500, 1000, 2000};
     int[] streams = {1, 4, 16};
+    int rounds = 3; // interleaved rounds of the latency and streaming scenarios
     int batchBytes = 1024 * 1024;
     long slowTotal = 1L << 30;
     long slowRate = 1L << 20;
@@ -80,6 +83,7 @@ public final class BenchRunner {
         switch (args[i]) {
           case "--quick" -> {
             o.quick = true;
+            o.rounds = 1;
             o.warmup = Duration.ofSeconds(1);
             o.measure = Duration.ofSeconds(3);
             o.proxyWarmup = Duration.ofSeconds(6);
@@ -102,6 +106,10 @@ public final class BenchRunner {
           case "--sessions" -> o.idleSessions = Integer.parseInt(args[++i]);
           case "--proxy-jvm" -> o.proxyJvm.add(args[++i]);
           case "--only" -> o.only = args[++i];
+          case "--rounds" -> {
+            o.rounds = Integer.parseInt(args[++i]);
+            if (o.rounds < 1) throw new IllegalArgumentException("--rounds must be at least 1");
+          }
           default -> throw new IllegalArgumentException("unknown option " + args[i] + " (see bench/README.md)");
         }
       }
@@ -195,15 +203,11 @@ public final class BenchRunner {
 
       // Latency: closed loop, one caller.
       if (wants("latency")) {
-        for (var e : t.entrySet()) {
-          log("closed-loop latency: " + e.getKey());
-          CpuMeter cpu = CpuMeter.start(processes.get(e.getKey()));
-          var r = LoadGenerator.closedLoop(e.getValue(), 1, o.warmup, o.measure);
-          results.computeIfAbsent("closed_loop", k -> new LinkedHashMap<>()).put(e.getKey(), r);
-          // Per call, from the average CPU rate over warm-up and measurement and the measured call rate.
-          cpuFigures.computeIfAbsent("closed_loop_us_per_call", k -> new LinkedHashMap<>())
-              .put(e.getKey(), cpu.coresUsed() * 1e6 / r.callsPerSecond());
-        }
+        interleaved("closed-loop latency", "closed_loop", t, processes,
+            target -> LoadGenerator.closedLoop(target, 1, o.warmup, o.measure),
+            r -> r.latency().p50(), false,
+            // Per call, from the average CPU rate over warm-up and measurement and the measured call rate.
+            "closed_loop_us_per_call", (cores, r) -> cores * 1e6 / r.callsPerSecond(), results);
       }
       if (wants("open")) {
         for (int rate : o.rates) {
@@ -215,16 +219,15 @@ public final class BenchRunner {
         }
       }
       if (wants("stream")) {
-        for (int s : o.streams) {
-          for (var e : t.entrySet()) {
-            log("streaming x" + s + ": " + e.getKey());
-            CpuMeter cpu = CpuMeter.start(processes.get(e.getKey()));
-            var r = LoadGenerator.streaming(e.getValue(), s, o.batchBytes, 64, o.warmup, o.measure);
-            results.computeIfAbsent("streaming_" + s, k -> new LinkedHashMap<>()).put(e.getKey(), r);
-            cpuFigures.computeIfAbsent("streaming_" + s + "_cpu_seconds_per_gb", k -> new LinkedHashMap<>())
-                .put(e.getKey(), cpu.coresUsed() * 1000 / r.mbPerSecond());
-          }
+        for (int n : o.streams) {
+          interleaved("streaming x" + n, "streaming_" + n, t, processes,
+              target -> LoadGenerator.streaming(target, n, o.batchBytes, 64, o.warmup, o.measure),
+              LoadGenerator.Streaming::mbPerSecond, true,
+              "streaming_" + n + "_cpu_seconds_per_gb", (cores, r) -> cores * 1000 / r.mbPerSecond(), results);
         }
+      }
+      if (!rounds.isEmpty()) {
+        json.put("rounds", rounds);
       }
       json.put("results", results);
       json.put("cpu", cpuFigures);
@@ -250,6 +253,71 @@ public final class BenchRunner {
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
     System.out.println(table);
     System.out.println("written " + file);
+  }
+
+  /** One measurement of one endpoint. */
+  @FunctionalInterface
+  private interface Measurement<R> {
+    R run(LoadGenerator.Target target) throws Exception;
+  }
+
+  /**
+   * Measures every endpoint {@code --rounds} times, interleaved: round r runs the endpoints in an order rotated
+   * by r, so a machine that drifts (another job, thermal or host noise; on this 2-core VM run-to-run noise was as
+   * large as the gaps between proxies) weighs on every endpoint alike instead of on whichever ran last. Each
+   * endpoint reports its median round by {@code key} (latency: p50; streaming: MB/s), with the CPU figure of that
+   * same round; every round's key figure is kept in the JSON under "rounds".
+   */
+  private <R> void interleaved(String what, String scenario, Map<String, LoadGenerator.Target> t,
+      Map<String, Process> processes, Measurement<R> measurement, ToDoubleFunction<R> key,
+      boolean higherIsBetter, String cpuScenario, CpuPer<R> cpuPer, Map<String, Map<String, Object>> results)
+      throws Exception {
+    List<String> names = new ArrayList<>(t.keySet());
+    Map<String, List<R>> byEndpoint = new LinkedHashMap<>();
+    Map<String, List<Double>> cpuByEndpoint = new LinkedHashMap<>();
+    for (int round = 0; round < o.rounds; round++) {
+      for (int i = 0; i < names.size(); i++) {
+        String name = names.get((i + round) % names.size());
+        log(what + ": " + name + (o.rounds > 1 ? " (round " + (round + 1) + " of " + o.rounds + ")" : ""));
+        CpuMeter cpu = CpuMeter.start(processes.get(name));
+        R r = measurement.run(t.get(name));
+        double cores = cpu.coresUsed();
+        byEndpoint.computeIfAbsent(name, k -> new ArrayList<>()).add(r);
+        cpuByEndpoint.computeIfAbsent(name, k -> new ArrayList<>()).add(cpuPer.of(cores, r));
+      }
+    }
+    Map<String, Object> row = results.computeIfAbsent(scenario, k -> new LinkedHashMap<>());
+    Map<String, Double> cpuRow = cpuFigures.computeIfAbsent(cpuScenario, k -> new LinkedHashMap<>());
+    Map<String, List<Double>> keys = new LinkedHashMap<>();
+    for (String name : names) { // in the endpoints' own order, whatever order they ran in
+      List<R> rs = byEndpoint.get(name);
+      Integer[] order = new Integer[rs.size()];
+      for (int i = 0; i < order.length; i++) order[i] = i;
+      java.util.Arrays.sort(order, (a, b) -> Double.compare(key.applyAsDouble(rs.get(a)), key.applyAsDouble(rs.get(b))));
+      int median = order[(order.length - 1) / 2];
+      if (higherIsBetter && order.length % 2 == 0) median = order[order.length / 2]; // the better of the middle two
+      row.put(name, rs.get(median));
+      cpuRow.put(name, cpuByEndpoint.get(name).get(median));
+      keys.put(name, rs.stream().map(key::applyAsDouble).toList());
+    }
+    rounds.put(scenario, keys);
+  }
+
+  /** The CPU figure of a round: from the cores the endpoint used on average and the round's result. */
+  @FunctionalInterface
+  private interface CpuPer<R> {
+    double of(double coresUsed, R result);
+  }
+
+  /** "min-max" of an endpoint's rounds, or "-" for a single round. */
+  private String spread(String scenario, String name) {
+    List<Double> ks = rounds.getOrDefault(scenario, Map.of()).get(name);
+    if (ks == null || ks.size() < 2) {
+      return "-";
+    }
+    double min = ks.stream().mapToDouble(Double::doubleValue).min().orElse(0);
+    double max = ks.stream().mapToDouble(Double::doubleValue).max().orElse(0);
+    return String.format("%.0f-%.0f", min, max);
   }
 
   private Map<String, Object> idleSessions(LoadGenerator.Target target, JvmProbe probe) throws Exception {
@@ -348,19 +416,23 @@ public final class BenchRunner {
   private void report(Map<String, Map<String, Object>> results) {
     line("Sparkgate benchmark (%s mode), %s", o.quick ? "quick" : "full", json.get("machine"));
     line("Ratios: x<name> = this endpoint's figure divided by that endpoint's; 'added' = minus direct.");
+    if (o.rounds > 1) {
+      line("Latency and streaming: %d interleaved rounds per endpoint; each endpoint's figures are from its median"
+          + " round, 'rounds' gives the range over all of them.", o.rounds);
+    }
     line("");
     var closed = results.get("closed_loop");
     if (closed != null) {
       line("Small ExecutePlan, closed loop, 1 caller (microseconds; cpu/call = CPU of the endpoint's processes per"
           + " call, for direct the backend's)");
-      line("%-15s %9s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s", "endpoint", "p50", "p99", "p99.9", "calls/s",
-          "errors", "cpu/call", "+p50", "+p99", "p50xdir", "p50xTLS", "p50xL7");
+      line("%-15s %9s %11s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s", "endpoint", "p50", "p50 rounds", "p99",
+          "p99.9", "calls/s", "errors", "cpu/call", "+p50", "+p99", "p50xdir", "p50xTLS", "p50xL7");
       var cpu = cpuFigures.getOrDefault("closed_loop_us_per_call", Map.of());
       for (var e : closed.entrySet()) {
         var r = (LoadGenerator.ClosedLoop) e.getValue();
         var d = (LoadGenerator.ClosedLoop) closed.get(DIRECT);
-        line("%-15s %9.1f %9.1f %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s", e.getKey(), r.latency().p50(),
-            r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(), cpu.getOrDefault(e.getKey(), 0.0),
+        line("%-15s %9.1f %11s %9.1f %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s", e.getKey(),
+            r.latency().p50(), spread("closed_loop", e.getKey()), r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(), cpu.getOrDefault(e.getKey(), 0.0),
             r.latency().p50() - d.latency().p50(), r.latency().p99() - d.latency().p99(),
             ratio(closed, e.getKey(), DIRECT, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()),
             ratio(closed, e.getKey(), STREAM, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()),
@@ -406,12 +478,13 @@ public final class BenchRunner {
       }
       line("Streaming ExecutePlan, %d concurrent stream(s) of %d KiB batches (MB/s, 1 MB = 10^6 bytes; cpu/GB ="
           + " CPU seconds of the endpoint's processes per GB)", s, o.batchBytes / 1024);
-      line("%-15s %9s %9s %7s %8s | %8s %8s %8s", "endpoint", "MB/s", "calls", "errors", "cpu/GB", "xdirect",
-          "xTLS-term", "xL7");
+      line("%-15s %9s %11s %9s %7s %8s | %8s %8s %8s", "endpoint", "MB/s", "MB/s rounds", "calls", "errors",
+          "cpu/GB", "xdirect", "xTLS-term", "xL7");
       var cpu = cpuFigures.getOrDefault("streaming_" + s + "_cpu_seconds_per_gb", Map.of());
       for (var e : st.entrySet()) {
         var r = (LoadGenerator.Streaming) e.getValue();
-        line("%-15s %9.1f %9d %7d %8.2f | %8s %8s %8s", e.getKey(), r.mbPerSecond(), r.calls(), r.errors(),
+        line("%-15s %9.1f %11s %9d %7d %8.2f | %8s %8s %8s", e.getKey(), r.mbPerSecond(),
+            spread("streaming_" + s, e.getKey()), r.calls(), r.errors(),
             cpu.getOrDefault(e.getKey(), 0.0),
             ratio(st, e.getKey(), DIRECT, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
             ratio(st, e.getKey(), STREAM, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
