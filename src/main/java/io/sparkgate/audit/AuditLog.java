@@ -302,7 +302,7 @@ public final class AuditLog implements AutoCloseable {
         json.writeStringField("prev", prev);
         for (Map.Entry<String, Object> e : record.entrySet()) {
           json.writeFieldName(e.getKey());
-          JSON.writeValue(json, e.getValue());
+          writeValue(json, e.getValue());
         }
         json.writeEndObject();
       }
@@ -321,6 +321,27 @@ public final class AuditLog implements AutoCloseable {
       }
     }
     out.flush();
+  }
+
+  /**
+   * Most fields are strings and numbers, written as ObjectMapper writes them; only maps and lists go through
+   * it. Each ObjectMapper.writeValue call builds a serializer provider: one per field was a kilobyte of
+   * garbage per record.
+   */
+  private static void writeValue(JsonGenerator json, Object value) throws IOException {
+    if (value instanceof String s) {
+      json.writeString(s);
+    } else if (value instanceof Long l) {
+      json.writeNumber(l);
+    } else if (value instanceof Integer i) {
+      json.writeNumber(i);
+    } else if (value instanceof Boolean b) {
+      json.writeBoolean(b);
+    } else if (value == null) {
+      json.writeNull();
+    } else {
+      JSON.writeValue(json, value);
+    }
   }
 
   private void force() throws IOException {

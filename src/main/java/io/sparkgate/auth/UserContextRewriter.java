@@ -1,6 +1,5 @@
 package io.sparkgate.auth;
 
-import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
@@ -9,8 +8,8 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.proto.spark.UserContext;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.util.Arrays;
 
 /**
  * Puts the principal into a request's {@code user_context} (field 2 of every Spark Connect request) at the
@@ -34,9 +33,10 @@ final class UserContextRewriter {
 
   byte[] rewrite(byte[] message, Principal principal) throws StatusException {
     CodedInputStream in = CodedInputStream.newInstance(message);
-    ByteArrayOutputStream rest = new ByteArrayOutputStream(message.length);
     UserContext.Builder declared = UserContext.newBuilder();
-    int insertAt = -1;
+    // The declared user_context fields, as [start, end) pairs of the message, in order: dropped from the copy.
+    int[] drop = new int[2];
+    int drops = 0;
     try {
       while (true) {
         int start = in.getTotalBytesRead();
@@ -52,41 +52,49 @@ final class UserContextRewriter {
           checkUserId(one.getUserId(), principal);
           // Protobuf merges repeated occurrences of a message field; so does the server, so must we.
           declared.mergeFrom(one);
-          if (insertAt < 0) {
-            insertAt = rest.size();
+          if (drops == drop.length) {
+            drop = Arrays.copyOf(drop, drops * 2);
           }
+          drop[drops++] = start;
+          drop[drops++] = in.getTotalBytesRead();
           continue;
         }
         if (!in.skipField(tag)) {
           throw malformed(); // an end-group tag at the top level
         }
-        rest.write(message, start, in.getTotalBytesRead() - start);
       }
     } catch (InvalidProtocolBufferException e) {
       throw malformed();
     } catch (IOException e) {
       throw new IllegalStateException("reading from a byte array", e);
     }
-    UserContext rewritten =
-        declared.setUserId(principal.name()).setUserName(principal.name()).clearExtensions().build();
-    byte[] others = rest.toByteArray();
-    if (insertAt < 0) {
-      insertAt = others.length;
+    byte[] context =
+        declared.setUserId(principal.name()).setUserName(principal.name()).clearExtensions().build().toByteArray();
+    int fieldSize = CodedOutputStream.computeByteArraySize(USER_CONTEXT_FIELD, context);
+    int dropped = 0;
+    for (int i = 0; i < drops; i += 2) {
+      dropped += drop[i + 1] - drop[i];
     }
-    ByteString field = ByteString.EMPTY;
+    // One copy of the request: what precedes the first declared user_context (all of it when there is none),
+    // the rewritten field there, then everything else in order. Encoded straight into the result: a
+    // CodedOutputStream over a stream would allocate a 4 KiB buffer on every call.
+    byte[] result = new byte[message.length - dropped + fieldSize];
+    int insertAt = drops == 0 ? message.length : drop[0];
+    System.arraycopy(message, 0, result, 0, insertAt);
+    int at = insertAt + fieldSize;
     try {
-      ByteString.Output encoded = ByteString.newOutput();
-      CodedOutputStream out = CodedOutputStream.newInstance(encoded);
-      out.writeBytes(USER_CONTEXT_FIELD, rewritten.toByteString());
-      out.flush();
-      field = encoded.toByteString();
+      CodedOutputStream out = CodedOutputStream.newInstance(result, insertAt, fieldSize);
+      out.writeByteArray(USER_CONTEXT_FIELD, context);
+      out.checkNoSpaceLeft();
     } catch (IOException e) {
-      throw new IllegalStateException("writing to memory", e);
+      throw new IllegalStateException("writing to an array of the computed size", e);
     }
-    byte[] result = new byte[others.length + field.size()];
-    System.arraycopy(others, 0, result, 0, insertAt);
-    field.copyTo(result, insertAt);
-    System.arraycopy(others, insertAt, result, insertAt + field.size(), others.length - insertAt);
+    for (int i = 0; i < drops; i += 2) {
+      int from = drop[i + 1];
+      int to = i + 2 < drops ? drop[i + 2] : message.length;
+      System.arraycopy(message, from, result, at, to - from);
+      at += to - from;
+    }
     return result;
   }
 

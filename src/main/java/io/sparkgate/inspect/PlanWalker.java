@@ -21,25 +21,27 @@ final class PlanWalker {
   private final FactSink sink;
   /**
    * What is left to visit: a frame, or (null here) a message of the encoding, described at the same index of
-   * the arrays below. The encoding's messages get a frame only when a detector or a fact needs one.
+   * the arrays below. The encoding's messages get a frame only when a detector or a fact needs one. Sized
+   * for the small requests that are nearly all calls (a walker per request: these arrays were most of the
+   * 2 KB it allocated), they grow as a plan needs.
    */
-  private Frame[] stack = new Frame[64];
-  private int[] starts = new int[64];
-  private int[] ends = new int[64];
+  private Frame[] stack = new Frame[16];
+  private int[] starts = new int[16];
+  private int[] ends = new int[16];
   /** The field it is a value of (null for the root), and its index in a repeated field or -1. */
-  private Slot[] slots = new Slot[64];
-  private int[] indexes = new int[64];
-  private int[] depths = new int[64];
+  private Slot[] slots = new Slot[16];
+  private int[] indexes = new int[16];
+  private int[] depths = new int[16];
   private int top;
   /**
    * The encoding's message being visited and its ancestors, by depth, with the frames built for them so far.
    * The walk is depth first, so the last message visited at each depth above the current one is its ancestor.
    */
-  private int[] pathStarts = new int[16];
-  private int[] pathEnds = new int[16];
-  private Slot[] pathSlots = new Slot[16];
-  private int[] pathIndexes = new int[16];
-  private Frame[] pathFrames = new Frame[16];
+  private int[] pathStarts = new int[8];
+  private int[] pathEnds = new int[8];
+  private Slot[] pathSlots = new Slot[8];
+  private int[] pathIndexes = new int[8];
+  private Frame[] pathFrames = new Frame[8];
   /** The present message-typed fields of the message being expanded, in field-number order. */
   private FieldDescriptor[] present = new FieldDescriptor[8];
   private final Wire wire = new Wire();

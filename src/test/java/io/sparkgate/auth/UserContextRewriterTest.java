@@ -93,10 +93,12 @@ final class UserContextRewriterTest {
   void rewrite_repeatedUserContext_collapsedToOne() throws Exception {
     byte[] a = field(2, UserContext.newBuilder().setUserId("alice").build().toByteString());
     byte[] b = field(2, UserContext.newBuilder().setUserName("x").build().toByteString());
+    byte[] c = field(2, UserContext.newBuilder().setUserName("y").build().toByteString());
     byte[] session = field(1, ByteString.copyFromUtf8("s"));
-    byte[] rewritten = overwrite.rewrite(concat(a, session, b), ALICE);
+    byte[] clientType = field(4, ByteString.copyFromUtf8("t"));
+    byte[] rewritten = overwrite.rewrite(concat(a, session, b, c, clientType), ALICE);
     assertArrayEquals(concat(field(2, UserContext.newBuilder().setUserId("alice").setUserName("alice").build()
-        .toByteString()), session), rewritten);
+        .toByteString()), session, clientType), rewritten);
   }
 
   @Test
