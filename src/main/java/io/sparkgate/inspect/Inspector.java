@@ -79,14 +79,10 @@ public final class Inspector {
    */
   private boolean inspectEncoded(String method, byte[] bytes, SessionView session, FactSink sink) {
     Message prototype = Requests.prototype(method);
-    if (prototype == null || prototype instanceof AddArtifactsRequest) return false;
+    RequestHead head = prototype == null ? null : RequestHead.of(prototype);
+    if (head == null || prototype instanceof AddArtifactsRequest) return false;
     try {
-      RequestHead head = RequestHead.of(prototype);
-      if (head != null) {
-        head.emit(method, bytes, sink);
-      } else {
-        requestFact(method, Requests.head(prototype, bytes), sink);
-      }
+      head.emit(method, bytes, sink);
       new PlanWalker(config, new Detectors(config, sql, sink), sink).walkEncoded(bytes, Shape.of(prototype), session);
       return true;
     } catch (Wire.Unusual e) {

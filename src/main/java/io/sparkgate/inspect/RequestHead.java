@@ -27,11 +27,13 @@ final class RequestHead {
       Descriptor type = prototype.getDescriptorForType();
       FieldDescriptor uc = type.findFieldByName("user_context");
       boolean ucReadable = uc == null || uc.getMessageType() == UserContext.getDescriptor() && !uc.isRepeated();
-      StringField[] strings = {
-          StringField.of(type, "session_id"), StringField.of(type, "client_type"), StringField.of(type, "operation_id")};
-      boolean readable = ucReadable && USER_ID != null && USER_NAME != null;
-      for (StringField s : strings) readable &= s != null;
-      if (readable) BY_TYPE.put(type, new RequestHead(strings, uc == null ? 0 : uc.getNumber()));
+      StringField session = StringField.of(type, "session_id");
+      StringField client = StringField.of(type, "client_type");
+      StringField operation = StringField.of(type, "operation_id");
+      boolean strings = USER_ID != null && USER_NAME != null && session != null && client != null && operation != null;
+      if (ucReadable && strings) {
+        BY_TYPE.put(type, new RequestHead(session, client, operation, uc == null ? 0 : uc.getNumber()));
+      }
     }
   }
 
@@ -40,14 +42,17 @@ final class RequestHead {
   private final StringField operationId;
   private final int userContext; // field number, 0 when the request has none
 
-  private RequestHead(StringField[] strings, int userContext) {
-    this.sessionId = strings[0];
-    this.clientType = strings[1];
-    this.operationId = strings[2];
+  private RequestHead(StringField sessionId, StringField clientType, StringField operationId, int userContext) {
+    this.sessionId = sessionId;
+    this.clientType = clientType;
+    this.operationId = operationId;
     this.userContext = userContext;
   }
 
-  /** The reader for requests of this type, or null where a field is not a plain string (read reflectively). */
+  /**
+   * The reader for requests of this type, or null where a field is not a plain string (such a request is
+   * inspected from its parse).
+   */
   static RequestHead of(Message prototype) {
     return BY_TYPE.get(prototype.getDescriptorForType());
   }

@@ -52,29 +52,6 @@ final class Requests {
     return parser.parseFrom(in);
   }
 
-  /**
-   * The request without its message-typed fields other than user_context: all that the REQUEST fact reads,
-   * without parsing the plan. Throws {@link Wire.Unusual} where the request is not encoded as {@link Wire}
-   * accepts.
-   */
-  static Message head(Message prototype, byte[] bytes) {
-    Wire wire = new Wire();
-    wire.scan(bytes, 0, bytes.length, Shape.of(prototype));
-    Message.Builder head = prototype.newBuilderForType();
-    try {
-      int from = 0;
-      for (int i = 0; i < wire.count; i++) {
-        if (wire.slots[i].field.getName().equals("user_context")) continue;
-        head.mergeFrom(bytes, from, wire.tags[i] - from);
-        from = wire.ends[i];
-      }
-      head.mergeFrom(bytes, from, bytes.length - from);
-    } catch (InvalidProtocolBufferException e) {
-      throw Wire.UNUSUAL;
-    }
-    return head.buildPartial();
-  }
-
   /** A message that does not parse: too deep, or malformed. Either way, a fact. */
   static void parseFailure(InvalidProtocolBufferException e, String where, InspectorConfig config, FactSink sink) {
     String msg = String.valueOf(e.getMessage());
