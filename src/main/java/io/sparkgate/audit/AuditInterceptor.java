@@ -18,13 +18,12 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,7 +56,7 @@ public final class AuditInterceptor implements ServerInterceptor {
     for (MethodDescriptor method : Base.getDescriptor().findServiceByName("SparkConnectService").getMethods()) {
       String name = SERVICE + "/" + method.getName();
       requestScanners.put(name, new WireScanner(method.getInputType(), REQUEST_FIELDS));
-      responseScanners.put(name, new WireScanner(method.getOutputType(), RESPONSE_FIELDS));
+      responseScanners.put(name, new WireScanner(method.getOutputType(), RESPONSE_FIELDS, "response_"));
     }
   }
 
@@ -128,7 +127,7 @@ public final class AuditInterceptor implements ServerInterceptor {
         bytesOut.addAndGet(payload.length());
         try {
           if (messagesOut.getAndIncrement() == 0) {
-            payload.read(responseScanner::scan).forEach((k, v) -> evidence.putIfAbsent("response_" + k, v));
+            payload.read(responseScanner::scan).forEach(evidence::putIfAbsent);
           }
           if (countsRows) {
             rows.addAndGet(payload.read(in -> WireScanner.arrowRows(in, ARROW_BATCH, ROW_COUNT)));
@@ -155,17 +154,16 @@ public final class AuditInterceptor implements ServerInterceptor {
             firstRequest = bytes; // request arrays are never modified: stages that rewrite make new ones
           } else {
             // Not held for the length of the call: read now, ahead of every stage's own evidence.
-            requestEvidence(bytes).forEach(evidence::putIfAbsent);
+            requestEvidence(bytes, evidence::putIfAbsent);
           }
         }
       }
     }
 
     /** The request's own fields and hash, for the record. */
-    private Map<String, Object> requestEvidence(byte[] request) {
-      Map<String, Object> fields = new LinkedHashMap<>(requestScanner.scan(request));
-      fields.put("request_sha256", sha256(request));
-      return fields;
+    private void requestEvidence(byte[] request, BiConsumer<String, Object> into) {
+      requestScanner.scan(request).forEach(into);
+      into.accept("request_sha256", sha256(request));
     }
 
     void record(Status status) {
@@ -185,8 +183,8 @@ public final class AuditInterceptor implements ServerInterceptor {
     private Map<String, Object> buildRecord(Ended ended) {
       Status status = ended.status();
       Map<String, Object> record = AuditLog.newRecord();
-      record.put("time", started.toString());
-      record.put("request_id", UUID.randomUUID().toString());
+      record.put("time", Timestamps.iso(started));
+      record.put("request_id", RequestIds.next());
       record.put("rpc", getMethodDescriptor().getBareMethodName());
       Object remote = getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
       if (remote != null) {
@@ -194,9 +192,9 @@ public final class AuditInterceptor implements ServerInterceptor {
       }
       if (ended.firstRequest() != null) {
         // Where it was when read at once (no stage sets these names).
-        record.putAll(requestEvidence(ended.firstRequest()));
+        requestEvidence(ended.firstRequest(), record::put);
       }
-      record.putAll(evidence.snapshot());
+      evidence.forEachField(record::put);
       record.put("status", status.getCode().name());
       if (status.getDescription() != null && !status.isOk()) {
         record.put("status_message", statusMessage(status.getDescription()));

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
 /**
@@ -79,10 +80,15 @@ public final class CallEvidence {
 
   synchronized Map<String, Object> snapshot() {
     Map<String, Object> copy = new LinkedHashMap<>();
-    for (Map.Entry<String, Object> e : fields.entrySet()) {
-      copy.put(e.getKey(), e.getValue() instanceof List<?> list ? List.copyOf(list) : resolve(e.getValue()));
-    }
+    forEachField(copy::put);
     return copy;
+  }
+
+  /** Each field in the order first set, as the record shows it (lists copied, deferred values computed). */
+  synchronized void forEachField(BiConsumer<String, Object> into) {
+    for (Map.Entry<String, Object> e : fields.entrySet()) {
+      into.accept(e.getKey(), e.getValue() instanceof List<?> list ? List.copyOf(list) : resolve(e.getValue()));
+    }
   }
 
   private static Object resolve(Object value) {

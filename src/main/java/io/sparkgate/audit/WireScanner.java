@@ -21,9 +21,17 @@ final class WireScanner {
 
   /** Scans for the fields of {@code type} with these names that exist in it, e.g. "operation_id". */
   WireScanner(Descriptor type, Set<String> names) {
+    this(type, names, "");
+  }
+
+  /**
+   * As {@link #WireScanner(Descriptor, Set)}, reporting each field as {@code prefix + name} (made once here,
+   * not per call).
+   */
+  WireScanner(Descriptor type, Set<String> names, String prefix) {
     for (FieldDescriptor field : type.getFields()) {
       if (names.contains(field.getName()) && field.getType() == FieldDescriptor.Type.STRING && !field.isRepeated()) {
-        wanted.put(field.getNumber(), field.getName());
+        wanted.put(field.getNumber(), prefix + field.getName());
       }
     }
   }

@@ -1,5 +1,7 @@
 package io.sparkgate.inspect;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import java.util.Set;
 import org.antlr.v4.runtime.CharStreams;
 import org.antlr.v4.runtime.Token;
@@ -16,9 +18,28 @@ public final class SqlRedaction {
       SqlBaseLexer.TINYINT_LITERAL, SqlBaseLexer.DECIMAL_VALUE, SqlBaseLexer.DOUBLE_LITERAL,
       SqlBaseLexer.FLOAT_LITERAL, SqlBaseLexer.EXPONENT_VALUE, SqlBaseLexer.BIGDECIMAL_LITERAL);
 
+  /**
+   * Shared servers see the same statements over and over (dashboards, ORMs, notebooks re-run), and every one
+   * lands in an audit record: lexing it each time was most of the audit writer's work for a small call. Only
+   * short texts are remembered, weighed by length, so the memo stays under a few megabytes; the texts it holds
+   * are already held by the inspector's statement cache.
+   */
+  static final int MAX_MEMO_CHARS = 4096;
+
+  private static final Cache<String, String> MEMO = Caffeine.newBuilder()
+      .maximumWeight(2_000_000)
+      .weigher((String sql, String redacted) -> sql.length() + redacted.length())
+      .executor(Runnable::run)
+      .build();
+
   private SqlRedaction() {}
 
+  /** The text with literals replaced by {@code ?} and comments dropped. */
   public static String redactLiterals(String sql) {
+    return sql.length() > MAX_MEMO_CHARS ? lex(sql) : MEMO.get(sql, SqlRedaction::lex);
+  }
+
+  private static String lex(String sql) {
     SqlBaseLexer lexer = new SqlBaseLexer(new UpperCaseCharStream(CharStreams.fromString(sql)));
     lexer.removeErrorListeners();
     StringBuilder out = new StringBuilder(sql.length());
