@@ -46,7 +46,7 @@ final class AuditInterceptorTest {
   private List<JsonNode> runAndReadAudit(FakeSparkConnect backend, CallHook.Factory hooks, Runnable calls)
       throws Exception {
     AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30,
-        Duration.ofDays(1), 1000, AuditConfig.Fsync.BATCH, false, false);
+        Duration.ofDays(1), 1000, AuditConfig.Fsync.BATCH, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
     AuditLog auditLog = AuditLog.open(cfg, Clock.systemUTC());
     String backendName = InProcessServerBuilder.generateName();
     Server backendServer = InProcessServerBuilder.forName(backendName).fallbackHandlerRegistry(backend).build().start();
@@ -190,7 +190,7 @@ final class AuditInterceptorTest {
   @Test
   void auditRequired_logNotAccepting_callRefusedUnavailable_backendNotContacted() throws Exception {
     AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("required.jsonl")), 1L << 30,
-        Duration.ofDays(1), 1, AuditConfig.Fsync.BATCH, true, false);
+        Duration.ofDays(1), 1, AuditConfig.Fsync.BATCH, AuditConfig.DEFAULT_FSYNC_INTERVAL, true, false);
     AuditLog auditLog = AuditLog.open(cfg, Clock.systemUTC());
     auditLog.close(); // a log that takes no more records, as when its queue is full
     FakeSparkConnect backend = new FakeSparkConnect();

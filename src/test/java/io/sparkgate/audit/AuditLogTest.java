@@ -25,7 +25,7 @@ final class AuditLogTest {
 
   private AuditConfig config(long maxFileSize, int queueSize) {
     return new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), maxFileSize, Duration.ofDays(1),
-        queueSize, AuditConfig.Fsync.BATCH, false, false);
+        queueSize, AuditConfig.Fsync.BATCH, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
   }
 
   private static Map<String, Object> record(int i) {
@@ -42,6 +42,44 @@ final class AuditLogTest {
       files.add(dir.resolve("audit.jsonl"));
     }
     return files;
+  }
+
+  private AuditConfig batchEvery(Duration interval) {
+    return new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30, Duration.ofDays(1), 1000,
+        AuditConfig.Fsync.BATCH, interval, false, false);
+  }
+
+  private static void awaitWritten(AuditLog log, long n) throws InterruptedException {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (log.written() < n && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertEquals(n, log.written());
+  }
+
+  @Test
+  void fsyncBatch_forcesOncePerInterval_notPerRecord() throws Exception {
+    try (AuditLog log = AuditLog.open(batchEvery(Duration.ofMinutes(1)), Clock.systemUTC())) {
+      for (int i = 0; i < 50; i++) {
+        log.write(record(i));
+      }
+      awaitWritten(log, 50);
+      Thread.sleep(300);
+      assertEquals(0, log.syncs(), "written, but the minute has not passed: no fsync yet");
+    }
+    Files.delete(dir.resolve("audit.jsonl"));
+    try (AuditLog log = AuditLog.open(batchEvery(Duration.ofMillis(10)), Clock.systemUTC())) {
+      for (int i = 0; i < 50; i++) {
+        log.write(record(i));
+      }
+      awaitWritten(log, 50);
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (log.syncs() == 0 && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertTrue(log.syncs() >= 1, "forced within the interval after the records were written");
+      assertTrue(log.syncs() <= 10, "one fsync per batch, not one per record: " + log.syncs());
+    }
   }
 
   @Test
@@ -138,7 +176,7 @@ final class AuditLogTest {
   void rotation_byTime_withFakeClock() throws IOException {
     MutableClock clock = new MutableClock();
     AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30,
-        Duration.ofHours(1), 1000, AuditConfig.Fsync.NEVER, false, false);
+        Duration.ofHours(1), 1000, AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
     try (AuditLog log = AuditLog.open(cfg, clock)) {
       log.write(record(1));
       waitForWritten(log, 1);

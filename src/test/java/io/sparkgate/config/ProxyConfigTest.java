@@ -91,6 +91,21 @@ final class ProxyConfigTest {
   }
 
   @Test
+  void auditFsyncInterval_defaultSetAndValidated() throws IOException {
+    Files.createDirectories(dir.resolve("a"));
+    AuditConfig fallback = ProxyConfig.load(write(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n")).audit();
+    assertEquals(AuditConfig.Fsync.BATCH, fallback.fsync());
+    assertEquals(Duration.ofMillis(100), fallback.fsyncInterval());
+    AuditConfig set = ProxyConfig.load(write(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n  fsync_interval: 10ms\n"))
+        .audit();
+    assertEquals(Duration.ofMillis(10), set.fsyncInterval());
+    assertTrue(error(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n  fsync: always\n  fsync_interval: 1s\n")
+        .contains("audit.fsync_interval: applies only with fsync: batch (fsync is always)"));
+    assertTrue(error(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n  fsync_interval: 0ms\n")
+        .contains("audit.fsync_interval: must be between"));
+  }
+
+  @Test
   void unknownKey_namesFileKeyAndValidKeys() throws IOException {
     String message = error("listen:\n  prot: 1\n" + TLS + BACKEND);
     assertTrue(message.startsWith(dir.resolve("sparkgate.yaml").toString()), message);

@@ -81,9 +81,10 @@ public class AuditBench {
         Set.of("server_side_session_id", "operation_id"));
     dir = Files.createTempDirectory("audit-bench");
     // A queue of twice an invocation's records: the writer, lingering between batches, is woken by the last
-    // record of each invocation (half the queue), so writerPerRecord does not time its 2 ms linger.
+    // record of each invocation (half the queue), so writerPerRecord does not time its 5 ms linger.
     auditLog = AuditLog.open(new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 40,
-        Duration.ofDays(365), 2 * CALLS, AuditConfig.Fsync.NEVER, false, false), Clock.systemUTC());
+        Duration.ofDays(365), 2 * CALLS, AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false,
+        false), Clock.systemUTC());
     interceptor = new AuditInterceptor(auditLog, Clock.systemUTC());
   }
 
