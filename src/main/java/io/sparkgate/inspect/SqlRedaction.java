@@ -20,9 +20,9 @@ public final class SqlRedaction {
 
   /**
    * Shared servers see the same statements over and over (dashboards, ORMs, notebooks re-run), and every one
-   * lands in an audit record: lexing it each time was most of the audit writer's work for a small call. Only
-   * short texts are remembered, weighed by length, so the memo stays under a few megabytes; the texts it holds
-   * are already held by the inspector's statement cache.
+   * lands in an audit record: lexing it each time was an eighth of the audit writer's time (profiled). Only
+   * short texts are remembered, weighed by length, so the memo stays within a few megabytes (the inspector's
+   * statement and parse-tree caches hold the same texts).
    */
   static final int MAX_MEMO_CHARS = 4096;
 
