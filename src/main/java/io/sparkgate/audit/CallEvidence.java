@@ -78,12 +78,6 @@ public final class CallEvidence {
     return resolve(fields.get(field));
   }
 
-  synchronized Map<String, Object> snapshot() {
-    Map<String, Object> copy = new LinkedHashMap<>();
-    forEachField(copy::put);
-    return copy;
-  }
-
   /** Each field in the order first set, as the record shows it (lists copied, deferred values computed). */
   synchronized void forEachField(BiConsumer<String, Object> into) {
     for (Map.Entry<String, Object> e : fields.entrySet()) {

@@ -1,6 +1,7 @@
 package io.sparkgate.audit;
 
 import io.grpc.Context;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
@@ -19,6 +20,8 @@ public final class TestEvidence {
     } catch (Exception e) {
       thrown = e;
     }
-    return new Recorded(evidence.snapshot(), thrown);
+    Map<String, Object> fields = new LinkedHashMap<>();
+    evidence.forEachField(fields::put);
+    return new Recorded(fields, thrown);
   }
 }
