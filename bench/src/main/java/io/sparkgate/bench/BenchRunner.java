@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.ToDoubleFunction;
@@ -40,8 +42,18 @@ public final class BenchRunner {
    */
   static final String BASE = "sparkgate-base";
   private static final long MB = 1_000_000;
+  /** Warm-up runs in chunks this long, each over new connections. */
+  private static final Duration WARMUP_CHUNK = Duration.ofSeconds(5);
+  /** The JIT counts as quiet when it compiled for at most this share of a chunk. */
+  private static final long QUIET_JIT_PERCENT = 2;
+  /** However busy the JIT still is, warm-up stops at this multiple of --proxy-warmup. */
+  private static final long MAX_WARMUP_FACTOR = 4;
 
   private final Options o;
+  /** The Sparkgate variants' JVMs over JMX: JIT time for the warm-up, memory for the memory scenarios. */
+  private final Map<String, JvmProbe> probes = new LinkedHashMap<>();
+  /** Per scenario and Sparkgate variant, the JIT's milliseconds in each measured round. */
+  private final Map<String, Map<String, List<Long>>> jitMillis = new LinkedHashMap<>();
   private final Map<String, Object> json = new LinkedHashMap<>();
   private final StringBuilder table = new StringBuilder();
   private final List<String[]> targets = new ArrayList<>();
@@ -169,15 +181,13 @@ public final class BenchRunner {
       } else {
         log("nginx not used (" + (o.nginx ? "not installed" : "--no-nginx") + "): no nginx baselines");
       }
-      int fullJmx = Endpoints.freePort();
-      Process full = null;
       List<String> variants = new ArrayList<>(List.of(FULL, TLS));
       if (o.baselineJar != null) {
         variants.add(BASE);
       }
       for (String name : variants) {
         int p = Endpoints.freePort();
-        int jmx = name.equals(FULL) ? fullJmx : Endpoints.freePort();
+        int jmx = Endpoints.freePort();
         boolean fullFeatures = name.equals(FULL) || (name.equals(BASE) && o.baselineFull);
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, fullFeatures);
         Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, o.proxyJvm);
@@ -185,20 +195,16 @@ public final class BenchRunner {
         // A full-features Sparkgate accepts only the JWT minted for its configuration.
         t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, fullFeatures ? ep.fullToken(name) : o.token));
         Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
-        if (name.equals(FULL)) {
-          full = sp;
-        }
+        probes.put(name, JvmProbe.connect(jmx, sp.pid()));
       }
       log("endpoints up: " + t.keySet());
       // A fresh proxy JVM spends its first minute or two compiling its hot paths: profiled, C2 took 35-45% of
       // its CPU during the first scenario, with single compilations of Netty's pipeline taking over a second
-      // on this machine. Production proxies run for days, so each Sparkgate gets the same mix of small calls
-      // and streams before anything is measured (which also warms the backend).
-      Duration half = o.proxyWarmup.dividedBy(2);
+      // on this machine. Production proxies run for days, so each Sparkgate gets small calls and streams
+      // before anything is measured (which also warms the backend); see warmUp for how.
       for (String name : variants) {
         log("warming up " + name + " for " + o.proxyWarmup.toSeconds() + " s");
-        LoadGenerator.closedLoop(t.get(name), 2, Duration.ZERO, half);
-        LoadGenerator.streaming(t.get(name), 4, o.batchBytes, 64, Duration.ZERO, half);
+        warmUp(name, t.get(name), probes.get(name));
       }
 
       // Latency: closed loop, one caller.
@@ -228,19 +234,27 @@ public final class BenchRunner {
       }
       if (!rounds.isEmpty()) {
         json.put("rounds", rounds);
+        json.put("jit_ms_per_round", jitMillis);
       }
       json.put("results", results);
       json.put("cpu", cpuFigures);
       Map<String, Object> memory = new LinkedHashMap<>();
       json.put("memory", memory);
-      try (JvmProbe probe = JvmProbe.connect(fullJmx, full.pid())) {
-        if (wants("idle")) {
-          memory.put("idle_sessions", idleSessions(t.get(FULL), probe));
-        }
-        if (wants("slow")) {
-          memory.put("slow_reader", slowReader(t.get(FULL), probe));
+      if (wants("idle")) {
+        memory.put("idle_sessions", idleSessions(t.get(FULL), probes.get(FULL)));
+      }
+      if (wants("slow")) {
+        memory.put("slow_reader", slowReader(t.get(FULL), probes.get(FULL)));
+      }
+    } finally {
+      for (JvmProbe probe : probes.values()) {
+        try {
+          probe.close();
+        } catch (IOException e) {
+          // Its JVM has stopped already: the endpoints close first.
         }
       }
+      probes.clear();
     }
     if (o.jmh && wants("jmh")) {
       json.put("jmh", jmh());
@@ -253,6 +267,46 @@ public final class BenchRunner {
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
     System.out.println(table);
     System.out.println("written " + file);
+  }
+
+  /**
+   * Small calls and streams together, over fresh connections every few seconds, for at least
+   * {@code --proxy-warmup} and then until the JIT is quiet. Both at once because HotSpot drops a queued
+   * compilation whose method stops running: with a small-call half then a streaming half, -XX:+PrintCompilation
+   * showed Netty's HPACK decoder and SslHandler.write first reaching C2 inside the latency windows. Fresh
+   * connections because C2 compiles out the branches a profile never took: with one set of connections for
+   * the whole warm-up, the first new connection of each scenario (TLS handshake, an empty HPACK table, a new
+   * session) threw away the compiled code of about a hundred hot methods, which then ran interpreted and
+   * C1-compiled in the measurement. Until the JIT is quiet because on two busy cores C2 falls minutes behind
+   * (the full proxy still compiled 800 methods in its first latency window after 60 s of warm-up), and a
+   * production proxy that runs for days is measured at its steady state, not while it compiles.
+   */
+  private void warmUp(String name, LoadGenerator.Target target, JvmProbe jit) throws Exception {
+    Duration chunk = o.proxyWarmup.compareTo(WARMUP_CHUNK) < 0 ? o.proxyWarmup : WARMUP_CHUNK;
+    long started = System.nanoTime();
+    long min = o.proxyWarmup.toNanos();
+    long max = o.quick ? min : MAX_WARMUP_FACTOR * min;
+    long jitStart = jit.jitMillis();
+    long lastJit;
+    long elapsed;
+    do {
+      long before = jit.jitMillis();
+      var streams = CompletableFuture.supplyAsync(() -> {
+        try {
+          return LoadGenerator.streaming(target, 4, o.batchBytes, 64, Duration.ZERO, chunk);
+        } catch (InterruptedException e) {
+          throw new CompletionException(e);
+        }
+      });
+      LoadGenerator.closedLoop(target, 2, Duration.ZERO, chunk);
+      streams.join();
+      lastJit = jit.jitMillis() - before;
+      elapsed = System.nanoTime() - started;
+    } while (elapsed < max && (elapsed < min || lastJit > chunk.toMillis() * QUIET_JIT_PERCENT / 100));
+    log(String.format("warmed up %s for %d s: JIT %d ms in all, %d ms in the last %d s%s", name,
+        TimeUnit.NANOSECONDS.toSeconds(elapsed), jit.jitMillis() - jitStart, lastJit, chunk.toSeconds(),
+        elapsed >= max && lastJit > chunk.toMillis() * QUIET_JIT_PERCENT / 100 ? " (still compiling; stopped at "
+            + MAX_WARMUP_FACTOR + "x --proxy-warmup)" : ""));
   }
 
   /** One measurement of one endpoint. */
@@ -279,9 +333,18 @@ public final class BenchRunner {
       for (int i = 0; i < names.size(); i++) {
         String name = names.get((i + round) % names.size());
         log(what + ": " + name + (o.rounds > 1 ? " (round " + (round + 1) + " of " + o.rounds + ")" : ""));
+        JvmProbe jvm = probes.get(name);
+        long jitBefore = jvm == null ? 0 : jvm.jitMillis();
         CpuMeter cpu = CpuMeter.start(processes.get(name));
         R r = measurement.run(t.get(name));
         double cores = cpu.coresUsed();
+        if (jvm != null) {
+          // Shows whether a proxy was measured at its steady state or while still compiling.
+          long jit = jvm.jitMillis() - jitBefore;
+          jitMillis.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).computeIfAbsent(name, k -> new ArrayList<>())
+              .add(jit);
+          log("  " + name + ": JIT compiled for " + jit + " ms during this window");
+        }
         byEndpoint.computeIfAbsent(name, k -> new ArrayList<>()).add(r);
         cpuByEndpoint.computeIfAbsent(name, k -> new ArrayList<>()).add(cpuPer.of(cores, r));
       }

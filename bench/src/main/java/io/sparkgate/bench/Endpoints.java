@@ -108,6 +108,11 @@ final class Endpoints implements AutoCloseable {
     y.append("backend:\n  address: 127.0.0.1:").append(backendPort).append('\n');
     if (full) {
       y.append("audit:\n  file: ").append(dir.resolve("audit").resolve("audit.jsonl")).append('\n');
+      // Small calls write about 3 MB of records a second: at the default 100 MiB the file rotated (and a
+      // background thread compressed 100 MiB) once every half-minute or so, inside one window in three and
+      // the first time only after the warm-up, where it cost a second of JIT as well. At 16 MiB every window
+      // carries its share of rotation and compression, as a proxy that has run for days would.
+      y.append("  max_file_size: 16MiB\n");
       y.append("  fsync: batch\n");
       // Full features: JWT (a key pair and JWKS minted for this run, see mintJwt) and the shipped policy.
       Path jwks = dir.resolve("jwks.json");

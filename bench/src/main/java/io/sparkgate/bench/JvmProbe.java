@@ -1,6 +1,7 @@
 package io.sparkgate.bench;
 
 import java.io.IOException;
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.file.Files;
@@ -22,6 +23,7 @@ final class JvmProbe implements AutoCloseable {
   private final JMXConnector connector;
   private final MBeanServerConnection mbeans;
   private final MemoryMXBean memory;
+  private final CompilationMXBean jit;
   private final long pid;
 
   /** Memory at one moment, in bytes. */
@@ -32,6 +34,8 @@ final class JvmProbe implements AutoCloseable {
     this.mbeans = connector.getMBeanServerConnection();
     this.memory = ManagementFactory.newPlatformMXBeanProxy(mbeans, ManagementFactory.MEMORY_MXBEAN_NAME,
         MemoryMXBean.class);
+    this.jit = ManagementFactory.newPlatformMXBeanProxy(mbeans, ManagementFactory.COMPILATION_MXBEAN_NAME,
+        CompilationMXBean.class);
     this.pid = pid;
   }
 
@@ -47,6 +51,11 @@ final class JvmProbe implements AutoCloseable {
       }
     }
     throw last;
+  }
+
+  /** Milliseconds the JVM's JIT compilers have spent since it started. */
+  long jitMillis() throws IOException {
+    return jit.getTotalCompilationTime();
   }
 
   Sample sample(boolean withNmt) throws IOException {
