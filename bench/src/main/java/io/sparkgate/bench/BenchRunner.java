@@ -41,6 +41,8 @@ public final class BenchRunner {
    * change before and after in one run: run-to-run noise on a shared machine is larger than most changes.
    */
   static final String BASE = "sparkgate-base";
+  /** The {@link FrameRelay} baseline (with --frame-relay): Java, Netty and TLS relaying HTTP/2 frames. */
+  static final String RELAY = "java-relay";
   private static final long MB = 1_000_000;
   /** Warm-up runs in chunks this long, each over new connections. */
   private static final Duration WARMUP_CHUNK = Duration.ofSeconds(5);
@@ -74,6 +76,7 @@ public final class BenchRunner {
     Path jar = Path.of("target/sparkgate.jar");
     Path baselineJar; // optional: another build, run as "sparkgate-base" for before/after
     boolean baselineFull; // the baseline runs with full features instead of TLS only
+    boolean frameRelay; // also measure the FrameRelay baseline
     Path out = Path.of("bench/results");
     String token;
     Duration warmup = Duration.ofSeconds(5);
@@ -107,6 +110,7 @@ public final class BenchRunner {
           case "--jar" -> o.jar = Path.of(args[++i]);
           case "--baseline-jar" -> o.baselineJar = Path.of(args[++i]);
           case "--baseline-full" -> o.baselineFull = true;
+          case "--frame-relay" -> o.frameRelay = true;
           case "--out" -> o.out = Path.of(args[++i]);
           case "--token" -> o.token = args[++i];
           case "--token-file" -> o.token = Files.readString(Path.of(args[++i])).trim();
@@ -197,12 +201,23 @@ public final class BenchRunner {
         Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
         probes.put(name, JvmProbe.connect(jmx, sp.pid()));
       }
+      List<String> warmed = new ArrayList<>(variants);
+      if (o.frameRelay) {
+        int p = Endpoints.freePort();
+        int jmx = Endpoints.freePort();
+        Process relay = ep.startFrameRelay(RELAY, p, backendPort, certs, jmx);
+        processes.put(RELAY, relay);
+        t.put(RELAY, new LoadGenerator.Target(RELAY, "127.0.0.1", p, ca, o.token));
+        Endpoints.waitReady(t.get(RELAY), relay, Duration.ofSeconds(60));
+        probes.put(RELAY, JvmProbe.connect(jmx, relay.pid()));
+        warmed.add(RELAY);
+      }
       log("endpoints up: " + t.keySet());
       // A fresh proxy JVM spends its first minute or two compiling its hot paths: profiled, C2 took 35-45% of
       // its CPU during the first scenario, with single compilations of Netty's pipeline taking over a second
       // on this machine. Production proxies run for days, so each Sparkgate gets small calls and streams
       // before anything is measured (which also warms the backend); see warmUp for how.
-      for (String name : variants) {
+      for (String name : warmed) {
         log("warming up " + name + " for " + o.proxyWarmup.toSeconds() + " s");
         warmUp(name, t.get(name), probes.get(name));
       }
@@ -303,10 +318,11 @@ public final class BenchRunner {
       lastJit = jit.jitMillis() - before;
       elapsed = System.nanoTime() - started;
     } while (elapsed < max && (elapsed < min || lastJit > chunk.toMillis() * QUIET_JIT_PERCENT / 100));
+    boolean quiet = lastJit <= chunk.toMillis() * QUIET_JIT_PERCENT / 100;
     log(String.format("warmed up %s for %d s: JIT %d ms in all, %d ms in the last %d s%s", name,
         TimeUnit.NANOSECONDS.toSeconds(elapsed), jit.jitMillis() - jitStart, lastJit, chunk.toSeconds(),
-        elapsed >= max && lastJit > chunk.toMillis() * QUIET_JIT_PERCENT / 100 ? " (still compiling; stopped at "
-            + MAX_WARMUP_FACTOR + "x --proxy-warmup)" : ""));
+        quiet ? "" : o.quick ? " (still compiling: --quick does not wait)"
+            : " (still compiling; stopped at " + MAX_WARMUP_FACTOR + "x --proxy-warmup)"));
   }
 
   /** One measurement of one endpoint. */

@@ -78,17 +78,32 @@ final class Endpoints implements AutoCloseable {
   /** A proxy JVM with JMX on a loopback port and native memory tracking, for the memory scenarios. */
   Process startSparkgate(String name, Path jar, Path config, int jmxPort, List<String> extraJvmOptions)
       throws IOException {
-    List<String> cmd = new ArrayList<>(List.of(javaBin(),
-        "-XX:NativeMemoryTracking=summary",
-        "-Dcom.sun.management.jmxremote.port=" + jmxPort,
-        "-Dcom.sun.management.jmxremote.rmi.port=" + jmxPort,
-        "-Dcom.sun.management.jmxremote.host=127.0.0.1",
-        "-Djava.rmi.server.hostname=127.0.0.1",
-        "-Dcom.sun.management.jmxremote.authenticate=false",
-        "-Dcom.sun.management.jmxremote.ssl=false"));
+    List<String> cmd = new ArrayList<>(List.of(javaBin(), "-XX:NativeMemoryTracking=summary"));
+    cmd.addAll(jmxOptions(jmxPort));
     cmd.addAll(extraJvmOptions);
     cmd.addAll(List.of("-jar", jar.toString(), "serve", "--config", config.toString()));
     return start(name, cmd);
+  }
+
+  /** The {@link FrameRelay} baseline in its own JVM, with JMX like Sparkgate's (its warm-up watches the JIT). */
+  Process startFrameRelay(String name, int port, int backendPort, Path certs, int jmxPort) throws IOException {
+    List<String> cmd = new ArrayList<>(List.of(javaBin()));
+    cmd.addAll(jmxOptions(jmxPort));
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), FrameRelay.class.getName(),
+        "--port", Integer.toString(port), "--backend-port", Integer.toString(backendPort),
+        "--cert", certs.resolve("server.pem").toString(), "--key", certs.resolve("server.key").toString()));
+    return start(name, cmd);
+  }
+
+  /** JMX on a loopback port, no authentication: for the runner's {@link JvmProbe}. */
+  private static List<String> jmxOptions(int port) {
+    return List.of(
+        "-Dcom.sun.management.jmxremote.port=" + port,
+        "-Dcom.sun.management.jmxremote.rmi.port=" + port,
+        "-Dcom.sun.management.jmxremote.host=127.0.0.1",
+        "-Djava.rmi.server.hostname=127.0.0.1",
+        "-Dcom.sun.management.jmxremote.authenticate=false",
+        "-Dcom.sun.management.jmxremote.ssl=false");
   }
 
   /**
