@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -37,8 +38,9 @@ public final class BenchRunner {
   static final String FULL = "sparkgate-full";
   static final String TLS = "sparkgate-tls";
   /**
-   * The variant built from --baseline-jar (TLS only, or full features with --baseline-full), to compare a
-   * change before and after in one run: run-to-run noise on a shared machine is larger than most changes.
+   * The variant built from --baseline-jar (TLS only; full features with --baseline-full, some with
+   * --baseline-features), to compare a change before and after in one run: run-to-run noise on a shared
+   * machine is larger than most changes.
    */
   static final String BASE = "sparkgate-base";
   /** The {@link FrameRelay} baseline (with --frame-relay): Java, Netty and TLS relaying HTTP/2 frames. */
@@ -75,7 +77,7 @@ public final class BenchRunner {
     boolean jmh = true;
     Path jar = Path.of("target/sparkgate.jar");
     Path baselineJar; // optional: another build, run as "sparkgate-base" for before/after
-    boolean baselineFull; // the baseline runs with full features instead of TLS only
+    Set<String> baselineFeatures; // the baseline's features (Endpoints.FEATURES); null: TLS only
     boolean frameRelay; // also measure the FrameRelay baseline
     Path out = Path.of("bench/results");
     String token;
@@ -109,7 +111,8 @@ public final class BenchRunner {
           case "--no-jmh" -> o.jmh = false;
           case "--jar" -> o.jar = Path.of(args[++i]);
           case "--baseline-jar" -> o.baselineJar = Path.of(args[++i]);
-          case "--baseline-full" -> o.baselineFull = true;
+          case "--baseline-full" -> o.baselineFeatures = Endpoints.FEATURES;
+          case "--baseline-features" -> o.baselineFeatures = Set.of(args[++i].split(","));
           case "--frame-relay" -> o.frameRelay = true;
           case "--out" -> o.out = Path.of(args[++i]);
           case "--token" -> o.token = args[++i];
@@ -192,12 +195,13 @@ public final class BenchRunner {
       for (String name : variants) {
         int p = Endpoints.freePort();
         int jmx = Endpoints.freePort();
-        boolean fullFeatures = name.equals(FULL) || (name.equals(BASE) && o.baselineFull);
-        Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, fullFeatures);
+        Set<String> features = name.equals(FULL) ? Endpoints.FEATURES
+            : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
+        Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, features);
         Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, o.proxyJvm);
         processes.put(name, sp);
-        // A full-features Sparkgate accepts only the JWT minted for its configuration.
-        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, fullFeatures ? ep.fullToken(name) : o.token));
+        // A Sparkgate with JWT authentication accepts only the JWT minted for its configuration.
+        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, features.contains("jwt") ? ep.fullToken(name) : o.token));
         Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
         probes.put(name, JvmProbe.connect(jmx, sp.pid()));
       }

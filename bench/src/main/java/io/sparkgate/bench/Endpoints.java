@@ -22,6 +22,7 @@ import java.util.Date;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -112,6 +113,22 @@ final class Endpoints implements AutoCloseable {
    * @param full TLS + JWT + the shipped policy + audit to a file; otherwise TLS only
    */
   Path sparkgateConfig(String name, int port, int backendPort, Path certs, boolean full) throws IOException {
+    return sparkgateConfig(name, port, backendPort, certs, full ? FEATURES : Set.of());
+  }
+
+  /** Every feature {@link #sparkgateConfig(String, int, int, Path, Set)} can switch on. */
+  static final Set<String> FEATURES = Set.of("jwt", "policy", "audit");
+
+  /**
+   * Sparkgate's configuration for a variant with some of the full features, to see what each costs.
+   *
+   * @param features a subset of {@link #FEATURES}
+   */
+  Path sparkgateConfig(String name, int port, int backendPort, Path certs, Set<String> features)
+      throws IOException {
+    if (!FEATURES.containsAll(features)) {
+      throw new IllegalArgumentException("features are " + FEATURES + ", not " + features);
+    }
     Path dir = work.resolve(name);
     Files.createDirectories(dir);
     StringBuilder y = new StringBuilder();
@@ -121,7 +138,7 @@ final class Endpoints implements AutoCloseable {
     y.append("tls:\n  cert_file: ").append(certs.resolve("server.pem")).append('\n');
     y.append("  key_file: ").append(certs.resolve("server.key")).append('\n');
     y.append("backend:\n  address: 127.0.0.1:").append(backendPort).append('\n');
-    if (full) {
+    if (features.contains("audit")) {
       y.append("audit:\n  file: ").append(dir.resolve("audit").resolve("audit.jsonl")).append('\n');
       // Small calls write about 3 MB of records a second: at the default 100 MiB the file rotated (and a
       // background thread compressed 100 MiB) once every half-minute or so, inside one window in three and
@@ -129,12 +146,16 @@ final class Endpoints implements AutoCloseable {
       // carries its share of rotation and compression, as a proxy that has run for days would.
       y.append("  max_file_size: 16MiB\n");
       y.append("  fsync: batch\n");
-      // Full features: JWT (a key pair and JWKS minted for this run, see mintJwt) and the shipped policy.
+    }
+    if (features.contains("jwt")) {
+      // A key pair and JWKS minted for this run, see mintJwt.
       Path jwks = dir.resolve("jwks.json");
       fullTokens.put(name, mintJwt(jwks));
       y.append("auth:\n  methods: [jwt]\n  jwt:\n    jwks_file: ").append(jwks).append('\n');
       y.append("    issuer: ").append(ISSUER).append('\n');
       y.append("    audience: ").append(AUDIENCE).append('\n');
+    }
+    if (features.contains("policy")) {
       y.append("policy:\n  file: ").append(repoRoot().resolve("policies").resolve("shared-server.yaml")).append('\n');
     }
     Path file = dir.resolve("sparkgate.yaml");
