@@ -54,7 +54,7 @@ public final class BenchRunner {
   private static final long MAX_WARMUP_FACTOR = 4;
 
   private final Options o;
-  /** The Sparkgate variants' JVMs over JMX: JIT time for the warm-up, memory for the memory scenarios. */
+  /** The Sparkgate variants' (and java-relay's) JVMs over JMX: JIT time, and memory for the memory scenarios. */
   private final Map<String, JvmProbe> probes = new LinkedHashMap<>();
   /** Per scenario and Sparkgate variant, the JIT's milliseconds in each measured round. */
   private final Map<String, Map<String, List<Long>>> jitMillis = new LinkedHashMap<>();
@@ -131,6 +131,13 @@ public final class BenchRunner {
           }
           default -> throw new IllegalArgumentException("unknown option " + args[i] + " (see bench/README.md)");
         }
+      }
+      if (o.baselineFeatures != null && o.baselineJar == null) {
+        throw new IllegalArgumentException("--baseline-full and --baseline-features need --baseline-jar");
+      }
+      if (o.baselineFeatures != null && !Endpoints.FEATURES.containsAll(o.baselineFeatures)) {
+        throw new IllegalArgumentException("--baseline-features takes a comma list of " + Endpoints.FEATURES
+            + ", not " + String.join(",", o.baselineFeatures));
       }
       return o;
     }
@@ -305,6 +312,7 @@ public final class BenchRunner {
     long started = System.nanoTime();
     long min = o.proxyWarmup.toNanos();
     long max = o.quick ? min : MAX_WARMUP_FACTOR * min;
+    long quietMillis = chunk.toMillis() * QUIET_JIT_PERCENT / 100;
     long jitStart = jit.jitMillis();
     long lastJit;
     long elapsed;
@@ -321,8 +329,8 @@ public final class BenchRunner {
       streams.join();
       lastJit = jit.jitMillis() - before;
       elapsed = System.nanoTime() - started;
-    } while (elapsed < max && (elapsed < min || lastJit > chunk.toMillis() * QUIET_JIT_PERCENT / 100));
-    boolean quiet = lastJit <= chunk.toMillis() * QUIET_JIT_PERCENT / 100;
+    } while (elapsed < max && (elapsed < min || lastJit > quietMillis));
+    boolean quiet = lastJit <= quietMillis;
     log(String.format("warmed up %s for %d s: JIT %d ms in all, %d ms in the last %d s%s", name,
         TimeUnit.NANOSECONDS.toSeconds(elapsed), jit.jitMillis() - jitStart, lastJit, chunk.toSeconds(),
         quiet ? "" : o.quick ? " (still compiling: --quick does not wait)"

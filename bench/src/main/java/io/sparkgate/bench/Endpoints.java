@@ -18,8 +18,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Date;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -117,7 +119,8 @@ final class Endpoints implements AutoCloseable {
   }
 
   /** Every feature {@link #sparkgateConfig(String, int, int, Path, Set)} can switch on. */
-  static final Set<String> FEATURES = Set.of("jwt", "policy", "audit");
+  static final Set<String> FEATURES =
+      Collections.unmodifiableSet(new LinkedHashSet<>(List.of("jwt", "policy", "audit")));
 
   /**
    * Sparkgate's configuration for a variant with some of the full features, to see what each costs.
