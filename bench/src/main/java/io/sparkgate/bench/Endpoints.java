@@ -37,7 +37,10 @@ final class Endpoints implements AutoCloseable {
   private final List<Process> processes = new ArrayList<>();
   static final String ISSUER = "https://sparkgate-bench.invalid/issuer";
   static final String AUDIENCE = "sparkgate-bench";
-  /** The token each full-features variant accepts, by name; set by {@link #sparkgateConfig}. */
+  /** The features a Sparkgate variant can have besides TLS; all of them make "Sparkgate full". */
+  static final Set<String> FEATURES =
+      Collections.unmodifiableSet(new LinkedHashSet<>(List.of("jwt", "policy", "audit")));
+  /** The token each variant with JWT accepts, by name; set by {@link #sparkgateConfig}. */
   private final Map<String, String> fullTokens = new HashMap<>();
   private Process backend;
 
@@ -110,28 +113,11 @@ final class Endpoints implements AutoCloseable {
   }
 
   /**
-   * Sparkgate's configuration for one variant.
-   *
-   * @param full TLS + JWT + the shipped policy + audit to a file; otherwise TLS only
-   */
-  Path sparkgateConfig(String name, int port, int backendPort, Path certs, boolean full) throws IOException {
-    return sparkgateConfig(name, port, backendPort, certs, full ? FEATURES : Set.of());
-  }
-
-  /** Every feature {@link #sparkgateConfig(String, int, int, Path, Set)} can switch on. */
-  static final Set<String> FEATURES =
-      Collections.unmodifiableSet(new LinkedHashSet<>(List.of("jwt", "policy", "audit")));
-
-  /**
-   * Sparkgate's configuration for a variant with some of the full features, to see what each costs.
-   *
-   * @param features a subset of {@link #FEATURES}
+   * Sparkgate's configuration for one variant: TLS, plus the features given (a subset of {@link #FEATURES}):
+   * JWT authentication, the shipped policy, audit to a file.
    */
   Path sparkgateConfig(String name, int port, int backendPort, Path certs, Set<String> features)
       throws IOException {
-    if (!FEATURES.containsAll(features)) {
-      throw new IllegalArgumentException("features are " + FEATURES + ", not " + features);
-    }
     Path dir = work.resolve(name);
     Files.createDirectories(dir);
     StringBuilder y = new StringBuilder();
