@@ -92,6 +92,7 @@ public final class BenchRunner {
     long slowRate = 1L << 20;
     int idleSessions = 1000;
     List<String> proxyJvm = new ArrayList<>();
+    List<String> baselineJvm = new ArrayList<>(); // the baseline's JVM options, after --proxy-jvm's
     String only; // run only scenarios whose name contains this
 
     static Options parse(String[] args) throws IOException {
@@ -124,6 +125,7 @@ public final class BenchRunner {
           case "--slow-rate-kib" -> o.slowRate = Long.parseLong(args[++i]) << 10;
           case "--sessions" -> o.idleSessions = Integer.parseInt(args[++i]);
           case "--proxy-jvm" -> o.proxyJvm.add(args[++i]);
+          case "--baseline-jvm" -> o.baselineJvm.add(args[++i]);
           case "--only" -> o.only = args[++i];
           case "--rounds" -> {
             o.rounds = Integer.parseInt(args[++i]);
@@ -132,8 +134,8 @@ public final class BenchRunner {
           default -> throw new IllegalArgumentException("unknown option " + args[i] + " (see bench/README.md)");
         }
       }
-      if (o.baselineFeatures != null && o.baselineJar == null) {
-        throw new IllegalArgumentException("--baseline-full and --baseline-features need --baseline-jar");
+      if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty()) && o.baselineJar == null) {
+        throw new IllegalArgumentException("--baseline-full, --baseline-features and --baseline-jvm need --baseline-jar");
       }
       if (o.baselineFeatures != null && !Endpoints.FEATURES.containsAll(o.baselineFeatures)) {
         throw new IllegalArgumentException("--baseline-features takes a comma list of " + Endpoints.FEATURES
@@ -141,6 +143,10 @@ public final class BenchRunner {
       }
       return o;
     }
+  }
+
+  private static boolean selectsCollector(String jvmOption) {
+    return jvmOption.matches("-XX:\\+Use\\w+GC");
   }
 
   public static void main(String[] args) throws Exception {
@@ -205,7 +211,15 @@ public final class BenchRunner {
         Set<String> features = name.equals(FULL) ? Endpoints.FEATURES
             : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, features);
-        Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, o.proxyJvm);
+        List<String> jvm = new ArrayList<>(o.proxyJvm);
+        if (name.equals(BASE)) {
+          // The JVM refuses two collectors: the baseline's choice replaces --proxy-jvm's.
+          if (o.baselineJvm.stream().anyMatch(BenchRunner::selectsCollector)) {
+            jvm.removeIf(BenchRunner::selectsCollector);
+          }
+          jvm.addAll(o.baselineJvm);
+        }
+        Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, jvm);
         processes.put(name, sp);
         // A Sparkgate with JWT authentication accepts only the JWT minted for its configuration.
         t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, features.contains("jwt") ? ep.fullToken(name) : o.token));
