@@ -93,7 +93,7 @@ public final class BenchRunner {
     int idleSessions = 1000;
     List<String> proxyJvm = new ArrayList<>();
     List<String> baselineJvm = new ArrayList<>(); // the baseline's JVM options, after --proxy-jvm's
-    String only; // run only scenarios whose name contains this
+    List<String> only; // run only the scenarios whose names contain one of these
 
     static Options parse(String[] args) throws IOException {
       Options o = new Options();
@@ -126,7 +126,7 @@ public final class BenchRunner {
           case "--sessions" -> o.idleSessions = Integer.parseInt(args[++i]);
           case "--proxy-jvm" -> o.proxyJvm.add(args[++i]);
           case "--baseline-jvm" -> o.baselineJvm.add(args[++i]);
-          case "--only" -> o.only = args[++i];
+          case "--only" -> o.only = List.of(args[++i].split(","));
           case "--rounds" -> {
             o.rounds = Integer.parseInt(args[++i]);
             if (o.rounds < 1) throw new IllegalArgumentException("--rounds must be at least 1");
@@ -156,7 +156,7 @@ public final class BenchRunner {
   }
 
   private boolean wants(String scenario) {
-    return o.only == null || scenario.contains(o.only);
+    return o.only == null || o.only.stream().anyMatch(scenario::contains);
   }
 
   private void run() throws Exception {
