@@ -2,8 +2,10 @@
 # The benchmark suite (issue 7) in one command. See bench/README.md.
 #   bench/run.sh            full run (about 50 minutes: the 1 GiB slow reader alone takes 17)
 #   bench/run.sh --quick    smoke run, a few seconds per scenario (about 4 minutes)
-# Other options are passed to the runner: --no-nginx, --no-jmh, --token-file FILE, --only NAME,
-# --measure S, --warmup S, --rounds N, --proxy-warmup S, --frame-relay, --slow-total-mib N, --slow-rate-kib N, --sessions N, --proxy-jvm OPT.
+# Other options are passed to the runner (bench/README.md): --no-nginx, --no-jmh, --token-file FILE,
+# --only NAMES, --measure S, --warmup S, --rounds N, --proxy-warmup S, --frame-relay, --slow-total-mib N,
+# --slow-rate-kib N, --sessions N, --proxy-jvm OPT, --baseline-jar JAR with --baseline-full,
+# --baseline-features LIST or --baseline-jvm OPT.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

@@ -145,6 +145,19 @@ public final class BenchRunner {
     }
   }
 
+  /** A Sparkgate variant's JVM options: --proxy-jvm's, and for the baseline --baseline-jvm's after them. */
+  private List<String> jvmOptions(String variant) {
+    if (!variant.equals(BASE) || o.baselineJvm.isEmpty()) {
+      return o.proxyJvm;
+    }
+    List<String> jvm = new ArrayList<>(o.proxyJvm);
+    if (o.baselineJvm.stream().anyMatch(BenchRunner::selectsCollector)) {
+      jvm.removeIf(BenchRunner::selectsCollector); // the JVM refuses two collectors: the baseline's wins
+    }
+    jvm.addAll(o.baselineJvm);
+    return jvm;
+  }
+
   private static boolean selectsCollector(String jvmOption) {
     return jvmOption.matches("-XX:\\+Use\\w+GC");
   }
@@ -211,18 +224,10 @@ public final class BenchRunner {
         Set<String> features = name.equals(FULL) ? Endpoints.FEATURES
             : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, features);
-        List<String> jvm = new ArrayList<>(o.proxyJvm);
-        if (name.equals(BASE)) {
-          // The JVM refuses two collectors: the baseline's choice replaces --proxy-jvm's.
-          if (o.baselineJvm.stream().anyMatch(BenchRunner::selectsCollector)) {
-            jvm.removeIf(BenchRunner::selectsCollector);
-          }
-          jvm.addAll(o.baselineJvm);
-        }
-        Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, jvm);
+        Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, jvmOptions(name));
         processes.put(name, sp);
         // A Sparkgate with JWT authentication accepts only the JWT minted for its configuration.
-        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, features.contains("jwt") ? ep.fullToken(name) : o.token));
+        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, features.contains("jwt") ? ep.jwtToken(name) : o.token));
         Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
         probes.put(name, JvmProbe.connect(jmx, sp.pid()));
       }

@@ -41,7 +41,7 @@ final class Endpoints implements AutoCloseable {
   static final Set<String> FEATURES =
       Collections.unmodifiableSet(new LinkedHashSet<>(List.of("jwt", "policy", "audit")));
   /** The token each variant with JWT accepts, by name; set by {@link #sparkgateConfig}. */
-  private final Map<String, String> fullTokens = new HashMap<>();
+  private final Map<String, String> jwtTokens = new HashMap<>();
   private Process backend;
 
   Endpoints(Path work) {
@@ -139,7 +139,7 @@ final class Endpoints implements AutoCloseable {
     if (features.contains("jwt")) {
       // A key pair and JWKS minted for this run, see mintJwt.
       Path jwks = dir.resolve("jwks.json");
-      fullTokens.put(name, mintJwt(jwks));
+      jwtTokens.put(name, mintJwt(jwks));
       y.append("auth:\n  methods: [jwt]\n  jwt:\n    jwks_file: ").append(jwks).append('\n');
       y.append("    issuer: ").append(ISSUER).append('\n');
       y.append("    audience: ").append(AUDIENCE).append('\n');
@@ -152,9 +152,9 @@ final class Endpoints implements AutoCloseable {
     return file;
   }
 
-  /** The bearer token for a full-features variant (null until its configuration was written). */
-  String fullToken(String name) {
-    return fullTokens.get(name);
+  /** The bearer token for a variant with JWT (null until its configuration was written). */
+  String jwtToken(String name) {
+    return jwtTokens.get(name);
   }
 
   /** The repository root: the working directory of run.sh, or its parent when run from bench/. */
