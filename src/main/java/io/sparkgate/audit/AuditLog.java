@@ -59,7 +59,8 @@ public final class AuditLog implements AutoCloseable {
   /**
    * Compresses rotated files. Compressing 100 MB took the writer seconds, during which records piled up in
    * the queue (and were dropped, or calls refused with audit.required, once it was full); a rotation is
-   * now a rename and the compression happens here.
+   * now a rename and the compression happens here, at the lowest CPU priority ({@link BackgroundPriority}):
+   * a rotated file may wait for a quiet moment, a call should not.
    */
   private final ExecutorService compressor;
   private final AtomicLong dropped = new AtomicLong();
@@ -87,9 +88,12 @@ public final class AuditLog implements AutoCloseable {
     resumeChain();
     openOutput();
     this.compressor = files == null ? null : Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "sparkgate-audit-compress");
+      // Its own short name: Linux shows threads by their first 15 characters, which the writer's name fills.
+      Thread t = new Thread(() -> {
+        BackgroundPriority.lowerCurrentThread();
+        r.run();
+      }, "sparkgate-gzip");
       t.setDaemon(true);
-      t.setPriority(Thread.MIN_PRIORITY);
       return t;
     });
     if (files != null) {

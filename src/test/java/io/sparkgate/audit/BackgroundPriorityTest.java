@@ -1,0 +1,98 @@
+package io.sparkgate.audit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.sparkgate.config.AuditConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BackgroundPriorityTest {
+
+  @Test
+  void lowersOnlyTheCallingThread() throws Exception {
+    assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread nice values are Linux only");
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/renice")) || Files.isExecutable(Path.of("/bin/renice")),
+        "no renice on this machine");
+    int before = BackgroundPriority.currentNice();
+    String mainTid = BackgroundPriority.threadId();
+
+    CompletableFuture<int[]> background = new CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      try {
+        String tid = BackgroundPriority.threadId();
+        boolean lowered = BackgroundPriority.lowerCurrentThread();
+        background.complete(new int[] {lowered ? 1 : 0, BackgroundPriority.currentNice(), Integer.parseInt(tid)});
+      } catch (Exception e) {
+        background.completeExceptionally(e);
+      }
+    });
+    t.start();
+    int[] result = background.get(30, TimeUnit.SECONDS);
+
+    assertEquals(1, result[0], "renice reported failure");
+    assertEquals(BackgroundPriority.NICE, result[1], "the background thread's own nice value");
+    assertNotEquals(mainTid, Integer.toString(result[2]), "threads have ids of their own");
+    // Linux keeps nice per thread: the thread that started it (and so the event loops) keep theirs.
+    assertEquals(before, BackgroundPriority.currentNice());
+  }
+
+  @Test
+  void rotatedFilesAreCompressedAtTheLowestPriority(@TempDir Path dir) throws Exception {
+    assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread nice values are Linux only");
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/renice")) || Files.isExecutable(Path.of("/bin/renice")),
+        "no renice on this machine");
+    AuditConfig config = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 8 * 1024,
+        Duration.ofDays(1), 10_000, AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
+    try (AuditLog log = AuditLog.open(config, Clock.systemUTC())) {
+      for (int i = 0; i < 500; i++) {
+        Map<String, Object> r = AuditLog.newRecord();
+        r.put("n", i);
+        r.put("pad", "x".repeat(100));
+        log.write(r);
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      Integer nice = null;
+      // The thread starts at the default priority and lowers itself first thing: wait for that.
+      while (!Integer.valueOf(BackgroundPriority.NICE).equals(nice) && System.nanoTime() < deadline) {
+        nice = niceOfThread("sparkgate-gzip");
+        Thread.sleep(10);
+      }
+      assertEquals(BackgroundPriority.NICE, nice, "the compressor thread's nice value");
+    }
+    try (Stream<Path> files = Files.list(dir)) {
+      assertTrue(files.anyMatch(f -> f.toString().endsWith(".jsonl.gz")), "a rotated file was compressed");
+    }
+  }
+
+  /** The nice value of this process's thread of that name, or null while there is none. */
+  private static Integer niceOfThread(String name) throws IOException {
+    try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+      for (Path task : tasks.toList()) {
+        try {
+          if (Files.readString(task.resolve("comm")).trim().equals(name)) {
+            String stat = Files.readString(task.resolve("stat"));
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Integer.parseInt(fields[19 - 3]);
+          }
+        } catch (NoSuchFileException e) {
+          // the thread ended meanwhile
+        }
+      }
+    }
+    return null;
+  }
+}
