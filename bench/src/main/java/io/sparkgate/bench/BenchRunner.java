@@ -65,6 +65,12 @@ public final class BenchRunner {
   private final Map<String, Map<String, Double>> cpuFigures = new LinkedHashMap<>();
   /** Scenario -> endpoint -> the key figure of each round (see {@link #interleaved}). */
   private final Map<String, Map<String, List<Double>>> rounds = new LinkedHashMap<>();
+  /**
+   * Closed loop only: endpoint -> each round's p99. A round's p99 rests on its slowest 1% of calls and moved by
+   * 200 us between rounds of one proxy where p50 moved by 10: the p99 reported (and judged) is the median of
+   * the rounds' own, not the p99 of the round with the median p50.
+   */
+  private final Map<String, List<Double>> closedLoopP99 = new LinkedHashMap<>();
 
   private BenchRunner(Options o) {
     this.o = o;
@@ -277,6 +283,7 @@ public final class BenchRunner {
       }
       if (!rounds.isEmpty()) {
         json.put("rounds", rounds);
+        json.put("closed_loop_p99_rounds", closedLoopP99);
         json.put("jit_ms_per_round", jitMillis);
       }
       json.put("results", results);
@@ -425,6 +432,9 @@ public final class BenchRunner {
       row.put(name, rs.get(median));
       cpuRow.put(name, cpuByEndpoint.get(name).get(median));
       keys.put(name, rs.stream().map(key::applyAsDouble).toList());
+      if (rs.get(0) instanceof LoadGenerator.ClosedLoop) {
+        closedLoopP99.put(name, rs.stream().map(r -> ((LoadGenerator.ClosedLoop) r).latency().p99()).toList());
+      }
     }
     rounds.put(scenario, keys);
   }
@@ -437,13 +447,26 @@ public final class BenchRunner {
 
   /** "min-max" of an endpoint's rounds, or "-" for a single round. */
   private String spread(String scenario, String name) {
-    List<Double> ks = rounds.getOrDefault(scenario, Map.of()).get(name);
+    return spread(rounds.getOrDefault(scenario, Map.of()).get(name));
+  }
+
+  private static String spread(List<Double> ks) {
     if (ks == null || ks.size() < 2) {
       return "-";
     }
     double min = ks.stream().mapToDouble(Double::doubleValue).min().orElse(0);
     double max = ks.stream().mapToDouble(Double::doubleValue).max().orElse(0);
     return String.format("%.0f-%.0f", min, max);
+  }
+
+  /** The median of an endpoint's closed-loop p99s over the rounds (the lower middle one of an even count). */
+  private double p99(String name, LoadGenerator.ClosedLoop r) {
+    List<Double> ps = closedLoopP99.get(name);
+    if (ps == null || ps.isEmpty()) {
+      return r.latency().p99();
+    }
+    List<Double> sorted = ps.stream().sorted().toList();
+    return sorted.get((sorted.size() - 1) / 2);
   }
 
   private Map<String, Object> idleSessions(LoadGenerator.Target target, JvmProbe probe) throws Exception {
@@ -544,35 +567,44 @@ public final class BenchRunner {
     line("Ratios: x<name> = this endpoint's figure divided by that endpoint's; 'added' = minus direct.");
     if (o.rounds > 1) {
       line("Latency and streaming: %d interleaved rounds per endpoint; each endpoint's figures are from its median"
-          + " round, 'rounds' gives the range over all of them.", o.rounds);
+          + " round (closed-loop p99: the median of the rounds' own), 'rounds' gives the range over all of them.",
+          o.rounds);
     }
     line("");
     var closed = results.get("closed_loop");
     if (closed != null) {
       line("Small ExecutePlan, closed loop, 1 caller (microseconds; cpu/call = CPU of the endpoint's processes per"
           + " call, for direct the backend's)");
-      line("%-15s %9s %11s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s", "endpoint", "p50", "p50 rounds", "p99",
-          "p99.9", "calls/s", "errors", "cpu/call", "+p50", "+p99", "p50xdir", "p50xTLS", "p50xL7");
+      line("%-15s %9s %11s %9s %11s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s", "endpoint", "p50", "p50 rounds",
+          "p99", "p99 rounds", "p99.9", "calls/s", "errors", "cpu/call", "+p50", "+p99", "p50xdir", "p50xTLS",
+          "p50xL7");
       var cpu = cpuFigures.getOrDefault("closed_loop_us_per_call", Map.of());
       for (var e : closed.entrySet()) {
         var r = (LoadGenerator.ClosedLoop) e.getValue();
         var d = (LoadGenerator.ClosedLoop) closed.get(DIRECT);
-        line("%-15s %9.1f %11s %9.1f %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s", e.getKey(),
-            r.latency().p50(), spread("closed_loop", e.getKey()), r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(), cpu.getOrDefault(e.getKey(), 0.0),
-            r.latency().p50() - d.latency().p50(), r.latency().p99() - d.latency().p99(),
+        line("%-15s %9.1f %11s %9.1f %11s %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s", e.getKey(),
+            r.latency().p50(), spread("closed_loop", e.getKey()), p99(e.getKey(), r),
+            spread(closedLoopP99.get(e.getKey())), r.latency().p999(), r.callsPerSecond(), r.errors(),
+            cpu.getOrDefault(e.getKey(), 0.0),
+            r.latency().p50() - d.latency().p50(), p99(e.getKey(), r) - p99(DIRECT, d),
             ratio(closed, e.getKey(), DIRECT, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()),
             ratio(closed, e.getKey(), STREAM, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()),
             ratio(closed, e.getKey(), L7, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()));
       }
       line("");
       if (closed.containsKey(L7)) {
-        var d = ((LoadGenerator.ClosedLoop) closed.get(DIRECT)).latency();
-        var f = ((LoadGenerator.ClosedLoop) closed.get(FULL)).latency();
-        var n = ((LoadGenerator.ClosedLoop) closed.get(L7)).latency();
+        var dr = (LoadGenerator.ClosedLoop) closed.get(DIRECT);
+        var fr = (LoadGenerator.ClosedLoop) closed.get(FULL);
+        var nr = (LoadGenerator.ClosedLoop) closed.get(L7);
+        var d = dr.latency();
+        var f = fr.latency();
+        var n = nr.latency();
         target("Sparkgate full adds <= nginx L7's p50 latency", f.p50() - d.p50() <= n.p50() - d.p50(),
             String.format("+%.1f us vs +%.1f us", f.p50() - d.p50(), n.p50() - d.p50()));
-        target("Sparkgate full adds <= nginx L7's p99 latency", f.p99() - d.p99() <= n.p99() - d.p99(),
-            String.format("+%.1f us vs +%.1f us", f.p99() - d.p99(), n.p99() - d.p99()));
+        double fullP99 = p99(FULL, fr) - p99(DIRECT, dr);
+        double l7P99 = p99(L7, nr) - p99(DIRECT, dr);
+        target("Sparkgate full adds <= nginx L7's p99 latency (median of rounds)", fullP99 <= l7P99,
+            String.format("+%.1f us vs +%.1f us", fullP99, l7P99));
       } else {
         target("Sparkgate full adds <= nginx L7's p50/p99 latency", null, "nginx L7 not run");
       }
