@@ -45,6 +45,8 @@ public final class BenchRunner {
   static final String BASE = "sparkgate-base";
   /** The {@link FrameRelay} baseline (with --frame-relay): Java, Netty and TLS relaying HTTP/2 frames. */
   static final String RELAY = "java-relay";
+  /** The same relay doing Sparkgate full's per-call work ({@link RelayFeatures}), with --frame-relay. */
+  static final String RELAY_FULL = "java-relay-full";
   private static final long MB = 1_000_000;
   /** Warm-up runs in chunks this long, each over new connections. */
   private static final Duration WARMUP_CHUNK = Duration.ofSeconds(5);
@@ -239,14 +241,18 @@ public final class BenchRunner {
       }
       List<String> warmed = new ArrayList<>(variants);
       if (o.frameRelay) {
-        int p = Endpoints.freePort();
-        int jmx = Endpoints.freePort();
-        Process relay = ep.startFrameRelay(RELAY, p, backendPort, certs, jmx);
-        processes.put(RELAY, relay);
-        t.put(RELAY, new LoadGenerator.Target(RELAY, "127.0.0.1", p, ca, o.token));
-        Endpoints.waitReady(t.get(RELAY), relay, Duration.ofSeconds(60));
-        probes.put(RELAY, JvmProbe.connect(jmx, relay.pid()));
-        warmed.add(RELAY);
+        for (String name : List.of(RELAY, RELAY_FULL)) {
+          int p = Endpoints.freePort();
+          int jmx = Endpoints.freePort();
+          // java-relay-full: Sparkgate full's configuration (its listen section unused), and so its JWT.
+          Path cfg = name.equals(RELAY) ? null : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES);
+          Process relay = ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg);
+          processes.put(name, relay);
+          t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, cfg == null ? o.token : ep.jwtToken(name)));
+          Endpoints.waitReady(t.get(name), relay, Duration.ofSeconds(60));
+          probes.put(name, JvmProbe.connect(jmx, relay.pid()));
+          warmed.add(name);
+        }
       }
       log("endpoints up: " + t.keySet());
       // A fresh proxy JVM spends its first minute or two compiling its hot paths: profiled, C2 took 35-45% of

@@ -91,13 +91,21 @@ final class Endpoints implements AutoCloseable {
     return start(name, cmd);
   }
 
-  /** The {@link FrameRelay} baseline in its own JVM, with JMX like Sparkgate's (its warm-up watches the JIT). */
-  Process startFrameRelay(String name, int port, int backendPort, Path certs, int jmxPort) throws IOException {
-    List<String> cmd = new ArrayList<>(List.of(javaBin()));
+  /**
+   * The {@link FrameRelay} baseline in its own JVM, with JMX like Sparkgate's (its warm-up watches the JIT);
+   * with a Sparkgate configuration (null: none), it also does Sparkgate's per-call work ({@link RelayFeatures}).
+   */
+  Process startFrameRelay(String name, int port, int backendPort, Path certs, int jmxPort, Path config)
+      throws IOException {
+    // Netty's leak detector off, as the sparkgate command sets it (cli/NettyDefaults).
+    List<String> cmd = new ArrayList<>(List.of(javaBin(), "-Dio.grpc.netty.shaded.io.netty.leakDetection.level=disabled"));
     cmd.addAll(jmxOptions(jmxPort));
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), FrameRelay.class.getName(),
         "--port", Integer.toString(port), "--backend-port", Integer.toString(backendPort),
         "--cert", certs.resolve("server.pem").toString(), "--key", certs.resolve("server.key").toString()));
+    if (config != null) {
+      cmd.addAll(List.of("--config", config.toString()));
+    }
     return start(name, cmd);
   }
 
