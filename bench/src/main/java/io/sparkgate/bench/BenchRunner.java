@@ -69,7 +69,7 @@ public final class BenchRunner {
   private final Map<String, Map<String, List<Double>>> rounds = new LinkedHashMap<>();
   /**
    * Closed loop only: endpoint -> each round's p99. A round's p99 rests on its slowest 1% of calls and moved by
-   * 200 us between rounds of one proxy where p50 moved by 10: the p99 reported (and judged) is the median of
+   * 140 us between rounds of one proxy where p50 moved by 20: the p99 reported (and judged) is the median of
    * the rounds' own, not the p99 of the round with the median p50.
    */
   private final Map<String, List<Double>> closedLoopP99 = new LinkedHashMap<>();

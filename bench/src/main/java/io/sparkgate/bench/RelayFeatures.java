@@ -91,14 +91,16 @@ final class RelayFeatures implements AutoCloseable {
   /** One relayed call, from its request to its end. */
   final class Call {
     private final Metadata headers;
-    private final Stand call;
+    /** Stands in for gRPC's server call: answers what the interceptors ask and records the close. */
+    private final SecurityFixtures.FakeCall call;
     /** The call as the innermost handler sees it: closing it closes every interceptor's view, audit's last. */
     private ServerCall<byte[], byte[]> inner;
     private byte[] forwarded;
 
     Call(Metadata headers, SocketAddress remote) {
       this.headers = headers;
-      this.call = new Stand(remote);
+      this.call = new SecurityFixtures.FakeCall(
+          Attributes.newBuilder().set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote).build());
     }
 
     /** Runs the request through the interceptors and hooks: the bytes to forward, or null when refused. */
@@ -150,23 +152,5 @@ final class RelayFeatures implements AutoCloseable {
         inner.close(status, new Metadata());
       }
     }
-  }
-
-  /** Stands in for gRPC's server call: answers what the interceptors ask and records the close. */
-  private static final class Stand extends ServerCall<byte[], byte[]> {
-    private final Attributes attributes;
-    volatile Status closed;
-
-    Stand(SocketAddress remote) {
-      this.attributes = Attributes.newBuilder().set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote).build();
-    }
-
-    @Override public void request(int numMessages) {}
-    @Override public void sendHeaders(Metadata headers) {}
-    @Override public void sendMessage(byte[] message) {}
-    @Override public void close(Status status, Metadata trailers) { closed = status; }
-    @Override public boolean isCancelled() { return false; }
-    @Override public MethodDescriptor<byte[], byte[]> getMethodDescriptor() { return EXECUTE_PLAN; }
-    @Override public Attributes getAttributes() { return attributes; }
   }
 }

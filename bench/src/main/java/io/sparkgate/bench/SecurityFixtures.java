@@ -67,7 +67,17 @@ public final class SecurityFixtures {
 
   /** A server call that only answers what interceptors ask (method, attributes) and records a close. */
   public static final class FakeCall extends ServerCall<byte[], byte[]> {
+    private final Attributes attributes;
     public volatile Status closed;
+
+    public FakeCall() {
+      this(Attributes.EMPTY);
+    }
+
+    /** One whose transport attributes (the client's address, say) the interceptors read. */
+    public FakeCall(Attributes attributes) {
+      this.attributes = attributes;
+    }
 
     @Override public void request(int numMessages) {}
     @Override public void sendHeaders(Metadata headers) {}
@@ -75,7 +85,7 @@ public final class SecurityFixtures {
     @Override public void close(Status status, Metadata trailers) { closed = status; }
     @Override public boolean isCancelled() { return false; }
     @Override public MethodDescriptor<byte[], byte[]> getMethodDescriptor() { return EXECUTE_PLAN; }
-    @Override public Attributes getAttributes() { return Attributes.EMPTY; }
+    @Override public Attributes getAttributes() { return attributes; }
   }
 
   /** The gRPC context (holding the principal) the interceptor of {@code auth} gives a call with this token. */
