@@ -78,13 +78,4 @@ final class BackgroundPriority {
     }
     return tid;
   }
-
-  /** The calling thread's nice value, from /proc (tests and diagnostics). */
-  static int currentNice() throws IOException {
-    String stat = Files.readString(THREAD_SELF.resolve("stat"));
-    // Fields after the command name, which is in parentheses and may itself hold spaces: state is field 3,
-    // nice field 19.
-    String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-    return Integer.parseInt(fields[19 - 3]);
-  }
 }

@@ -27,7 +27,7 @@ class BackgroundPriorityTest {
     assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread nice values are Linux only");
     assumeTrue(Files.isExecutable(Path.of("/usr/bin/renice")) || Files.isExecutable(Path.of("/bin/renice")),
         "no renice on this machine");
-    int before = BackgroundPriority.currentNice();
+    int before = nice(Path.of("/proc/thread-self"));
     String mainTid = BackgroundPriority.threadId();
 
     CompletableFuture<int[]> background = new CompletableFuture<>();
@@ -35,7 +35,7 @@ class BackgroundPriorityTest {
       try {
         String tid = BackgroundPriority.threadId();
         boolean lowered = BackgroundPriority.lowerCurrentThread();
-        background.complete(new int[] {lowered ? 1 : 0, BackgroundPriority.currentNice(), Integer.parseInt(tid)});
+        background.complete(new int[] {lowered ? 1 : 0, nice(Path.of("/proc/thread-self")), Integer.parseInt(tid)});
       } catch (Exception e) {
         background.completeExceptionally(e);
       }
@@ -47,7 +47,7 @@ class BackgroundPriorityTest {
     assertEquals(BackgroundPriority.NICE, result[1], "the background thread's own nice value");
     assertNotEquals(mainTid, Integer.toString(result[2]), "threads have ids of their own");
     // Linux keeps nice per thread: the thread that started it (and so the event loops) keep theirs.
-    assertEquals(before, BackgroundPriority.currentNice());
+    assertEquals(before, nice(Path.of("/proc/thread-self")));
   }
 
   @Test
@@ -84,9 +84,7 @@ class BackgroundPriorityTest {
       for (Path task : tasks.toList()) {
         try {
           if (Files.readString(task.resolve("comm")).trim().equals(name)) {
-            String stat = Files.readString(task.resolve("stat"));
-            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return Integer.parseInt(fields[19 - 3]);
+            return nice(task);
           }
         } catch (NoSuchFileException e) {
           // the thread ended meanwhile
@@ -94,5 +92,15 @@ class BackgroundPriorityTest {
       }
     }
     return null;
+  }
+
+  /**
+   * A thread's nice value from its /proc directory: field 19 of stat, counting from the pid, after the command
+   * name, which is in parentheses and may itself hold spaces (state is field 3).
+   */
+  private static int nice(Path task) throws IOException {
+    String stat = Files.readString(task.resolve("stat"));
+    String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+    return Integer.parseInt(fields[19 - 3]);
   }
 }

@@ -266,7 +266,7 @@ public final class BenchRunner {
       if (wants("latency")) {
         interleaved("closed-loop latency", "closed_loop", t, processes,
             target -> LoadGenerator.closedLoop(target, 1, o.warmup, o.measure),
-            r -> r.latency().p50(), false,
+            r -> r.latency().p50(), r -> r.latency().p99(), false,
             // Per call, from the average CPU rate over warm-up and measurement and the measured call rate.
             "closed_loop_us_per_call", (cores, r) -> cores * 1e6 / r.callsPerSecond(), results);
       }
@@ -283,7 +283,7 @@ public final class BenchRunner {
         for (int n : o.streams) {
           interleaved("streaming x" + n, "streaming_" + n, t, processes,
               target -> LoadGenerator.streaming(target, n, o.batchBytes, 64, o.warmup, o.measure),
-              LoadGenerator.Streaming::mbPerSecond, true,
+              LoadGenerator.Streaming::mbPerSecond, null, true,
               "streaming_" + n + "_cpu_seconds_per_gb", (cores, r) -> cores * 1000 / r.mbPerSecond(), results);
         }
       }
@@ -396,11 +396,12 @@ public final class BenchRunner {
    * by r, so a machine that drifts (another job, thermal or host noise; on this 2-core VM run-to-run noise was as
    * large as the gaps between proxies) weighs on every endpoint alike instead of on whichever ran last. Each
    * endpoint reports its median round by {@code key} (latency: p50; streaming: MB/s), with the CPU figure of that
-   * same round; every round's key figure is kept in the JSON under "rounds".
+   * same round; every round's key figure is kept in the JSON under "rounds". {@code p99} (null: none) is a
+   * round's tail, reported as its median over the rounds (see {@link #closedLoopP99}).
    */
   private <R> void interleaved(String what, String scenario, Map<String, LoadGenerator.Target> t,
       Map<String, Process> processes, Measurement<R> measurement, ToDoubleFunction<R> key,
-      boolean higherIsBetter, String cpuScenario, CpuPer<R> cpuPer, Map<String, Map<String, Object>> results)
+      ToDoubleFunction<R> p99, boolean higherIsBetter, String cpuScenario, CpuPer<R> cpuPer, Map<String, Map<String, Object>> results)
       throws Exception {
     List<String> names = new ArrayList<>(t.keySet());
     Map<String, List<R>> byEndpoint = new LinkedHashMap<>();
@@ -438,8 +439,8 @@ public final class BenchRunner {
       row.put(name, rs.get(median));
       cpuRow.put(name, cpuByEndpoint.get(name).get(median));
       keys.put(name, rs.stream().map(key::applyAsDouble).toList());
-      if (rs.get(0) instanceof LoadGenerator.ClosedLoop) {
-        closedLoopP99.put(name, rs.stream().map(r -> ((LoadGenerator.ClosedLoop) r).latency().p99()).toList());
+      if (p99 != null) {
+        closedLoopP99.put(name, rs.stream().map(p99::applyAsDouble).toList());
       }
     }
     rounds.put(scenario, keys);

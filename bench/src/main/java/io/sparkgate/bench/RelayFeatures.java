@@ -33,46 +33,36 @@ import java.util.Map;
  * Not a proxy: every call is taken for an ExecutePlan, and response messages are not shown to the audit
  * (it counts no rows).
  */
-final class RelayFeatures implements AutoCloseable {
+final class RelayFeatures {
   private static final MethodDescriptor<byte[], byte[]> EXECUTE_PLAN = SecurityFixtures.EXECUTE_PLAN;
 
   private final Authentication auth;
-  private final ManagedChannel profileChannel;
-  private final PolicyStage policy;
-  private final AuditLog auditLog;
   private final AuditInterceptor audit;
   private final CallHook.Factory hooks;
 
-  private RelayFeatures(Authentication auth, ManagedChannel profileChannel, PolicyStage policy, AuditLog auditLog) {
+  private RelayFeatures(Authentication auth, PolicyStage policy, AuditLog auditLog) {
     this.auth = auth;
-    this.profileChannel = profileChannel;
-    this.policy = policy;
-    this.auditLog = auditLog;
     this.audit = new AuditInterceptor(auditLog, Clock.systemUTC());
     this.hooks = CallHooks.chain(List.of(auth.hooks(), policy.hook()));
   }
 
-  /** Loads a Sparkgate configuration with auth, policy and audit sections; its backend is asked for the profile. */
+  /**
+   * Loads a Sparkgate configuration with auth, policy and audit sections; its backend is asked for the profile.
+   * Runs until the relay's process ends (the bench stops it), like the proxy's own stages.
+   */
   static RelayFeatures start(Path configFile, int backendPort) throws IOException {
     ProxyConfig config = ProxyConfig.load(configFile);
     if (!config.policy().enabled() || !config.audit().enabled()) {
       throw new IllegalArgumentException(configFile + ": the relay's features need policy and audit sections");
     }
     ManagedChannel backend = ManagedChannelBuilder.forAddress("127.0.0.1", backendPort).usePlaintext().build();
-    return new RelayFeatures(Authentication.create(config.auth()), backend, PolicyStage.start(config, backend),
+    return new RelayFeatures(Authentication.create(config.auth()), PolicyStage.start(config, backend),
         AuditLog.open(config.audit(), Clock.systemUTC()));
   }
 
   /** A call whose request headers have arrived. */
   Call newCall(Http2Headers headers, SocketAddress remote) {
     return new Call(metadata(headers), remote);
-  }
-
-  @Override
-  public void close() {
-    policy.close();
-    profileChannel.shutdownNow();
-    auditLog.close();
   }
 
   /** The headers as gRPC's server gives them to interceptors: everything but the pseudo-headers. */
