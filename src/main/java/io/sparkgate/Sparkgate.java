@@ -146,7 +146,7 @@ public final class Sparkgate implements AutoCloseable {
         log.warn("no audit section in the configuration: calls are NOT audited");
       }
       if (tls != null) {
-        builder.protocolNegotiator(tls.protocolNegotiator());
+        builder.sslContext(tls.sslContext());
       } else {
         log.warn("listen.plaintext is true: clients connect WITHOUT TLS; tokens cross the network in the clear");
       }

@@ -1,7 +1,6 @@
 package io.sparkgate.tls;
 
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
-import io.grpc.netty.shaded.io.grpc.netty.InternalProtocolNegotiator;
 import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
 import io.grpc.netty.shaded.io.netty.handler.ssl.OpenSslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
@@ -24,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * re-read from disk periodically, so rotated certificates take effect for new connections without a
  * restart while open connections keep what they negotiated.
  *
- * <p>Hand {@link #protocolNegotiator()} to {@code NettyServerBuilder.protocolNegotiator(...)};
- * {@link #close()} after the server has shut down to stop the reload thread.
+ * <p>Hand {@link #sslContext()} to {@code NettyServerBuilder.sslContext(...)}; {@link #close()} after
+ * the server has shut down to stop the reload thread.
  */
 public final class ServerTls implements Closeable {
   private static final Logger log = LoggerFactory.getLogger(ServerTls.class);
@@ -119,14 +118,6 @@ public final class ServerTls implements Closeable {
   /** The context for NettyServerBuilder; it stays the same object across reloads. */
   public SslContext sslContext() {
     return sslContext;
-  }
-
-  /**
-   * gRPC's server TLS on this context, cutting TLS records to suit what is sent ({@link TlsRecords}); hand it
-   * to {@code NettyServerBuilder.protocolNegotiator(...)} in place of {@code sslContext(...)}.
-   */
-  public InternalProtocolNegotiator.ProtocolNegotiator protocolNegotiator() {
-    return new TlsRecords(sslContext);
   }
 
   /** Stops reloading. The context keeps serving the last loaded material. */

@@ -52,7 +52,7 @@ final class TlsTestSupport {
   /** A real grpc-netty-shaded server on an ephemeral port serving the standard health service. */
   static Server startServer(ServerTls tls) throws IOException {
     return NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-        .protocolNegotiator(tls.protocolNegotiator())
+        .sslContext(tls.sslContext())
         .addService(new HealthStatusManager().getHealthService())
         .build()
         .start();
