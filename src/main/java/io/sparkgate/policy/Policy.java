@@ -13,15 +13,17 @@ import java.util.List;
  */
 public final class Policy {
   private final String source;
+  private final List<String> files;
   private final List<Rule> rules;
   private final Effect defaultEffect;
   private final RuleIndex index;
 
-  Policy(String source, List<Rule> rules, Effect defaultEffect) {
+  Policy(String source, List<Rule> rules, Effect defaultEffect, List<String> files) {
     if (defaultEffect != Effect.ALLOW && defaultEffect != Effect.DENY) {
       throw new IllegalArgumentException("default must be allow or deny, got " + defaultEffect);
     }
     this.source = source;
+    this.files = List.copyOf(files);
     this.rules = List.copyOf(rules);
     this.defaultEffect = defaultEffect;
     this.index = new RuleIndex(this.rules);
@@ -30,6 +32,11 @@ public final class Policy {
   /** Where it was read from (a file path). */
   public String source() {
     return source;
+  }
+
+  /** Every file it was compiled from: {@link #source()} first, then the files it includes. */
+  public List<String> files() {
+    return files;
   }
 
   public Effect defaultEffect() {

@@ -8,8 +8,11 @@ import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +30,8 @@ public final class PolicyCompiler {
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]*");
   private static final Pattern ERROR_CLASS = Pattern.compile("[A-Z][A-Z0-9_]*");
   private static final Pattern SQL_STATE = Pattern.compile("[0-9A-Z]{5}");
+  /** Includes may nest (a site policy on a shared base on a common base); this bounds a runaway chain. */
+  static final int MAX_INCLUDE_DEPTH = 8;
 
   private final Effect configDefault;
   private final Set<String> rewriters;
@@ -41,15 +46,13 @@ public final class PolicyCompiler {
   }
 
   public Policy compile(Path file) {
-    String text;
-    try {
-      text = Files.readString(file, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new PolicyException(file + ": cannot read: " + e.getMessage(), e);
-    }
-    return compile(file.toString(), new StringReader(text));
+    return compile(file.toString(), read(file, null));
   }
 
+  /**
+   * Compiles policy text; {@code file} names it in messages and is where its includes are resolved from (its
+   * directory), so it should be the path the text came from.
+   */
   public Policy compile(String file, Reader text) {
     YamlNode root = YamlNode.parse(file, text);
     Map<String, YamlNode> top = root.mapping("the policy file", "default", "rules");
@@ -58,16 +61,100 @@ public final class PolicyCompiler {
       def = effect(top.get("default"), "default");
       if (def != Effect.ALLOW && def != Effect.DENY) throw top.get("default").error("default must be allow or deny");
     }
+    Sources sources = new Sources(Path.of(file));
+    List<Rule> rules = rules(root, top, sources);
+    return new Policy(file, rules, def, sources.files);
+  }
+
+  /**
+   * The rules of one file, included files' spliced in where their {@code - include:} item stands. Rule names
+   * are unique across all of them.
+   */
+  private List<Rule> rules(YamlNode root, Map<String, YamlNode> top, Sources sources) {
     if (!top.containsKey("rules")) throw root.error("a policy file needs 'rules' (a list; it may be empty)");
     List<Rule> rules = new ArrayList<>();
-    Set<String> names = new HashSet<>();
     int i = 0;
     for (YamlNode item : top.get("rules").sequence("rules")) {
+      if (item.isMapping() && item.mapping("a rule").containsKey("include")) {
+        YamlNode include = item.mapping("an include", "include").get("include");
+        rules.addAll(included(include, sources));
+        i++;
+        continue;
+      }
       Rule r = rule(item, i++);
-      if (!names.add(r.name())) throw item.in("rule '" + r.name() + "'").error("another rule already has this name");
+      String earlier = sources.names.putIfAbsent(r.name(), item.file());
+      if (earlier != null) {
+        throw item.in("rule '" + r.name() + "'").error("another rule already has this name"
+            + (earlier.equals(item.file()) ? "" : " (in " + earlier + ")"));
+      }
       rules.add(r);
     }
-    return new Policy(file, rules, def);
+    return rules;
+  }
+
+  /** The rules of the file an {@code include:} names, relative to the including file's directory. */
+  private List<Rule> included(YamlNode include, Sources sources) {
+    String name = include.nonEmpty("include");
+    Path including = Path.of(include.file());
+    Path base = including.toAbsolutePath().getParent();
+    Path target = base == null ? Path.of(name) : base.resolve(name);
+    Path real;
+    try {
+      real = target.toRealPath();
+    } catch (IOException e) {
+      throw include.error("cannot include '" + name + "': no readable file at " + target);
+    }
+    if (sources.including.contains(real)) {
+      throw include.error("include cycle: '" + name + "' is already being included (" + sources.including + ")");
+    }
+    if (!sources.included.add(real)) {
+      throw include.error("'" + name + "' is already included elsewhere in this policy; include each file once");
+    }
+    if (sources.including.size() > MAX_INCLUDE_DEPTH) {
+      throw include.error("includes nest deeper than " + MAX_INCLUDE_DEPTH + " files");
+    }
+    String shown = including.getParent() == null ? name : including.getParent().resolve(name).toString();
+    YamlNode root = YamlNode.parse(shown, read(target, include));
+    // An included file may set its own default (so that it also works on its own); the including file's wins.
+    Map<String, YamlNode> top = root.mapping("an included policy file", "default", "rules");
+    sources.files.add(shown);
+    sources.including.addLast(real);
+    try {
+      return rules(root, top, sources);
+    } finally {
+      sources.including.removeLast();
+    }
+  }
+
+  private static Reader read(Path file, YamlNode includedBy) {
+    try {
+      return new StringReader(Files.readString(file, StandardCharsets.UTF_8));
+    } catch (IOException e) {
+      String problem = "cannot read: " + e.getMessage();
+      if (includedBy != null) throw includedBy.error("cannot include " + file + ": " + problem);
+      throw new PolicyException(file + ": " + problem, e);
+    }
+  }
+
+  /** What one compilation has read so far. */
+  private static final class Sources {
+    /** Every file the policy was read from, the top one first. */
+    final List<String> files = new ArrayList<>();
+    /** The files being included, outermost first: a file may not include itself, even indirectly. */
+    final Deque<Path> including = new ArrayDeque<>();
+    /** Every file included so far: twice would define its rules twice. */
+    final Set<Path> included = new HashSet<>();
+    /** Each rule name, and the file that defined it. */
+    final Map<String, String> names = new HashMap<>();
+
+    Sources(Path top) {
+      files.add(top.toString());
+      try {
+        including.add(top.toRealPath());
+      } catch (IOException e) {
+        including.add(top.toAbsolutePath().normalize()); // text not read from this path (tests, explain)
+      }
+    }
   }
 
   private Rule rule(YamlNode node, int index) {

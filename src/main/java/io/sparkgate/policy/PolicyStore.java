@@ -1,12 +1,14 @@
 package io.sparkgate.policy;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -14,8 +16,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The policy in force, read from one file and reloaded when the file changes: the new file is compiled in
- * full and swapped in atomically; a file that does not compile is logged and the last good policy stays.
+ * The policy in force, read from one file (and the files it includes) and reloaded when any of them changes:
+ * the policy is compiled again in full and swapped in atomically; one that does not compile is logged and the
+ * last good policy stays.
  */
 public final class PolicyStore {
   private static final Logger log = LoggerFactory.getLogger(PolicyStore.class);
@@ -30,9 +33,8 @@ public final class PolicyStore {
   public PolicyStore(Path file, PolicyCompiler compiler) {
     this.file = file;
     this.compiler = compiler;
-    byte[] bytes = read();
     current.set(compiler.compile(file));
-    lastDigest = digest(bytes);
+    lastDigest = digest(current.get().files());
     log.info("policy {} loaded: rules {}, default {}", file, current.get().ruleNames(), current.get().defaultEffect().label());
   }
 
@@ -45,21 +47,18 @@ public final class PolicyStore {
     return lastError;
   }
 
-  /** Reloads if the file's content changed; true if a new policy was swapped in. */
+  /**
+   * Reloads if the content of the file, or of a file the policy in force includes, changed; true if a new
+   * policy was swapped in. (A file newly included by the changed one is read by the compilation.)
+   */
   public boolean reload() {
-    byte[] bytes;
-    try {
-      bytes = read();
-    } catch (PolicyException e) {
-      report(e.getMessage());
-      return false;
-    }
-    byte[] d = digest(bytes);
+    byte[] d = digest(current.get().files());
     if (Arrays.equals(d, lastDigest)) return false;
     try {
       Policy p = compiler.compile(file);
       current.set(p);
-      lastDigest = d;
+      // The files of the new policy: an include may have been added or removed.
+      lastDigest = digest(p.files());
       lastError = null;
       log.info("policy {} reloaded: rules {}", file, p.ruleNames());
       return true;
@@ -85,19 +84,31 @@ public final class PolicyStore {
     }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
   }
 
-  private byte[] read() {
+  /**
+   * One digest over the files' names and contents, in order. A file that cannot be read counts as a change
+   * rather than an error: the top file may have dropped the include, which only compiling it can tell.
+   */
+  private static byte[] digest(List<String> files) {
+    MessageDigest md;
     try {
-      return Files.readAllBytes(file);
-    } catch (IOException e) {
-      throw new PolicyException(file + ": cannot read: " + e, e);
-    }
-  }
-
-  private static byte[] digest(byte[] bytes) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(bytes);
+      md = MessageDigest.getInstance("SHA-256");
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
+    for (String f : files) {
+      byte[] bytes;
+      try {
+        bytes = Files.readAllBytes(Path.of(f));
+      } catch (IOException e) {
+        bytes = new byte[0];
+        md.update((byte) 1); // unreadable: differs from any content, the empty one included
+      }
+      md.update(f.getBytes(StandardCharsets.UTF_8));
+      md.update((byte) 0);
+      md.update(Long.toString(bytes.length).getBytes(StandardCharsets.UTF_8));
+      md.update((byte) 0);
+      md.update(bytes);
+    }
+    return md.digest();
   }
 }

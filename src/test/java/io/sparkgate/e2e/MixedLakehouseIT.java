@@ -77,6 +77,10 @@ class MixedLakehouseIT {
     String rewriting = refusing.replaceFirst("effect: deny\\n    status: failed_precondition",
         "effect: rewrite\n    rewriter: iceberg_time_travel\n    status: failed_precondition");
     assertNotEquals(refusing, rewriting, "the shipped time-travel rule changed shape");
+    // The copy lives elsewhere: its include names the shipped file it includes.
+    String include = "- include: shared-server.yaml";
+    assertTrue(rewriting.contains(include), "the shipped policy no longer includes shared-server.yaml");
+    rewriting = rewriting.replace(include, "- include: " + shipped.resolveSibling("shared-server.yaml"));
     Path rewritePolicy = Files.writeString(dir.resolve("mixed-lakehouse-rewrite.yaml"), rewriting);
     rewriteProxy = TestProxies.start(proxyConfig(dir, "rewrite", server.process().port(), rewritePolicy),
         recorder(rewrites));

@@ -53,6 +53,17 @@ final class ShippedPoliciesTest {
         "plan_too_deep", "inspector_error", "variable_substitution", "incomplete_artifact")), found.toString());
   }
 
+  @Test
+  void theMixedLakehousePolicyIsItsRuleThenTheSharedServerPolicy() {
+    Policy shared = PolicyCommand.compilerForTests().compile(POLICIES.resolve("shared-server.yaml"));
+    Policy mixed = PolicyCommand.compilerForTests().compile(POLICIES.resolve("mixed-lakehouse.yaml"));
+    List<String> expected = new java.util.ArrayList<>(List.of("iceberg-time-travel-on-mixed-server"));
+    expected.addAll(shared.ruleNames());
+    assertEquals(expected, mixed.ruleNames());
+    assertEquals(List.of(POLICIES.resolve("mixed-lakehouse.yaml").toString(),
+        POLICIES.resolve("shared-server.yaml").toString()), mixed.files());
+  }
+
   @ParameterizedTest
   @MethodSource("shippedPolicies")
   void everyUnclassifiedSubkindIsRefused(Path file) throws IOException {
