@@ -91,7 +91,7 @@ final class ConnectRequests {
     return rows;
   }
 
-  private static List<List<Object>> decode(byte[] ipc) {
+  static List<List<Object>> decode(byte[] ipc) {
     List<List<Object>> rows = new ArrayList<>();
     try (BufferAllocator allocator = new RootAllocator();
         ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(ipc), allocator)) {
