@@ -52,13 +52,15 @@ public final class PolicyStore {
    * policy was swapped in. (A file newly included by the changed one is read by the compilation.)
    */
   public boolean reload() {
-    byte[] d = digest(current.get().files());
+    List<String> files = current.get().files();
+    byte[] d = digest(files);
     if (Arrays.equals(d, lastDigest)) return false;
     try {
       Policy p = compiler.compile(file);
       current.set(p);
-      // The files of the new policy: an include may have been added or removed.
-      lastDigest = digest(p.files());
+      // The digest taken before compiling, so that an edit made meanwhile is seen at the next check; unless an
+      // include was added or removed, when the new set of files has to be digested now.
+      lastDigest = p.files().equals(files) ? d : digest(p.files());
       lastError = null;
       log.info("policy {} reloaded: rules {}", file, p.ruleNames());
       return true;
