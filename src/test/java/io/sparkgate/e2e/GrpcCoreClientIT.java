@@ -179,17 +179,17 @@ class GrpcCoreClientIT {
   /** Finds (or, as root with apt-get, installs) a python3 with gRPC's Python package. */
   static final class PythonGrpc {
     private static final List<String> CANDIDATES = List.of("/usr/bin/python3", "python3");
+    private static final String APT_GET = "/usr/bin/apt-get";
 
     static String find() throws IOException, InterruptedException {
       String found = probe();
-      if (found == null && isRoot() && Files.isExecutable(Path.of("/usr/bin/apt-get"))) {
-        Process p = new ProcessBuilder("/usr/bin/apt-get", "install", "-y", "-q", "python3-grpcio")
-            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        if (p.waitFor(600, TimeUnit.SECONDS)) {
-          found = probe();
-        } else {
-          p.destroyForcibly();
+      if (found == null && isRoot() && Files.isExecutable(Path.of(APT_GET))) {
+        // A fresh machine may have no package lists yet: update once if the first attempt fails.
+        if (!apt("install", "-y", "-q", "python3-grpcio")) {
+          apt("update", "-q");
+          apt("install", "-y", "-q", "python3-grpcio");
         }
+        found = probe();
       }
       if (found == null) {
         String why = "no python3 with the grpc module (Debian: apt-get install python3-grpcio)";
@@ -199,6 +199,18 @@ class GrpcCoreClientIT {
         Assumptions.abort(why);
       }
       return found;
+    }
+
+    private static boolean apt(String... args) throws IOException, InterruptedException {
+      List<String> command = new ArrayList<>(List.of(APT_GET));
+      command.addAll(List.of(args));
+      Process p = new ProcessBuilder(command)
+          .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      if (!p.waitFor(600, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        return false;
+      }
+      return p.exitValue() == 0;
     }
 
     private static String probe() throws InterruptedException {
