@@ -12,29 +12,22 @@ import java.util.List;
  * attribute values of its facts, and its RPC), so the cost does not grow with rules that cannot match it.
  */
 public final class Policy {
-  private final String source;
   private final List<String> files;
   private final List<Rule> rules;
   private final Effect defaultEffect;
   private final RuleIndex index;
 
-  Policy(String source, List<Rule> rules, Effect defaultEffect, List<String> files) {
+  Policy(List<String> files, List<Rule> rules, Effect defaultEffect) {
     if (defaultEffect != Effect.ALLOW && defaultEffect != Effect.DENY) {
       throw new IllegalArgumentException("default must be allow or deny, got " + defaultEffect);
     }
-    this.source = source;
     this.files = List.copyOf(files);
     this.rules = List.copyOf(rules);
     this.defaultEffect = defaultEffect;
     this.index = new RuleIndex(this.rules);
   }
 
-  /** Where it was read from (a file path). */
-  public String source() {
-    return source;
-  }
-
-  /** Every file it was compiled from: {@link #source()} first, then the files it includes. */
+  /** Every file it was compiled from: the top one first, then the files it includes. */
   public List<String> files() {
     return files;
   }

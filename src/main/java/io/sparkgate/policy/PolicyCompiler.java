@@ -63,7 +63,7 @@ public final class PolicyCompiler {
     }
     Sources sources = new Sources(Path.of(file));
     List<Rule> rules = rules(root, top, sources);
-    return new Policy(file, rules, def, sources.files);
+    return new Policy(sources.files, rules, def);
   }
 
   /**
