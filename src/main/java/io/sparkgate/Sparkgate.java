@@ -20,6 +20,7 @@ import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.CallHooks;
 import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
+import io.sparkgate.metrics.ProxyMetrics;
 import io.sparkgate.policy.PolicyStage;
 import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
@@ -59,6 +60,7 @@ public final class Sparkgate implements AutoCloseable {
   private final ExecutorService callExecutor;
   private final AuditLog auditLog; // null when audit is off
   private final PolicyStage policy; // null when there is no policy section
+  private final ProxyMetrics metrics; // null when there is no metrics section
 
   private Sparkgate(
       ProxyConfig config,
@@ -68,7 +70,8 @@ public final class Sparkgate implements AutoCloseable {
       HealthStatusManager health,
       ExecutorService callExecutor,
       AuditLog auditLog,
-      PolicyStage policy) {
+      PolicyStage policy,
+      ProxyMetrics metrics) {
     this.config = config;
     this.server = server;
     this.loops = loops;
@@ -77,6 +80,7 @@ public final class Sparkgate implements AutoCloseable {
     this.callExecutor = callExecutor;
     this.auditLog = auditLog;
     this.policy = policy;
+    this.metrics = metrics;
   }
 
   /** Starts a proxy for this configuration; the listening port is bound when this returns. */
@@ -99,6 +103,7 @@ public final class Sparkgate implements AutoCloseable {
     ServerTls tls = null;
     AuditLog auditLog = null;
     PolicyStage policy = null;
+    ProxyMetrics metrics = null;
     // Calls run on the event loops (see EventLoops) except for request messages too large to inspect there,
     // which go to this fixed pool: a flood of large requests cannot grow the proxy's thread count.
     ExecutorService callExecutor = Executors.newFixedThreadPool(
@@ -122,12 +127,13 @@ public final class Sparkgate implements AutoCloseable {
         log.warn("no policy section in the configuration: requests are NOT checked against any policy");
       }
       stages.add(hooks);
+      ProxyRegistry methods = new ProxyRegistry(loops, callExecutor, token, CallHooks.chain(stages));
       NettyServerBuilder builder =
           loops.serve(NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port())))
               .directExecutor()
               .addService(health.getHealthService())
               // Authentication first: identity must be stamped before any later hook (policy, audit) runs.
-              .fallbackHandlerRegistry(new ProxyRegistry(loops, callExecutor, token, CallHooks.chain(stages)))
+              .fallbackHandlerRegistry(methods)
               .intercept(auth.interceptor())
               .maxInboundMessageSize(maxMessage)
               .flowControlWindow(CLIENT_WINDOW_BYTES)
@@ -138,12 +144,27 @@ public final class Sparkgate implements AutoCloseable {
               // Spark's JVM client pings idle connections every 10 s or so; let it.
               .permitKeepAliveTime(5, TimeUnit.SECONDS)
               .permitKeepAliveWithoutCalls(true);
+      AuditInterceptor audit = null;
       if (config.audit().enabled()) {
         auditLog = AuditLog.open(config.audit(), Clock.systemUTC());
-        // Registered last, so it runs first: it sees every call, including those refused by later stages.
-        builder.intercept(new AuditInterceptor(auditLog, Clock.systemUTC()));
+        // Registered after the stages, so it runs before them: it sees every call, including those they refuse.
+        audit = new AuditInterceptor(auditLog, Clock.systemUTC());
+        builder.intercept(audit);
       } else {
         log.warn("no audit section in the configuration: calls are NOT audited");
+      }
+      if (config.metrics().enabled()) {
+        metrics = ProxyMetrics.start(config.metrics());
+        builder.intercept(metrics.interceptor()); // last, so first: it counts what audit refuses too
+        metrics.watch(auth);
+        metrics.watch(loops);
+        metrics.watch(methods);
+        if (audit != null) {
+          metrics.watch(auditLog, audit);
+        }
+        if (policy != null) {
+          metrics.watch(policy);
+        }
       }
       if (tls != null) {
         builder.sslContext(tls.sslContext());
@@ -155,11 +176,16 @@ public final class Sparkgate implements AutoCloseable {
       health.setStatus(ProxyRegistry.SERVICE_NAME, ServingStatus.SERVING);
       log.info("Sparkgate listening on {}:{} ({}), forwarding to {}", listen.address(), server.getPort(),
           tls != null ? "TLS" : "plaintext", config.backend().address());
-      return new Sparkgate(config, server, loops, tls, health, callExecutor, auditLog, policy);
+      return new Sparkgate(config, server, loops, tls, health, callExecutor, auditLog, policy, metrics);
     } catch (IOException | RuntimeException e) {
-      release(loops, callExecutor, tls, auditLog, policy);
+      release(loops, callExecutor, tls, auditLog, policy, metrics);
       throw e;
     }
+  }
+
+  /** The metrics endpoint's port (the bound one, when the configuration asked for 0); -1 without metrics. */
+  public int metricsPort() {
+    return metrics == null ? -1 : metrics.port();
   }
 
   /** The port clients connect to (the bound one, when the configuration asked for port 0). */
@@ -193,14 +219,17 @@ public final class Sparkgate implements AutoCloseable {
       Thread.currentThread().interrupt();
     } finally {
       server.shutdownNow();
-      release(loops, callExecutor, tls, auditLog, policy);
+      release(loops, callExecutor, tls, auditLog, policy, metrics);
     }
     log.info("Sparkgate stopped");
   }
 
   /** Releases what start() built besides the server; the audit log last, so that it gets every record. */
   private static void release(EventLoops loops, ExecutorService callExecutor, ServerTls tls, AuditLog auditLog,
-      PolicyStage policy) {
+      PolicyStage policy, ProxyMetrics metrics) {
+    if (metrics != null) {
+      metrics.close();
+    }
     callExecutor.shutdownNow();
     loops.close();
     if (tls != null) {

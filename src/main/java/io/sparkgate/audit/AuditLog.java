@@ -136,6 +136,11 @@ public final class AuditLog implements AutoCloseable {
     return true;
   }
 
+  /** Records waiting for the writer thread. */
+  public int queued() {
+    return queue.size();
+  }
+
   /** Whether a new record would currently be accepted; {@code audit.required} refuses calls otherwise. */
   public boolean accepting() {
     return !closing && queue.remainingCapacity() > 0;

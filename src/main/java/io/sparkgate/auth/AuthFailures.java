@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
-/** Refusals counted per reason; the metrics issue will export these. */
+/** Refusals counted per reason; the metrics endpoint shows them. */
 final class AuthFailures {
   private final Map<AuthFailure.Reason, LongAdder> counts = new ConcurrentHashMap<>();
 
@@ -15,7 +15,10 @@ final class AuthFailures {
 
   Map<AuthFailure.Reason, Long> snapshot() {
     Map<AuthFailure.Reason, Long> out = new EnumMap<>(AuthFailure.Reason.class);
-    counts.forEach((reason, n) -> out.put(reason, n.sum()));
+    for (AuthFailure.Reason reason : AuthFailure.Reason.values()) {
+      LongAdder n = counts.get(reason);
+      out.put(reason, n == null ? 0 : n.sum());
+    }
     return out;
   }
 }

@@ -81,11 +81,20 @@ public final class Authentication {
     return hooks;
   }
 
-  /** Refused calls by reason, and failed JWKS fetches as {@code JWKS_FETCH_FAILED}, for metrics. */
-  public Map<String, Long> counters() {
+  /** Calls refused, by reason (every reason, zero until it happens), for metrics. */
+  public Map<String, Long> refusals() {
     Map<String, Long> out = new LinkedHashMap<>();
     failures.snapshot().forEach((reason, n) -> out.put(reason.name(), n));
-    out.put("JWKS_FETCH_FAILED", remote.stream().mapToLong(RemoteJwks::fetchFailures).sum());
     return out;
+  }
+
+  /** JWKS fetches that failed (the last good keys stayed in use), for metrics. */
+  public long jwksFetchFailures() {
+    return remote.stream().mapToLong(RemoteJwks::fetchFailures).sum();
+  }
+
+  /** Whether keys come from a JWKS URL (so {@link #jwksFetchFailures()} can grow). */
+  public boolean fetchesJwks() {
+    return !remote.isEmpty();
   }
 }

@@ -14,6 +14,7 @@ import java.util.Optional;
  * The whole, validated configuration of one proxy. Built once at start from one YAML file; immutable.
  *
  * @param tls absent only when {@code listen.plaintext} is true
+ * @param metrics the Prometheus endpoint; {@link MetricsConfig#disabled()} without a metrics section
  */
 public record ProxyConfig(
     Path source,
@@ -22,12 +23,19 @@ public record ProxyConfig(
     BackendConfig backend,
     AuthConfig auth,
     AuditConfig audit,
-    PolicyConfig policy) {
+    PolicyConfig policy,
+    MetricsConfig metrics) {
 
   /** A configuration without a policy section (no policy stage). */
   public ProxyConfig(Path source, ListenConfig listen, Optional<TlsConfig> tls, BackendConfig backend, AuthConfig auth,
       AuditConfig audit) {
     this(source, listen, tls, backend, auth, audit, PolicyConfig.disabled());
+  }
+
+  /** A configuration without a metrics section. */
+  public ProxyConfig(Path source, ListenConfig listen, Optional<TlsConfig> tls, BackendConfig backend, AuthConfig auth,
+      AuditConfig audit, PolicyConfig policy) {
+    this(source, listen, tls, backend, auth, audit, policy, MetricsConfig.disabled());
   }
 
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
@@ -49,7 +57,7 @@ public record ProxyConfig(
   }
 
   static ProxyConfig read(Node root) {
-    root.allowOnly("listen", "tls", "backend", "auth", "audit", "policy");
+    root.allowOnly("listen", "tls", "backend", "auth", "audit", "policy", "metrics");
     ListenConfig listen = ListenConfig.read(root.section("listen"));
     Optional<TlsConfig> tls;
     if (listen.plaintext()) {
@@ -73,6 +81,11 @@ public record ProxyConfig(
     }
     AuditConfig audit = root.has("audit") ? AuditConfig.read(root.section("audit")) : AuditConfig.disabled();
     PolicyConfig policy = root.has("policy") ? PolicyConfig.read(root.section("policy")) : PolicyConfig.disabled();
-    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")), auth, audit, policy);
+    MetricsConfig metrics = root.has("metrics") ? MetricsConfig.read(root.section("metrics")) : MetricsConfig.disabled();
+    if (metrics.enabled() && metrics.port() != 0 && metrics.port() == listen.port()) {
+      throw root.errorAt("metrics.port", "is listen.port too (" + listen.port() + "): give the metrics endpoint its own port");
+    }
+    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")), auth, audit, policy,
+        metrics);
   }
 }

@@ -1,6 +1,7 @@
 package io.sparkgate.forward;
 
 import io.grpc.Channel;
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -16,7 +17,9 @@ import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -99,6 +102,15 @@ public final class EventLoops implements AutoCloseable {
   /** A backend channel for the proxy's own calls (the backend profile). */
   public Channel anyBackend() {
     return backends[0];
+  }
+
+  /** How many backend connections are in each state now (READY is serving; the rest reconnect on demand). */
+  public Map<ConnectivityState, Integer> backendStates() {
+    Map<ConnectivityState, Integer> out = new EnumMap<>(ConnectivityState.class);
+    for (ManagedChannel channel : backends) {
+      out.merge(channel.getState(false), 1, Integer::sum);
+    }
+    return out;
   }
 
   /** The loops, in the order of {@link #backends()}. */

@@ -10,6 +10,7 @@ import io.grpc.ServerMethodDefinition;
 import io.grpc.StatusException;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -26,6 +27,7 @@ public final class ProxyRegistry extends HandlerRegistry {
   public static final String SERVICE_NAME = SparkConnectMethods.SERVICE;
 
   private final Map<String, ServerMethodDefinition<byte[], Payload>> methods = new HashMap<>();
+  private final LongAdder unknown = new LongAdder();
 
   /**
    * Forwards each call over the backend connection of the event loop it arrived on.
@@ -57,9 +59,15 @@ public final class ProxyRegistry extends HandlerRegistry {
   public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
     ServerMethodDefinition<byte[], Payload> method = methods.get(methodName);
     if (method == null) {
+      unknown.increment();
       log.warn("refused unknown method {} (UNIMPLEMENTED)", abbreviate(methodName));
     }
     return method;
+  }
+
+  /** Calls refused because they named no Spark Connect method (a client too new, or a scanner). */
+  public long unknownMethods() {
+    return unknown.sum();
   }
 
   private static String abbreviate(String name) {

@@ -35,6 +35,7 @@ public final class PolicyHook implements CallHook.Factory {
   private final PolicyEngine engine;
   private final Map<String, RequestRewriter> rewriters;
   private final boolean includeLiterals;
+  private final DecisionCounts counts = new DecisionCounts();
 
   public PolicyHook(Inspector inspector, SessionTracker sessions, PolicyEngine engine,
       Map<String, RequestRewriter> rewriters, boolean includeLiterals) {
@@ -43,6 +44,11 @@ public final class PolicyHook implements CallHook.Factory {
     this.engine = engine;
     this.rewriters = Map.copyOf(rewriters);
     this.includeLiterals = includeLiterals;
+  }
+
+  /** Every decision so far, by outcome and rule. */
+  DecisionCounts counts() {
+    return counts;
   }
 
   @Override
@@ -87,10 +93,12 @@ public final class PolicyHook implements CallHook.Factory {
             } catch (StatusException cannot) {
               // What the rewriter cannot rewrite safely is refused under the same rule, Spark-style.
               Decision refused = d.refusedBecause(cannot.getStatus());
+              counts.count(refused.effect().label(), refused.rule());
               evidence.put("decision", refused.effect().label());
               evidence.put("refusal", Refusals.text(refused));
               throw Refusals.toException(refused);
             }
+            counts.count(d.effect().label(), d.rule());
             evidence.add("rewrites", Map.of("rule", d.rule(), "rewriter", d.rewriter(), "change", result.description()));
             allowed(facts);
             return result.request();
@@ -128,6 +136,12 @@ public final class PolicyHook implements CallHook.Factory {
       Decision d = engine.decide(rpc, principal == null ? userId : principal.name(),
           principal == null ? List.of() : principal.groups(),
           principal == null ? "" : principal.tenant().orElse(""), facts);
+      if (d.effect() == Effect.REWRITE) {
+        // Counted once its rewrite is known to succeed, or as the refusal it becomes otherwise.
+        counts.countMatches(d);
+      } else {
+        counts.count(d);
+      }
       evidence.put("decision", d.effect().label());
       evidence.put("rule", d.rule());
       for (String s : d.shadow()) evidence.add("shadow_decisions", s);
@@ -158,6 +172,7 @@ public final class PolicyHook implements CallHook.Factory {
     }
 
     private StatusException refuse(Decision d) {
+      counts.count(d);
       evidence.put("decision", d.effect().label());
       evidence.put("rule", d.rule());
       return Refusals.toException(d);

@@ -21,11 +21,13 @@ public final class PolicyStage implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final PolicyHook hook;
   private final PolicyStore store;
+  private final ProfileSource profiles;
 
-  private PolicyStage(ScheduledExecutorService scheduler, PolicyHook hook, PolicyStore store) {
+  private PolicyStage(ScheduledExecutorService scheduler, PolicyHook hook, PolicyStore store, ProfileSource profiles) {
     this.scheduler = scheduler;
     this.hook = hook;
     this.store = store;
+    this.profiles = profiles;
   }
 
   /** Loads the policy (throws PolicyException if it does not compile) and starts reloading and profiling. */
@@ -51,11 +53,21 @@ public final class PolicyStage implements AutoCloseable {
     }, Duration.ofHours(2), Ticker.systemTicker());
     PolicyEngine engine = new PolicyEngine(store::current, profiles);
     PolicyHook hook = new PolicyHook(new Inspector(), sessions, engine, rewriters, config.audit().includeLiterals());
-    return new PolicyStage(scheduler, hook, store);
+    return new PolicyStage(scheduler, hook, store, profiles);
   }
 
   public CallHook.Factory hook() {
     return hook;
+  }
+
+  /** Every decision since start, by outcome and rule (the metrics endpoint shows them). */
+  public DecisionCounts decisions() {
+    return hook.counts();
+  }
+
+  /** Whether the backend's profile is known; rules that depend on it refuse while it is not. */
+  public boolean profileKnown() {
+    return profiles.current() != null;
   }
 
   public PolicyStore store() {

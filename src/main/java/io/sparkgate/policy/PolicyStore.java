@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,6 +29,8 @@ public final class PolicyStore {
   private final AtomicReference<Policy> current = new AtomicReference<>();
   private volatile byte[] lastDigest;
   private volatile String lastError;
+  private final AtomicLong reloads = new AtomicLong();
+  private final AtomicLong rejected = new AtomicLong();
 
   /** Loads the file now; throws PolicyException if it does not compile (the proxy must not start). */
   public PolicyStore(Path file, PolicyCompiler compiler) {
@@ -47,6 +50,16 @@ public final class PolicyStore {
     return lastError;
   }
 
+  /** Policies swapped in since start (not counting the first). */
+  public long reloads() {
+    return reloads.get();
+  }
+
+  /** Changed policies that did not compile, so the last good one stayed in force. */
+  public long rejected() {
+    return rejected.get();
+  }
+
   /**
    * Reloads if the content of the file, or of a file the policy in force includes, changed; true if a new
    * policy was swapped in. (A file newly included by the changed one is read by the compilation.)
@@ -62,6 +75,7 @@ public final class PolicyStore {
       // include was added or removed, when the new set of files has to be digested now.
       lastDigest = p.files().equals(files) ? d : digest(p.files());
       lastError = null;
+      reloads.incrementAndGet();
       log.info("policy {} reloaded: rules {}", file, p.ruleNames());
       return true;
     } catch (PolicyException e) {
@@ -73,6 +87,7 @@ public final class PolicyStore {
 
   private void report(String why) {
     lastError = why;
+    rejected.incrementAndGet();
     log.error("policy {} NOT reloaded, keeping the last good policy: {}", file, why);
   }
 

@@ -129,7 +129,7 @@ final class AuthEndToEndTest {
     assertEquals(Status.Code.UNAUTHENTICATED, e.getStatus().getCode());
     assertEquals("no token: pass token=... in the sc:// URL", e.getStatus().getDescription());
     assertTrue(backendReceived.isEmpty());
-    assertEquals(1L, auth.counters().get("NO_CREDENTIALS"));
+    assertEquals(1L, auth.refusals().get("NO_CREDENTIALS"));
   }
 
   @Test
@@ -139,7 +139,7 @@ final class AuthEndToEndTest {
     assertEquals(Status.Code.UNAUTHENTICATED, e.getStatus().getCode());
     assertTrue(e.getStatus().getDescription().startsWith("wrong audience"), e.getStatus().getDescription());
     assertTrue(backendReceived.isEmpty());
-    assertEquals(1L, auth.counters().get("WRONG_AUDIENCE"));
+    assertEquals(1L, auth.refusals().get("WRONG_AUDIENCE"));
   }
 
   @Test

@@ -82,6 +82,29 @@ final class ProxyConfigTest {
   }
 
   @Test
+  void metrics_offUnlessConfigured_loopbackByDefault_validated() throws IOException {
+    assertFalse(ProxyConfig.load(write(TLS + BACKEND)).metrics().enabled());
+    MetricsConfig m = ProxyConfig.load(write(TLS + BACKEND + "metrics: {}\n")).metrics();
+    assertTrue(m.enabled());
+    assertEquals("127.0.0.1", m.address());
+    assertEquals(9464, m.port());
+    assertEquals("/metrics", m.path());
+    m = ProxyConfig.load(write(TLS + BACKEND + "metrics:\n  address: 0.0.0.0\n  port: 9100\n  path: /prom\n")).metrics();
+    assertEquals("0.0.0.0", m.address());
+    assertEquals(9100, m.port());
+    assertEquals("/prom", m.path());
+
+    String message = error("listen:\n  port: 9100\n" + TLS + BACKEND + "metrics:\n  port: 9100\n");
+    assertTrue(message.contains("metrics.port: is listen.port too (9100)"), message);
+    message = error(TLS + BACKEND + "metrics:\n  path: metrics\n");
+    assertTrue(message.contains("metrics.path: must be an absolute URL path"), message);
+    message = error(TLS + BACKEND + "metrics:\n  port: 70000\n");
+    assertTrue(message.contains("metrics.port"), message);
+    message = error(TLS + BACKEND + "metrics:\n  listen: 9100\n");
+    assertTrue(message.contains("metrics.listen"), message);
+  }
+
+  @Test
   void sizesAndDurations_parsed() throws IOException {
     ProxyConfig config = ProxyConfig.load(write(
         "listen:\n  max_inbound_message_size: 4MiB\n  shutdown_grace: 500ms\n  port: 0\n" + TLS + BACKEND));

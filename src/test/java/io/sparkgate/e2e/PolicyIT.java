@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.Sparkgate;
+import io.sparkgate.testing.MetricsScrape;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.jar.JarOutputStream;
 import java.util.zip.ZipEntry;
 import org.apache.spark.api.java.function.ForeachFunction;
@@ -40,7 +42,8 @@ class PolicyIT {
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
     proxy = Sparkgate.start(ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER,
-        ProxyConfigs.backend(server.port()), ProxyConfigs.policy("shared-server.yaml")));
+        ProxyConfigs.backend(server.port()), ProxyConfigs.policy("shared-server.yaml"),
+        "metrics: {address: 127.0.0.1, port: 0}"));
     spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
   }
 
@@ -85,6 +88,31 @@ class PolicyIT {
   @Test
   void allowDestLocalConfigIsRefused() {
     refused("no-dangerous-config", () -> spark.conf().set("spark.sql.artifact.copyFromLocalToFs.allowDestLocal", "true"));
+  }
+
+  /**
+   * What the metrics endpoint shows of a real client's work: its answered ExecutePlan under code OK, and a
+   * refusal under the policy rule that made it (the differences between two scrapes: other tests ran first).
+   */
+  @Test
+  void metricsCountAnsweredCallsAndRefusalsByRule() throws Exception {
+    Map<String, Double> before = MetricsScrape.get(proxy.metricsPort());
+    assertEquals(10, spark.range(10).collectAsList().size());
+    refused("no-reflection", () -> spark.sql("SELECT reflect('java.lang.Runtime','getRuntime')").collectAsList());
+    Map<String, Double> after = MetricsScrape.get(proxy.metricsPort());
+
+    String ok = "sparkgate_calls_total{code=OK,method=ExecutePlan}";
+    String denied = "sparkgate_calls_total{code=PERMISSION_DENIED,method=ExecutePlan}";
+    String rule = "sparkgate_policy_decisions_total{outcome=deny,rule=no-reflection}";
+    assertTrue(delta(before, after, ok) >= 1, "the answered query: " + after.get(ok));
+    assertEquals(1.0, delta(before, after, denied), "one refused ExecutePlan");
+    assertEquals(1.0, delta(before, after, rule), "refused by no-reflection");
+    assertTrue(after.get("sparkgate_backend_connections{state=ready}") >= 1);
+    assertEquals(1.0, after.get("sparkgate_backend_profile_known"), "the real server told its profile");
+  }
+
+  private static double delta(Map<String, Double> before, Map<String, Double> after, String series) {
+    return after.getOrDefault(series, 0.0) - before.getOrDefault(series, 0.0);
   }
 
   @Test

@@ -1,0 +1,198 @@
+package io.sparkgate.metrics;
+
+import io.grpc.ConnectivityState;
+import io.grpc.ServerInterceptor;
+import io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sparkgate.audit.AuditInterceptor;
+import io.sparkgate.audit.AuditLog;
+import io.sparkgate.auth.Authentication;
+import io.sparkgate.config.MetricsConfig;
+import io.sparkgate.forward.EventLoops;
+import io.sparkgate.forward.ProxyRegistry;
+import io.sparkgate.policy.DecisionCounts;
+import io.sparkgate.policy.PolicyStage;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The proxy's meters and the endpoint that shows them. Calls are counted by {@link #interceptor()}; the other
+ * stages keep their own counts (cheap adders on their paths) and are read here only when scraped, so a stage
+ * does not depend on the metrics library and a proxy without a metrics section pays nothing.
+ *
+ * <p>Labels are bounded by the configuration: methods, status codes, refusal reasons and policy rule names.
+ * No label ever carries a principal, a token, a session or anything from a request.
+ */
+public final class ProxyMetrics implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ProxyMetrics.class);
+
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final CallMeters calls = new CallMeters(registry);
+  /** Meters read objects through weak references: these keep the watched stages reachable. */
+  private final List<Object> watched = new ArrayList<>();
+  private final List<AutoCloseable> binders = new ArrayList<>();
+  private DecisionCounts decisions; // guarded by this
+  private final Set<DecisionCounts.Key> decisionMeters = new HashSet<>(); // guarded by this
+  private MetricsEndpoint endpoint;
+
+  private ProxyMetrics() {
+    for (MeterBinder b : List.of(new JvmMemoryMetrics(), new JvmThreadMetrics(), new ClassLoaderMetrics(),
+        new ProcessorMetrics(), new UptimeMetrics(), new FileDescriptorMetrics())) {
+      b.bindTo(registry);
+    }
+    JvmGcMetrics gc = new JvmGcMetrics();
+    gc.bindTo(registry);
+    binders.add(gc);
+    // Netty's buffers live outside the JVM's direct-buffer pools, so jvm_buffer_* does not show them.
+    Gauge.builder("sparkgate.netty.direct.memory.used", PlatformDependent::usedDirectMemory)
+        .description("Direct memory held by the network buffers (-1: not tracked)")
+        .baseUnit("bytes")
+        .register(registry);
+  }
+
+  /** Meters without an endpoint (tests). */
+  static ProxyMetrics create() {
+    return new ProxyMetrics();
+  }
+
+  /** Builds the meters and starts serving them as the configuration says. */
+  public static ProxyMetrics start(MetricsConfig config) throws IOException {
+    ProxyMetrics metrics = new ProxyMetrics();
+    try {
+      metrics.endpoint = MetricsEndpoint.start(config.address(), config.port(), config.path(), metrics::scrape);
+    } catch (IOException | RuntimeException e) {
+      metrics.close();
+      throw new IOException("cannot serve metrics on " + config.address() + ":" + config.port() + ": " + e.getMessage(), e);
+    }
+    log.info("metrics at http://{}:{}{}", config.address(), metrics.port(), config.path());
+    return metrics;
+  }
+
+  /** Counts and times every call; register it so that it runs before every other interceptor. */
+  public ServerInterceptor interceptor() {
+    return calls;
+  }
+
+  /** Refusals by reason, and failed JWKS fetches. */
+  public void watch(Authentication auth) {
+    watched.add(auth);
+    for (String reason : auth.refusals().keySet()) {
+      FunctionCounter.builder("sparkgate.auth.failures", auth, a -> a.refusals().getOrDefault(reason, 0L))
+          .description("Calls refused by authentication, by reason")
+          .tag("reason", reason.toLowerCase(Locale.ROOT))
+          .register(registry);
+    }
+    if (auth.fetchesJwks()) {
+      FunctionCounter.builder("sparkgate.jwks.fetch.failures", auth, Authentication::jwksFetchFailures)
+          .description("JWKS fetches that failed; the last good keys stayed in use")
+          .register(registry);
+    }
+  }
+
+  /** The audit log's records, its queue, and the calls refused because it could not take their record. */
+  public void watch(AuditLog audit, AuditInterceptor interceptor) {
+    watched.add(audit);
+    watched.add(interceptor);
+    FunctionCounter.builder("sparkgate.audit.records.written", audit, AuditLog::written)
+        .description("Audit records written to the log").register(registry);
+    FunctionCounter.builder("sparkgate.audit.records.dropped", audit, AuditLog::dropped)
+        .description("Audit records lost because the queue was full or the disk failed").register(registry);
+    FunctionCounter.builder("sparkgate.audit.fsyncs", audit, AuditLog::syncs)
+        .description("Times the audit log was forced to disk").register(registry);
+    Gauge.builder("sparkgate.audit.queue.records", audit, AuditLog::queued)
+        .description("Audit records waiting for the writer").register(registry);
+    FunctionCounter.builder("sparkgate.audit.refused.calls", interceptor, AuditInterceptor::refusedUnaudited)
+        .description("Calls refused because audit.required is on and the log could not take their record")
+        .register(registry);
+  }
+
+  /** Decisions by outcome and rule, policy reloads, and whether the backend's profile is known. */
+  public synchronized void watch(PolicyStage policy) {
+    watched.add(policy);
+    decisions = policy.decisions();
+    FunctionCounter.builder("sparkgate.policy.reloads", policy, p -> p.store().reloads())
+        .description("Changed policies put in force without a restart").register(registry);
+    FunctionCounter.builder("sparkgate.policy.reloads.rejected", policy, p -> p.store().rejected())
+        .description("Changed policies that did not compile; the last good one stayed in force").register(registry);
+    Gauge.builder("sparkgate.policy.reload.failing", policy, p -> p.store().lastError() == null ? 0 : 1)
+        .description("1 while the policy file on disk is not the one in force because it does not compile")
+        .register(registry);
+    Gauge.builder("sparkgate.backend.profile.known", policy, p -> p.profileKnown() ? 1 : 0)
+        .description("1 once the backend's version, extensions and catalogs are known; rules that need them refuse until then")
+        .register(registry);
+  }
+
+  /** Backend connections by state. */
+  public void watch(EventLoops loops) {
+    watched.add(loops);
+    for (ConnectivityState state : ConnectivityState.values()) {
+      Gauge.builder("sparkgate.backend.connections", loops, l -> l.backendStates().getOrDefault(state, 0))
+          .description("Backend connections (one per event loop) by state; READY ones are serving")
+          .tag("state", state.name().toLowerCase(Locale.ROOT))
+          .register(registry);
+    }
+  }
+
+  /** Calls that named no Spark Connect method (gRPC refuses them before any interceptor sees them). */
+  public void watch(ProxyRegistry methods) {
+    watched.add(methods);
+    FunctionCounter.builder("sparkgate.unknown.methods", methods, ProxyRegistry::unknownMethods)
+        .description("Calls refused as UNIMPLEMENTED because they named no Spark Connect method")
+        .register(registry);
+  }
+
+  /** Everything, in Prometheus's text format. */
+  public synchronized String scrape() {
+    if (decisions != null) {
+      // Rules get a meter the first time they decide: the policy can change while the proxy runs.
+      for (var e : decisions.live().entrySet()) {
+        if (decisionMeters.add(e.getKey())) {
+          FunctionCounter.builder("sparkgate.policy.decisions", e.getValue(), LongAdder::sum)
+              .description("Policy decisions by outcome (allow, deny, rewrite; audit and shadow rules matched) and rule")
+              .tag("outcome", e.getKey().outcome())
+              .tag("rule", e.getKey().rule())
+              .register(registry);
+        }
+      }
+    }
+    return registry.scrape();
+  }
+
+  /** The endpoint's port (the one picked when the configuration asked for 0). */
+  public int port() {
+    return endpoint == null ? -1 : endpoint.port();
+  }
+
+  @Override
+  public void close() {
+    if (endpoint != null) {
+      endpoint.close();
+    }
+    for (AutoCloseable b : binders) {
+      try {
+        b.close();
+      } catch (Exception e) {
+        log.debug("closing a metrics binder failed", e);
+      }
+    }
+    registry.close();
+  }
+}
