@@ -2,7 +2,7 @@
 # Sparkgate demo (README command 1). Needs only JDK 17 and Maven.
 #
 #   demo/run.sh                 # Spark Connect on 15002, Sparkgate (TLS) on 15003
-#   SPARK_PORT=16002 PROXY_PORT=16003 demo/run.sh
+#   SPARK_PORT=16002 PROXY_PORT=16003 METRICS_PORT=19464 demo/run.sh
 #
 # Builds Sparkgate, creates dev certificates in certs/dev (if absent), starts a real local Spark Connect 4.0
 # server (plaintext, 127.0.0.1 only) and Sparkgate in front of it (TLS), runs a short session with the real
@@ -15,6 +15,7 @@ cd "$root"
 
 SPARK_PORT="${SPARK_PORT:-15002}"
 PROXY_PORT="${PROXY_PORT:-15003}"
+METRICS_PORT="${METRICS_PORT:-9464}"
 demo_dir="$root/target/demo"
 spark_log="$demo_dir/spark-server.log"
 proxy_log="$demo_dir/sparkgate.log"
@@ -80,9 +81,9 @@ await_port() { # port pid name log timeout_seconds
 
 command -v java >/dev/null || die "java not found: install JDK 17"
 command -v mvn >/dev/null || die "mvn not found: install Maven"
-for port in "$SPARK_PORT" "$PROXY_PORT"; do
+for port in "$SPARK_PORT" "$PROXY_PORT" "$METRICS_PORT"; do
   if listening "$port"; then
-    die "port $port is already in use; choose others with SPARK_PORT=... PROXY_PORT=... demo/run.sh"
+    die "port $port is already in use; choose others with SPARK_PORT=... PROXY_PORT=... METRICS_PORT=... demo/run.sh"
   fi
 done
 mkdir -p "$demo_dir"
@@ -124,11 +125,11 @@ echo "Spark Connect server listening (pid $spark_pid)"
 
 # --- 4. Sparkgate --------------------------------------------------------------------------------------------
 config="proxy/examples/demo.yaml"
-if [[ "$SPARK_PORT" != 15002 || "$PROXY_PORT" != 15003 ]]; then
+if [[ "$SPARK_PORT" != 15002 || "$PROXY_PORT" != 15003 || "$METRICS_PORT" != 9464 ]]; then
   # Same depth below the root as proxy/examples/, so the config's ../../certs/dev paths still resolve.
   config="target/demo/demo.yaml"
   sed -e "s/^\(  port:\) 15003\$/\1 $PROXY_PORT/" -e "s/localhost:15002\$/localhost:$SPARK_PORT/" \
-    proxy/examples/demo.yaml >"$config"
+    -e "s/^\(  port:\) 9464\$/\1 $METRICS_PORT/" proxy/examples/demo.yaml >"$config"
 fi
 say "Starting Sparkgate on 127.0.0.1:$PROXY_PORT (TLS) -> localhost:$SPARK_PORT (config: $config, log: target/demo/sparkgate.log)"
 java -jar target/sparkgate.jar serve --config "$config" >"$proxy_log" 2>&1 &
@@ -167,6 +168,7 @@ cat <<EOF
       SparkSession.builder().remote("$url").getOrCreate()
 
     Logs: target/demo/sparkgate.log, target/demo/spark-server.log
+    Metrics (Prometheus): curl -s http://127.0.0.1:$METRICS_PORT/metrics | grep ^sparkgate_
     Audit log: target/demo/audit.jsonl (check it: java -jar target/sparkgate.jar audit verify target/demo/audit.jsonl)
     Policy: policies/shared-server.yaml (try spark.sql("SELECT reflect('java.lang.System','getenv')") to see a refusal)
     Press Ctrl-C to stop Sparkgate and the Spark Connect server.

@@ -145,9 +145,10 @@ public final class BenchRunner {
       if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty()) && o.baselineJar == null) {
         throw new IllegalArgumentException("--baseline-full, --baseline-features and --baseline-jvm need --baseline-jar");
       }
-      if (o.baselineFeatures != null && !Endpoints.FEATURES.containsAll(o.baselineFeatures)) {
+      if (o.baselineFeatures != null && !o.baselineFeatures.stream()
+          .allMatch(f -> Endpoints.FEATURES.contains(f) || Endpoints.EXTRA_FEATURES.contains(f))) {
         throw new IllegalArgumentException("--baseline-features takes a comma list of " + Endpoints.FEATURES
-            + ", not " + String.join(",", o.baselineFeatures));
+            + " and " + Endpoints.EXTRA_FEATURES + ", not " + String.join(",", o.baselineFeatures));
       }
       return o;
     }

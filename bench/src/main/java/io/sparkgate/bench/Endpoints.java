@@ -40,6 +40,11 @@ final class Endpoints implements AutoCloseable {
   /** The features a Sparkgate variant can have besides TLS; all of them make "Sparkgate full". */
   static final Set<String> FEATURES =
       Collections.unmodifiableSet(new LinkedHashSet<>(List.of("jwt", "policy", "audit")));
+  /**
+   * Features a baseline may add that "full" (as the issue defines it) does not have: the Prometheus endpoint,
+   * measured as full plus metrics against full.
+   */
+  static final Set<String> EXTRA_FEATURES = Set.of("metrics");
   /** The token each variant with JWT accepts, by name; set by {@link #sparkgateConfig}. */
   private final Map<String, String> jwtTokens = new HashMap<>();
   private Process backend;
@@ -154,6 +159,9 @@ final class Endpoints implements AutoCloseable {
     }
     if (features.contains("policy")) {
       y.append("policy:\n  file: ").append(repoRoot().resolve("policies").resolve("shared-server.yaml")).append('\n');
+    }
+    if (features.contains("metrics")) {
+      y.append("metrics:\n  address: 127.0.0.1\n  port: 0\n"); // on, and never scraped: the per-call cost only
     }
     Path file = dir.resolve("sparkgate.yaml");
     Files.writeString(file, y.toString());
