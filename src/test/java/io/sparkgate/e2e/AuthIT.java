@@ -24,6 +24,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import io.sparkgate.Sparkgate;
+import io.sparkgate.testing.MetricsScrape;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
@@ -77,6 +78,7 @@ class AuthIT {
         "    jwks_file: jwks.json",
         "    issuer: " + ISSUER,
         "    audience: " + AUDIENCE,
+        "metrics: {address: 127.0.0.1, port: 0}",
         ""));
     proxy = Sparkgate.start(ProxyConfig.load(config));
     ClientTrust.useTrustStore(certs.trustStore());
@@ -120,10 +122,17 @@ class AuthIT {
     String forged = token("alice");
     forged = forged.substring(0, forged.length() - 4) + (forged.endsWith("AAAA") ? "BBBB" : "AAAA");
     String bad = forged;
+    String series = "sparkgate_auth_failures_total{reason=bad_signature}";
+    double before = MetricsScrape.get(proxy.metricsPort()).get(series);
     Exception e = assertThrows(Exception.class,
         () -> SparkClients.connectFailFast(url(";token=" + bad)).range(1).count());
     assertTrue(e.getMessage().contains("UNAUTHENTICATED"), e.getMessage());
     assertTrue(e.getMessage().toLowerCase().contains("signature"), e.getMessage());
+    // The metrics endpoint counts the refusal under its reason, and never shows the token.
+    String text = MetricsScrape.text(proxy.metricsPort());
+    assertTrue(MetricsScrape.parse(text).get(series) >= before + 1, text);
+    assertFalse(text.contains(bad.substring(bad.lastIndexOf('.') + 1)), "no part of the token in the metrics");
+    assertFalse(text.contains("alice"), "no principal in the metrics");
   }
 
   @Test

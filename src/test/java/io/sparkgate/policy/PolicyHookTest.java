@@ -150,6 +150,39 @@ final class PolicyHookTest {
         r.fields().get("rewrites"));
   }
 
+  /** What the metrics endpoint shows: each message's outcome under its deciding rule, and shadow matches. */
+  @Test
+  void decisionsCountedByOutcomeAndRule() throws Exception {
+    Policy p = Policies.compile(POLICY);
+    byte[] rewritten = TestRequest.sql("SELECT 2", "alice");
+    boolean[] canRewrite = {true};
+    RequestRewriter rw = (req, facts, profile, session) -> {
+      if (!canRewrite[0]) throw new StatusException(Status.FAILED_PRECONDITION.withDescription("cannot"));
+      return new RequestRewriter.Result(rewritten, "rewrote rewrite_me");
+    };
+    PolicyHook hook = new PolicyHook(new Inspector(),
+        new SessionTracker(() -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker()),
+        new PolicyEngine(() -> p, ProfileSource.fixed(BackendProfile.UNKNOWN)), Map.of("test_rewriter", rw), false);
+    TestEvidence.record(() -> hook.newCall(method("ExecutePlan"), new Metadata()).onRequest(
+        TestRequest.sql("SELECT 1", "alice")));
+    TestEvidence.record(() -> hook.newCall(method("ExecutePlan"), new Metadata()).onRequest(
+        TestRequest.sql("SELECT reflect('a', 'b')", "alice")));
+    TestEvidence.record(() -> hook.newCall(method("ExecutePlan"), new Metadata()).onRequest(
+        TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
+    canRewrite[0] = false;
+    TestEvidence.record(() -> hook.newCall(method("ExecutePlan"), new Metadata()).onRequest(
+        TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
+
+    Map<String, Long> counts = new java.util.TreeMap<>();
+    hook.counts().live().forEach((k, n) -> counts.put(k.outcome() + ":" + k.rule(), n.sum()));
+    assertEquals(1L, counts.get("allow:default"));
+    assertEquals(1L, counts.get("deny:no-reflection"));
+    assertEquals(1L, counts.get("rewrite:rewrite-me"), "the rewrite that succeeded");
+    assertEquals(1L, counts.get("deny:rewrite-me"), "the one that could not be rewritten counts as its refusal");
+    assertEquals(3L, counts.get("shadow:would-block-sql"), "the SQL the shadow rule saw (not the refused reflect)");
+    assertEquals(5, counts.size(), counts.toString());
+  }
+
   @Test
   void failClosed_exceptionsAnywhereAreRefusals() {
     byte[] request = TestRequest.sql("SELECT 1", "alice");

@@ -18,15 +18,20 @@ public final class MetricsScrape {
 
   private MetricsScrape() {}
 
-  /** GET http://127.0.0.1:port/metrics, which must answer 200. */
+  /** GET http://127.0.0.1:port/metrics, which must answer 200, parsed. */
   public static Map<String, Double> get(int port) throws IOException, InterruptedException {
+    return parse(text(port));
+  }
+
+  /** The same, as the text the endpoint sent. */
+  public static String text(int port) throws IOException, InterruptedException {
     HttpResponse<String> response = HTTP.send(
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).GET().build(),
         HttpResponse.BodyHandlers.ofString());
     if (response.statusCode() != 200) {
       throw new IOException("metrics endpoint answered " + response.statusCode());
     }
-    return parse(response.body());
+    return response.body();
   }
 
   /** Prometheus's text format (label values without commas or escaped quotes, as the proxy's are). */
