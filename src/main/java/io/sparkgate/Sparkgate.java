@@ -165,6 +165,9 @@ public final class Sparkgate implements AutoCloseable {
         if (policy != null) {
           metrics.watch(policy);
         }
+        if (tls != null) {
+          metrics.watch(tls);
+        }
       }
       if (tls != null) {
         builder.sslContext(tls.sslContext());

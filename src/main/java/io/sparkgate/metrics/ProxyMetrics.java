@@ -23,6 +23,7 @@ import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.policy.DecisionCounts;
 import io.sparkgate.policy.PolicyStage;
+import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -149,6 +150,15 @@ public final class ProxyMetrics implements AutoCloseable {
           .tag("state", state.name().toLowerCase(Locale.ROOT))
           .register(registry);
     }
+  }
+
+  /** When the served certificate expires, so that an alert fires before clients start failing. */
+  public void watch(ServerTls tls) {
+    watched.add(tls);
+    Gauge.builder("sparkgate.tls.certificate.not.after", tls, t -> t.certificateNotAfter().getEpochSecond())
+        .description("Expiry of the TLS certificate being served, in seconds since the epoch (follows reloads)")
+        .baseUnit("seconds")
+        .register(registry);
   }
 
   /** Calls that named no Spark Connect method (gRPC refuses them before any interceptor sees them). */

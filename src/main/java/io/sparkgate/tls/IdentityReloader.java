@@ -6,6 +6,7 @@ import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.Signature;
 import java.security.cert.X509Certificate;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.Date;
 import java.util.List;
@@ -32,6 +33,7 @@ final class IdentityReloader {
   private final AdvancedTlsX509KeyManager keyManager = new AdvancedTlsX509KeyManager();
   private byte[] loaded; // fingerprint of the material in use
   private byte[] rejected; // fingerprint we already warned about, so a bad file warns once, not per poll
+  private volatile Instant notAfter; // of the leaf in use
 
   IdentityReloader(TlsFile certFile, TlsFile keyFile) {
     this.certFile = certFile;
@@ -40,6 +42,11 @@ final class IdentityReloader {
 
   AdvancedTlsX509KeyManager keyManager() {
     return keyManager;
+  }
+
+  /** When the certificate being served expires. */
+  Instant notAfter() {
+    return notAfter;
   }
 
   /** Startup: any problem is fatal and reported precisely. */
@@ -104,6 +111,7 @@ final class IdentityReloader {
     }
     keyManager.updateIdentityCredentials(chain.toArray(new X509Certificate[0]), key);
     loaded = TlsFile.fingerprint(certBytes, keyBytes);
+    notAfter = chain.get(0).getNotAfter().toInstant();
     return chain.get(0);
   }
 

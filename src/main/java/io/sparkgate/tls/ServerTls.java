@@ -9,6 +9,7 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.SslProvider;
 import java.io.Closeable;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executors;
@@ -33,10 +34,12 @@ public final class ServerTls implements Closeable {
   static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
 
   private final SslContext sslContext;
+  private final IdentityReloader identity;
   private final ScheduledExecutorService reloader; // null when reloading is off
 
-  private ServerTls(SslContext sslContext, ScheduledExecutorService reloader) {
+  private ServerTls(SslContext sslContext, IdentityReloader identity, ScheduledExecutorService reloader) {
     this.sslContext = sslContext;
+    this.identity = identity;
     this.reloader = reloader;
   }
 
@@ -112,12 +115,17 @@ public final class ServerTls implements Closeable {
     log.info("TLS ready: protocols {}, provider {}, client certificates {}, reload {}", PROTOCOLS,
         context instanceof OpenSslContext ? "OpenSSL" : "JDK",
         trust == null ? "not requested" : "required", reloader == null ? "off" : "every " + reloadInterval);
-    return new ServerTls(context, reloader);
+    return new ServerTls(context, identity, reloader);
   }
 
   /** The context for NettyServerBuilder; it stays the same object across reloads. */
   public SslContext sslContext() {
     return sslContext;
+  }
+
+  /** When the certificate now served expires (it changes when a renewed one is reloaded). */
+  public Instant certificateNotAfter() {
+    return identity.notAfter();
   }
 
   /** Stops reloading. The context keeps serving the last loaded material. */

@@ -20,6 +20,8 @@ import io.sparkgate.bench.BenchBackend;
 import io.sparkgate.bench.BenchProtocol;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.testing.MetricsScrape;
+import io.sparkgate.tls.DevCertificates;
+import io.sparkgate.tls.ServerTls;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -28,6 +30,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.Map;
@@ -147,6 +150,22 @@ final class ProxyMetricsTest {
         .build(), HttpResponse.BodyHandlers.ofString());
     assertEquals(200, head.statusCode());
     assertEquals("", head.body());
+  }
+
+  @Test
+  void servedCertificateExpiry_isAGauge() throws Exception {
+    DevCertificates.Generated certs = DevCertificates.generate(dir.resolve("certs"),
+        DevCertificates.Options.defaults().withValidity(Duration.ofDays(3)));
+    ServerTls tls = ServerTls.load(certs.serverCert(), certs.serverKey(), null, null);
+    try (ProxyMetrics metrics = ProxyMetrics.create()) {
+      metrics.watch(tls);
+      double notAfter = MetricsScrape.parse(metrics.scrape()).get("sparkgate_tls_certificate_not_after_seconds");
+      assertEquals(tls.certificateNotAfter().getEpochSecond(), (long) notAfter);
+      double days = (notAfter - System.currentTimeMillis() / 1000.0) / 86_400;
+      assertTrue(days > 2.9 && days < 3.1, "about three days left: " + days);
+    } finally {
+      tls.close();
+    }
   }
 
   private Channel authenticated() {

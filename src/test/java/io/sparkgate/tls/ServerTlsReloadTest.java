@@ -99,6 +99,8 @@ final class ServerTlsReloadTest {
     ManagedChannel before = open(client);
     TlsTestSupport.CallResult first = check(before);
     BigInteger original = first.serverSerial();
+    assertEquals(Pem.certificates(Files.readAllBytes(certs.serverCert())).get(0).getNotAfter().toInstant(),
+        tls.certificateNotAfter(), "the served leaf's expiry");
 
     DevCertificates.Issued rotated = DevCertificates.Authority.load(certs.caCert(), certs.caKey())
         .issueServer(KeyType.RSA, Duration.ofDays(1));
@@ -108,6 +110,8 @@ final class ServerTlsReloadTest {
 
     TlsTestSupport.await(WAIT, "new connections to present serial " + next.toString(16),
         () -> next.equals(serialOfNewConnection(certs.caCert())));
+    assertEquals(rotated.certificate().getNotAfter().toInstant(), tls.certificateNotAfter(),
+        "the expiry shown to metrics follows the reload (30 days before, 1 day now)");
 
     // The connection opened before the rotation still carries calls, on its original session.
     TlsTestSupport.CallResult old = check(before);
