@@ -1,5 +1,6 @@
 package io.sparkgate.policy;
 
+import java.util.Collections;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -43,6 +44,6 @@ public final class DecisionCounts {
 
   /** The outcomes seen so far; the counts go on growing. */
   public Map<Key, LongAdder> live() {
-    return java.util.Collections.unmodifiableMap(counts);
+    return Collections.unmodifiableMap(counts);
   }
 }
