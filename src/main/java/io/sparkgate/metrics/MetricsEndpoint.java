@@ -1,90 +1,153 @@
 package io.sparkgate.metrics;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
+import io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap;
+import io.grpc.netty.shaded.io.netty.buffer.Unpooled;
+import io.grpc.netty.shaded.io.netty.channel.Channel;
+import io.grpc.netty.shaded.io.netty.channel.ChannelFuture;
+import io.grpc.netty.shaded.io.netty.channel.ChannelFutureListener;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
+import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.SimpleChannelInboundHandler;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.SocketChannel;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.FullHttpRequest;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.FullHttpResponse;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpHeaderNames;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpMethod;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpObjectAggregator;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpResponseStatus;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpServerCodec;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpUtil;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpVersion;
+import io.grpc.netty.shaded.io.netty.handler.codec.http.QueryStringDecoder;
+import io.grpc.netty.shaded.io.netty.handler.timeout.ReadTimeoutHandler;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP side of the metrics: GET (or HEAD) on one path answers with the scrape; any other path is 404 and
- * any other method 405. The JDK's own server on one thread: a scrape every few seconds needs no more, and
- * a slow scraper cannot take threads from the proxy.
+ * any other method 405. Netty's HTTP/1.1 codec on one event loop of its own: requests are read without
+ * blocking, so clients that open connections and never finish a request cannot keep the scraper out (the
+ * JDK's built-in server, tried first, parses each request on a worker thread and was blocked by them), and a
+ * connection silent for {@link #READ_TIMEOUT_SECONDS} is closed.
  */
 final class MetricsEndpoint implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(MetricsEndpoint.class);
   /** Prometheus's text exposition format. */
   static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+  static final int READ_TIMEOUT_SECONDS = 30;
+  /** A scrape request is a line and a few headers; a body is never needed. */
+  private static final int MAX_HEADER_BYTES = 8192;
+  private static final int MAX_BODY_BYTES = 8192;
 
-  private final HttpServer server;
-  private final ExecutorService thread;
+  private final EventLoopGroup loop;
+  private final Channel server;
 
-  private MetricsEndpoint(HttpServer server, ExecutorService thread) {
+  private MetricsEndpoint(EventLoopGroup loop, Channel server) {
+    this.loop = loop;
     this.server = server;
-    this.thread = thread;
   }
 
   static MetricsEndpoint start(String address, int port, String path, Supplier<String> scrape) throws IOException {
-    HttpServer server = HttpServer.create(new InetSocketAddress(address, port), 16);
-    ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "sparkgate-metrics");
-      t.setDaemon(true);
-      return t;
-    });
-    server.setExecutor(thread);
-    server.createContext("/", exchange -> {
-      try (exchange) {
-        answer(exchange, path, scrape);
-      } catch (IOException | RuntimeException e) {
-        log.warn("metrics request {} failed: {}", exchange.getRequestURI().getPath(), e.toString());
-      }
-    });
-    server.start();
-    return new MetricsEndpoint(server, thread);
-  }
-
-  private static void answer(HttpExchange exchange, String path, Supplier<String> scrape) throws IOException {
-    String method = exchange.getRequestMethod();
-    if (!exchange.getRequestURI().getPath().equals(path)) {
-      text(exchange, 404, "not found: metrics are at " + path + "\n", method);
-    } else if (!method.equals("GET") && !method.equals("HEAD")) {
-      exchange.getResponseHeaders().set("Allow", "GET, HEAD");
-      text(exchange, 405, "use GET\n", method);
-    } else {
-      exchange.getResponseHeaders().set("Content-Type", CONTENT_TYPE);
-      send(exchange, 200, scrape.get().getBytes(StandardCharsets.UTF_8), method);
+    EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("sparkgate-metrics", true));
+    ChannelFuture bound = new ServerBootstrap()
+        .group(loop)
+        .channel(NioServerSocketChannel.class)
+        .childHandler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            ch.pipeline().addLast(
+                new ReadTimeoutHandler(READ_TIMEOUT_SECONDS, TimeUnit.SECONDS),
+                new HttpServerCodec(4096, MAX_HEADER_BYTES, 8192),
+                new HttpObjectAggregator(MAX_BODY_BYTES),
+                new Scrapes(path, scrape));
+          }
+        })
+        .bind(address, port)
+        .awaitUninterruptibly();
+    if (!bound.isSuccess()) {
+      loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      Throwable cause = bound.cause();
+      throw new IOException(cause.getMessage() == null ? cause.toString() : cause.getMessage(), cause);
     }
-  }
-
-  private static void text(HttpExchange exchange, int status, String body, String method) throws IOException {
-    exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
-    send(exchange, status, body.getBytes(StandardCharsets.UTF_8), method);
-  }
-
-  private static void send(HttpExchange exchange, int status, byte[] body, String method) throws IOException {
-    boolean head = method.equals("HEAD");
-    exchange.sendResponseHeaders(status, head ? -1 : body.length);
-    if (!head) {
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(body);
-      }
-    }
+    return new MetricsEndpoint(loop, bound.channel());
   }
 
   /** The bound port (the configured one, or the one picked for port 0). */
   int port() {
-    return server.getAddress().getPort();
+    return ((InetSocketAddress) server.localAddress()).getPort();
   }
 
   @Override
   public void close() {
-    server.stop(0);
-    thread.shutdownNow();
+    server.close().awaitUninterruptibly();
+    loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+  }
+
+  /** Answers one request at a time per connection, keeping the connection open when the client asks to. */
+  private static final class Scrapes extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private final String path;
+    private final Supplier<String> scrape;
+
+    Scrapes(String path, Supplier<String> scrape) {
+      this.path = path;
+      this.scrape = scrape;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+      boolean keepAlive = request.decoderResult().isSuccess() && HttpUtil.isKeepAlive(request);
+      FullHttpResponse response = answer(request);
+      HttpUtil.setKeepAlive(response, keepAlive);
+      ChannelFuture written = ctx.writeAndFlush(response);
+      if (!keepAlive) {
+        written.addListener(ChannelFutureListener.CLOSE);
+      }
+    }
+
+    private FullHttpResponse answer(FullHttpRequest request) {
+      if (!request.decoderResult().isSuccess()) {
+        return text(HttpResponseStatus.BAD_REQUEST, "bad request\n");
+      }
+      HttpMethod method = request.method();
+      if (!new QueryStringDecoder(request.uri()).path().equals(path)) {
+        return text(HttpResponseStatus.NOT_FOUND, "not found: metrics are at " + path + "\n");
+      }
+      if (!method.equals(HttpMethod.GET) && !method.equals(HttpMethod.HEAD)) {
+        FullHttpResponse r = text(HttpResponseStatus.METHOD_NOT_ALLOWED, "use GET\n");
+        r.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD");
+        return r;
+      }
+      byte[] body = scrape.get().getBytes(StandardCharsets.UTF_8);
+      boolean head = method.equals(HttpMethod.HEAD);
+      FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+          head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body));
+      r.headers().set(HttpHeaderNames.CONTENT_TYPE, CONTENT_TYPE).setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+      return r;
+    }
+
+    private static FullHttpResponse text(HttpResponseStatus status, String text) {
+      byte[] body = text.getBytes(StandardCharsets.UTF_8);
+      FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
+      r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
+          .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+      return r;
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      // Read timeouts, resets and oversized requests: the connection goes, the endpoint stays.
+      log.debug("metrics connection closed: {}", cause.toString());
+      ctx.close();
+    }
   }
 }

@@ -22,6 +22,7 @@ import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.testing.MetricsScrape;
 import io.sparkgate.tls.DevCertificates;
 import io.sparkgate.tls.ServerTls;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -31,9 +32,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.spark.connect.proto.ExecutePlanRequest;
 import org.apache.spark.connect.proto.Plan;
 import org.apache.spark.connect.proto.Relation;
@@ -150,6 +154,27 @@ final class ProxyMetricsTest {
         .build(), HttpResponse.BodyHandlers.ofString());
     assertEquals(200, head.statusCode());
     assertEquals("", head.body());
+  }
+
+  /** A client that opens connections and never finishes its request must not keep the scraper out. */
+  @Test
+  void stalledClients_doNotBlockScrapes() throws Exception {
+    List<Socket> stalled = new ArrayList<>();
+    try {
+      for (int i = 0; i < 20; i++) {
+        Socket s = new Socket("127.0.0.1", proxy.metricsPort());
+        s.getOutputStream().write("GET /metr".getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().flush();
+        stalled.add(s);
+      }
+      HttpResponse<String> ok = http.sendAsync(request("/metrics").GET().build(), HttpResponse.BodyHandlers.ofString())
+          .get(5, TimeUnit.SECONDS);
+      assertEquals(200, ok.statusCode());
+    } finally {
+      for (Socket s : stalled) {
+        s.close();
+      }
+    }
   }
 
   @Test
