@@ -12,7 +12,6 @@ import io.sparkgate.Sparkgate;
 import io.sparkgate.audit.AuditVerifier;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
 import io.sparkgate.tls.DevCertificates;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +24,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -55,7 +53,8 @@ class GrpcCoreClientIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    python = PythonGrpc.find();
+    python = DebianPackages.ensure("python3-grpcio", "SPARKGATE_REQUIRE_GRPC_PYTHON",
+        () -> DebianPackages.firstWorking(List.of("/usr/bin/python3", "python3"), "-c", "import grpc"));
     dir = ProxyConfigs.freshDir("grpc-core");
     auditFile = dir.resolve("audit.jsonl");
     certs = DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
@@ -173,64 +172,6 @@ class GrpcCoreClientIT {
         return found;
       }
       Thread.sleep(50);
-    }
-  }
-
-  /** Finds (or, as root with apt-get, installs) a python3 with gRPC's Python package. */
-  static final class PythonGrpc {
-    private static final List<String> CANDIDATES = List.of("/usr/bin/python3", "python3");
-    private static final String APT_GET = "/usr/bin/apt-get";
-
-    static String find() throws IOException, InterruptedException {
-      String found = probe();
-      if (found == null && isRoot() && Files.isExecutable(Path.of(APT_GET))) {
-        // A fresh machine may have no package lists yet: update once if the first attempt fails.
-        if (!apt("install", "-y", "-q", "python3-grpcio")) {
-          apt("update", "-q");
-          apt("install", "-y", "-q", "python3-grpcio");
-        }
-        found = probe();
-      }
-      if (found == null) {
-        String why = "no python3 with the grpc module (Debian: apt-get install python3-grpcio)";
-        if ("1".equals(System.getenv("SPARKGATE_REQUIRE_GRPC_PYTHON"))) {
-          fail(why);
-        }
-        Assumptions.abort(why);
-      }
-      return found;
-    }
-
-    private static boolean apt(String... args) throws IOException, InterruptedException {
-      List<String> command = new ArrayList<>(List.of(APT_GET));
-      command.addAll(List.of(args));
-      Process p = new ProcessBuilder(command)
-          .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-      if (!p.waitFor(600, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
-        return false;
-      }
-      return p.exitValue() == 0;
-    }
-
-    private static String probe() throws InterruptedException {
-      for (String candidate : CANDIDATES) {
-        try {
-          Process p = new ProcessBuilder(candidate, "-c", "import grpc")
-              .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-          if (p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0) {
-            return candidate;
-          }
-          p.destroyForcibly();
-        } catch (IOException e) {
-          // not installed: try the next
-        }
-      }
-      return null;
-    }
-
-    private static boolean isRoot() {
-      return "root".equals(System.getProperty("user.name"));
     }
   }
 }
