@@ -29,6 +29,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,14 +38,19 @@ import org.slf4j.LoggerFactory;
  * The HTTP side of the metrics: GET (or HEAD) on one path answers with the scrape; any other path is 404 and
  * any other method 405. Netty's HTTP/1.1 codec on one event loop of its own: requests are read without
  * blocking, so clients that open connections and never finish a request cannot keep the scraper out (the
- * JDK's built-in server, tried first, parses each request on a worker thread and was blocked by them), and a
- * connection silent for {@link #READ_TIMEOUT_SECONDS} is closed.
+ * JDK's built-in server, tried first, parses each request on a worker thread and was blocked by them); a
+ * connection silent for {@link #READ_TIMEOUT_SECONDS} is closed, and at most {@link #MAX_CONNECTIONS} are open.
  */
 final class MetricsEndpoint implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(MetricsEndpoint.class);
   /** Prometheus's text exposition format. */
   static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
   static final int READ_TIMEOUT_SECONDS = 30;
+  /**
+   * Open connections at most: a scraper needs one or two, and the proxy's file descriptors are shared with its
+   * clients, so a flood of connections to this port must not use them up. Connections beyond it are closed.
+   */
+  static final int MAX_CONNECTIONS = 64;
   /** A scrape request is a line and a few headers; a body is never needed. */
   private static final int MAX_HEADER_BYTES = 8192;
   private static final int MAX_BODY_BYTES = 8192;
@@ -59,12 +65,19 @@ final class MetricsEndpoint implements AutoCloseable {
 
   static MetricsEndpoint start(String address, int port, String path, Supplier<String> scrape) throws IOException {
     EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("sparkgate-metrics", true));
+    AtomicInteger open = new AtomicInteger(); // touched on the one event loop only; atomic for the closeFuture
     ChannelFuture bound = new ServerBootstrap()
         .group(loop)
         .channel(NioServerSocketChannel.class)
         .childHandler(new ChannelInitializer<SocketChannel>() {
           @Override
           protected void initChannel(SocketChannel ch) {
+            if (open.incrementAndGet() > MAX_CONNECTIONS) {
+              open.decrementAndGet();
+              ch.close();
+              return;
+            }
+            ch.closeFuture().addListener(f -> open.decrementAndGet());
             ch.pipeline().addLast(
                 new ReadTimeoutHandler(READ_TIMEOUT_SECONDS, TimeUnit.SECONDS),
                 new HttpServerCodec(4096, MAX_HEADER_BYTES, 8192),

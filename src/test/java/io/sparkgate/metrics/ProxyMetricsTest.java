@@ -22,6 +22,7 @@ import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.testing.MetricsScrape;
 import io.sparkgate.tls.DevCertificates;
 import io.sparkgate.tls.ServerTls;
+import java.io.IOException;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -172,6 +173,39 @@ final class ProxyMetricsTest {
       assertEquals(200, ok.statusCode());
     } finally {
       for (Socket s : stalled) {
+        s.close();
+      }
+    }
+  }
+
+  /** Connections beyond the cap are closed at once; the scraper gets in again as soon as some go. */
+  @Test
+  void connectionsBeyondTheCap_closed() throws Exception {
+    List<Socket> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < MetricsEndpoint.MAX_CONNECTIONS; i++) {
+        held.add(new Socket("127.0.0.1", proxy.metricsPort()));
+      }
+      Thread.sleep(200); // let the endpoint accept them all
+      try (Socket extra = new Socket("127.0.0.1", proxy.metricsPort())) {
+        extra.setSoTimeout(5000);
+        assertEquals(-1, extra.getInputStream().read(), "one more is closed without an answer");
+      }
+      for (Socket s : held) {
+        s.close();
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      int status = 0;
+      while (status != 200 && System.nanoTime() < deadline) {
+        try {
+          status = get("/metrics").statusCode();
+        } catch (IOException closedWhileFull) {
+          Thread.sleep(50);
+        }
+      }
+      assertEquals(200, status, "served again once the held connections went");
+    } finally {
+      for (Socket s : held) {
         s.close();
       }
     }
