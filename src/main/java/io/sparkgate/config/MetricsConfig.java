@@ -12,12 +12,6 @@ public record MetricsConfig(boolean enabled, String address, int port, String pa
 
   public static final int DEFAULT_PORT = 9464;
 
-  public MetricsConfig {
-    if (enabled && (path == null || !path.startsWith("/"))) {
-      throw new IllegalArgumentException("metrics path must start with '/', got " + path);
-    }
-  }
-
   public static MetricsConfig disabled() {
     return new MetricsConfig(false, "127.0.0.1", DEFAULT_PORT, "/metrics");
   }

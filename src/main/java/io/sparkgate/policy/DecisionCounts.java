@@ -17,7 +17,7 @@ public final class DecisionCounts {
   /** One outcome of one rule. */
   public record Key(String outcome, String rule) {}
 
-  void count(String outcome, String rule) {
+  private void count(String outcome, String rule) {
     LongAdder n = counts.get(new Key(outcome, rule));
     if (n == null) {
       n = counts.computeIfAbsent(new Key(outcome, rule), k -> new LongAdder());
@@ -27,8 +27,13 @@ public final class DecisionCounts {
 
   /** Counts the effect that ended a message's evaluation, and the audit and shadow rules it matched. */
   void count(Decision d) {
-    count(d.effect().label(), d.rule());
+    countOutcome(d);
     countMatches(d);
+  }
+
+  /** Counts only the effect under its rule (for a decision whose matches were counted when it was made). */
+  void countOutcome(Decision d) {
+    count(d.effect().label(), d.rule());
   }
 
   /** Counts only the audit and shadow rules a decision matched. */

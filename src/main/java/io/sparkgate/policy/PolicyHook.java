@@ -93,12 +93,12 @@ public final class PolicyHook implements CallHook.Factory {
             } catch (StatusException cannot) {
               // What the rewriter cannot rewrite safely is refused under the same rule, Spark-style.
               Decision refused = d.refusedBecause(cannot.getStatus());
-              counts.count(refused.effect().label(), refused.rule());
+              counts.countOutcome(refused);
               evidence.put("decision", refused.effect().label());
               evidence.put("refusal", Refusals.text(refused));
               throw Refusals.toException(refused);
             }
-            counts.count(d.effect().label(), d.rule());
+            counts.countOutcome(d);
             evidence.add("rewrites", Map.of("rule", d.rule(), "rewriter", d.rewriter(), "change", result.description()));
             allowed(facts);
             return result.request();
