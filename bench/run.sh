@@ -5,7 +5,7 @@
 # Other options are passed to the runner (bench/README.md): --no-nginx, --no-jmh, --token-file FILE,
 # --only NAMES, --measure S, --warmup S, --rounds N, --proxy-warmup S, --frame-relay, --slow-total-mib N,
 # --slow-rate-kib N, --sessions N, --proxy-jvm OPT, --baseline-jar JAR with --baseline-full,
-# --baseline-features LIST or --baseline-jvm OPT.
+# --baseline-features LIST, --baseline-jvm OPT or --baseline-audit KEY=VALUE.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

@@ -101,6 +101,7 @@ public final class BenchRunner {
     int idleSessions = 1000;
     List<String> proxyJvm = new ArrayList<>();
     List<String> baselineJvm = new ArrayList<>(); // the baseline's JVM options, after --proxy-jvm's
+    Map<String, String> baselineAudit = new LinkedHashMap<>(); // the baseline's audit keys, over the bench's
     List<String> only; // run only the scenarios whose names contain one of these
 
     static Options parse(String[] args) throws IOException {
@@ -134,6 +135,13 @@ public final class BenchRunner {
           case "--sessions" -> o.idleSessions = Integer.parseInt(args[++i]);
           case "--proxy-jvm" -> o.proxyJvm.add(args[++i]);
           case "--baseline-jvm" -> o.baselineJvm.add(args[++i]);
+          case "--baseline-audit" -> {
+            String[] kv = args[++i].split("=", 2);
+            if (kv.length != 2 || kv[0].isBlank()) {
+              throw new IllegalArgumentException("--baseline-audit takes KEY=VALUE (an audit key), not " + args[i]);
+            }
+            o.baselineAudit.put(kv[0].trim(), kv[1].trim());
+          }
           case "--only" -> o.only = List.of(args[++i].split(","));
           case "--rounds" -> {
             o.rounds = Integer.parseInt(args[++i]);
@@ -142,8 +150,10 @@ public final class BenchRunner {
           default -> throw new IllegalArgumentException("unknown option " + args[i] + " (see bench/README.md)");
         }
       }
-      if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty()) && o.baselineJar == null) {
-        throw new IllegalArgumentException("--baseline-full, --baseline-features and --baseline-jvm need --baseline-jar");
+      if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty() || !o.baselineAudit.isEmpty())
+          && o.baselineJar == null) {
+        throw new IllegalArgumentException(
+            "--baseline-full, --baseline-features, --baseline-jvm and --baseline-audit need --baseline-jar");
       }
       if (o.baselineFeatures != null && !o.baselineFeatures.stream()
           .allMatch(f -> Endpoints.FEATURES.contains(f) || Endpoints.EXTRA_FEATURES.contains(f))) {
@@ -232,7 +242,8 @@ public final class BenchRunner {
         int jmx = Endpoints.freePort();
         Set<String> features = name.equals(FULL) ? Endpoints.FEATURES
             : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
-        Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, features);
+        Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, features,
+            name.equals(BASE) ? o.baselineAudit : Map.of());
         Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, jvmOptions(name));
         processes.put(name, sp);
         // A Sparkgate with JWT authentication accepts only the JWT minted for its configuration.
@@ -246,7 +257,8 @@ public final class BenchRunner {
           int p = Endpoints.freePort();
           int jmx = Endpoints.freePort();
           // java-relay-full: Sparkgate full's configuration (its listen section unused), and so its JWT.
-          Path cfg = name.equals(RELAY) ? null : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES);
+          Path cfg = name.equals(RELAY) ? null
+              : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES, Map.of());
           Process relay = ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg);
           processes.put(name, relay);
           t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, cfg == null ? o.token : ep.jwtToken(name)));

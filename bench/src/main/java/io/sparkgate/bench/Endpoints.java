@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Date;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -127,10 +128,11 @@ final class Endpoints implements AutoCloseable {
 
   /**
    * Sparkgate's configuration for one variant: TLS, plus the features given (a subset of {@link #FEATURES}):
-   * JWT authentication, the shipped policy, audit to a file.
+   * JWT authentication, the shipped policy, audit to a file; {@code audit} sets audit keys over the bench's
+   * (--baseline-audit: what an audit setting costs).
    */
-  Path sparkgateConfig(String name, int port, int backendPort, Path certs, Set<String> features)
-      throws IOException {
+  Path sparkgateConfig(String name, int port, int backendPort, Path certs, Set<String> features,
+      Map<String, String> audit) throws IOException {
     Path dir = work.resolve(name);
     Files.createDirectories(dir);
     StringBuilder y = new StringBuilder();
@@ -146,8 +148,9 @@ final class Endpoints implements AutoCloseable {
       // background thread compressed 100 MiB) once every half-minute or so, inside one window in three and
       // the first time only after the warm-up, where it cost a second of JIT as well. At 16 MiB every window
       // carries its share of rotation and compression, as a proxy that has run for days would.
-      y.append("  max_file_size: 16MiB\n");
-      y.append("  fsync: batch\n");
+      Map<String, String> keys = new LinkedHashMap<>(Map.of("max_file_size", "16MiB", "fsync", "batch"));
+      keys.putAll(audit);
+      keys.forEach((k, v) -> y.append("  ").append(k).append(": ").append(v).append('\n'));
     }
     if (features.contains("jwt")) {
       // A key pair and JWKS minted for this run, see mintJwt.
