@@ -148,7 +148,9 @@ final class Endpoints implements AutoCloseable {
       // background thread compressed 100 MiB) once every half-minute or so, inside one window in three and
       // the first time only after the warm-up, where it cost a second of JIT as well. At 16 MiB every window
       // carries its share of rotation and compression, as a proxy that has run for days would.
-      Map<String, String> keys = new LinkedHashMap<>(Map.of("max_file_size", "16MiB", "fsync", "batch"));
+      Map<String, String> keys = new LinkedHashMap<>(); // in this order, so configurations diff cleanly
+      keys.put("max_file_size", "16MiB");
+      keys.put("fsync", "batch");
       keys.putAll(audit);
       keys.forEach((k, v) -> y.append("  ").append(k).append(": ").append(v).append('\n'));
     }
