@@ -4,8 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparkgate.config.AuditConfig;
 import java.io.IOException;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,9 +17,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -80,6 +87,18 @@ final class AuditLogTest {
       assertTrue(log.syncs() >= 1, "forced within the interval after the records were written");
       assertTrue(log.syncs() <= 10, "one fsync per batch, not one per record: " + log.syncs());
     }
+  }
+
+  @Test
+  void busyWriter_batchesPerGroupCommit_cappedAt100ms() {
+    long ms = 1_000_000L;
+    assertEquals(100 * ms, AuditLog.lingerNanos(batchEvery(Duration.ofMillis(100))));
+    assertEquals(20 * ms, AuditLog.lingerNanos(batchEvery(Duration.ofMillis(20))));
+    assertEquals(100 * ms, AuditLog.lingerNanos(batchEvery(Duration.ofMinutes(1))), "capped");
+    assertEquals(5 * ms, AuditLog.lingerNanos(batchEvery(Duration.ofMillis(1))), "never below the 5 ms floor");
+    AuditConfig always = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30, Duration.ofDays(1),
+        1000, AuditConfig.Fsync.ALWAYS, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
+    assertEquals(5 * ms, AuditLog.lingerNanos(always), "fsync: always writes as records come");
   }
 
   @Test
@@ -256,6 +275,29 @@ final class AuditLogTest {
       }
       Thread.onSpinWait();
     }
+  }
+
+  /** A value the record writer does not encode itself: ObjectMapper's to write. */
+  record Rewrite(String rule, int changes) {}
+
+  /** The record writer's own map and list encoding must give exactly the JSON ObjectMapper gives. */
+  @Test
+  void nestedValuesAreWrittenAsObjectMapperWritesThem() throws IOException {
+    Map<String, Object> summary = new LinkedHashMap<>();
+    summary.put("kinds", List.of("rpc:ExecutePlan", "sql:query"));
+    summary.put("tables", new TreeSet<>(Set.of("b", "a \"quoted\" \u00e9\n")));
+    summary.put("nested", new TreeMap<>(Map.of("n", 3, "big", 1L << 40, "flag", true)));
+    summary.put("none", null);
+    summary.put("empty", List.of());
+    summary.put("ratio", 0.25);
+    summary.put("rewrite", new Rewrite("iceberg", 2));
+    ObjectMapper mapper = new ObjectMapper();
+    StringWriter ours = new StringWriter();
+    try (JsonGenerator json = mapper.getFactory().createGenerator(ours)) {
+      AuditLog.writeValue(json, summary);
+    }
+    assertEquals(mapper.writeValueAsString(summary), ours.toString());
+    assertTrue(ours.toString().startsWith("{\"kinds\":[\"rpc:ExecutePlan\",\"sql:query\"],"), ours.toString());
   }
 
   private static final class MutableClock extends Clock {
