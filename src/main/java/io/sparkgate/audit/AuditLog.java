@@ -42,21 +42,14 @@ public final class AuditLog implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
   private static final int BATCH = 4096;
   /**
-   * While records keep coming, the writer sleeps between batches and no call wakes it. Woken by each record
-   * instead, it cost every call a futex wake-up on the request thread, a context switch and a write(2):
-   * profiled at 60-70 us of CPU per small call, a quarter of what the full proxy spent on it. With
-   * {@code fsync: never} or {@code always} it sleeps this long, so records reach the file within about this
-   * long of the call's end.
+   * While records keep coming, the writer sleeps this long between batches and no call wakes it. Woken by
+   * each record instead, it cost every call a futex wake-up on the request thread, a context switch and a
+   * write(2): profiled at 60-70 us of CPU per small call, a quarter of what the full proxy spent on it.
+   * Records still reach the file within about this long of the call's end. Longer is not better: lingering
+   * one fsync_interval (100 ms) under fsync: batch made each batch's write a burst of page-cache work that
+   * doubled full's p99 in a same-run A/B, with no gain at p50 or in CPU (bench/README, thirteenth round).
    */
   static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-  /**
-   * With {@code fsync: batch} a record is on disk only at the next group commit, up to {@code fsync_interval}
-   * after it was written: the writer then sleeps that long between batches (up to this cap), and writes and
-   * forces each batch together. Every wake-up of the writer is a context switch and a write(2) whatever the
-   * batch size, which the event loops' cores pay for; profiled on a small call it was a sixth of the writer's
-   * CPU at 5 ms. The cap bounds what a batch holds in memory when the interval is long.
-   */
-  static final long MAX_BATCH_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   /** Longest the idle writer sleeps before checking rotation and closing. */
   private static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
@@ -64,7 +57,6 @@ public final class AuditLog implements AutoCloseable {
   private final Clock clock;
   private final BlockingQueue<Supplier<Map<String, Object>>> queue;
   private final int wakeAt; // a lingering writer is woken once this many records wait
-  private final long lingerNanos; // see LINGER_NANOS and MAX_BATCH_LINGER_NANOS
   private final AuditFiles files; // null for stdout
   private final Thread writer;
   /**
@@ -95,7 +87,6 @@ public final class AuditLog implements AutoCloseable {
     this.clock = clock;
     this.queue = new ArrayBlockingQueue<>(config.queueSize());
     this.wakeAt = Math.max(1, config.queueSize() / 2);
-    this.lingerNanos = lingerNanos(config);
     this.files = config.file().map(AuditFiles::new).orElse(null);
     resumeChain();
     openOutput();
@@ -275,9 +266,7 @@ public final class AuditLog implements AutoCloseable {
         }
         if (wrote) {
           // Records are coming: let more gather rather than be woken for each (see LINGER_NANOS).
-          // Unsynced here means the group commit is not due yet: wake for it, not past it.
-          long untilSync = lastSync + syncNanos - System.nanoTime();
-          LockSupport.parkNanos(unsynced ? Math.max(0, Math.min(lingerNanos, untilSync)) : lingerNanos);
+          LockSupport.parkNanos(LINGER_NANOS);
         } else {
           long untilSync = unsynced ? Math.max(0, lastSync + syncNanos - System.nanoTime()) : IDLE_NANOS;
           waitForRecords(Math.min(untilSync, IDLE_NANOS));
@@ -296,14 +285,6 @@ public final class AuditLog implements AutoCloseable {
         sleepQuietly();
       }
     }
-  }
-
-  /** How long the busy writer sleeps between batches. */
-  static long lingerNanos(AuditConfig config) {
-    if (config.fsync() != AuditConfig.Fsync.BATCH) {
-      return LINGER_NANOS;
-    }
-    return Math.max(LINGER_NANOS, Math.min(config.fsyncInterval().toNanos(), MAX_BATCH_LINGER_NANOS));
   }
 
   /**

@@ -90,18 +90,6 @@ final class AuditLogTest {
   }
 
   @Test
-  void busyWriter_batchesPerGroupCommit_cappedAt100ms() {
-    long ms = 1_000_000L;
-    assertEquals(100 * ms, AuditLog.lingerNanos(batchEvery(Duration.ofMillis(100))));
-    assertEquals(20 * ms, AuditLog.lingerNanos(batchEvery(Duration.ofMillis(20))));
-    assertEquals(100 * ms, AuditLog.lingerNanos(batchEvery(Duration.ofMinutes(1))), "capped");
-    assertEquals(5 * ms, AuditLog.lingerNanos(batchEvery(Duration.ofMillis(1))), "never below the 5 ms floor");
-    AuditConfig always = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30, Duration.ofDays(1),
-        1000, AuditConfig.Fsync.ALWAYS, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
-    assertEquals(5 * ms, AuditLog.lingerNanos(always), "fsync: always writes as records come");
-  }
-
-  @Test
   void write_close_everyRecordOnDisk_chainVerifies() throws IOException {
     try (AuditLog log = AuditLog.open(config(1L << 30, 100_000), Clock.systemUTC())) {
       for (int i = 0; i < 5000; i++) {
