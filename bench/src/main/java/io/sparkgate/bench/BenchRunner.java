@@ -177,6 +177,12 @@ public final class BenchRunner {
     return jvm;
   }
 
+  /** Whether the endpoint keeps an audit log: full's configuration, and the baseline's when it has audit. */
+  private boolean audits(String endpoint) {
+    return endpoint.equals(FULL) || endpoint.equals(RELAY_FULL)
+        || endpoint.equals(BASE) && o.baselineFeatures != null && o.baselineFeatures.contains("audit");
+  }
+
   private static boolean selectsCollector(String jvmOption) {
     return jvmOption.matches("-XX:\\+Use\\w+GC");
   }
@@ -298,6 +304,15 @@ public final class BenchRunner {
               target -> LoadGenerator.streaming(target, n, o.batchBytes, 64, o.warmup, o.measure),
               LoadGenerator.Streaming::mbPerSecond, null, true,
               "streaming_" + n + "_cpu_seconds_per_gb", (cores, r) -> cores * 1000 / r.mbPerSecond(), results);
+        }
+      }
+      if (wants("saturation")) {
+        for (var e : t.entrySet()) {
+          log("saturation, " + Saturation.CALLERS + " callers: " + e.getKey());
+          var audit = audits(e.getKey())
+              ? new Saturation.Audit(ep.logFile(e.getKey()), ep.auditFile(e.getKey())) : null;
+          results.computeIfAbsent("saturation", k -> new LinkedHashMap<>())
+              .put(e.getKey(), Saturation.run(e.getValue(), processes.get(e.getKey()), audit, o.warmup, o.measure));
         }
       }
       if (!rounds.isEmpty()) {
@@ -698,6 +713,26 @@ public final class BenchRunner {
           target("streaming x" + s + ": Sparkgate full >= 85% of TLS terminator", null, "nginx stream not run");
         }
       }
+    }
+    var saturation = results.get("saturation");
+    if (saturation != null) {
+      line("Small ExecutePlan at saturation, %d callers each on its own connection (microseconds; 'audit dropped' ="
+          + " calls whose audit record the proxy could not queue; 'lag' = milliseconds the audit file trailed the"
+          + " load when it stopped)", Saturation.CALLERS);
+      line("%-15s %9s %9s %9s %9s %7s %9s %13s %8s | %8s %8s %8s", "endpoint", "calls/s", "p50", "p99", "p99.9",
+          "errors", "cpu/call", "audit dropped", "lag", "callsxdir", "xTLS-term", "xL7");
+      for (var e : saturation.entrySet()) {
+        var r = (Saturation.Result) e.getValue();
+        line("%-15s %9.0f %9.1f %9.1f %9.1f %7d %9.1f %13s %8s | %8s %8s %8s", e.getKey(),
+            r.load().callsPerSecond(), r.load().latency().p50(), r.load().latency().p99(), r.load().latency().p999(),
+            r.load().errors(), r.cpuMicrosPerCall(),
+            r.auditDropped() == null ? "-" : r.auditDropped(),
+            r.auditLagMillis() == null ? "-" : String.format("%.0f", r.auditLagMillis()),
+            ratio(saturation, e.getKey(), DIRECT, x -> ((Saturation.Result) x).load().callsPerSecond()),
+            ratio(saturation, e.getKey(), STREAM, x -> ((Saturation.Result) x).load().callsPerSecond()),
+            ratio(saturation, e.getKey(), L7, x -> ((Saturation.Result) x).load().callsPerSecond()));
+      }
+      line("");
     }
     var memory = (Map<String, Object>) json.get("memory");
     if (memory != null && memory.get("idle_sessions") instanceof Map<?, ?> idle) {

@@ -66,8 +66,18 @@ final class Endpoints implements AutoCloseable {
     return Path.of(System.getProperty("java.home"), "bin", "java").toString();
   }
 
+  /** Where {@link #start} sends a process's output. */
+  Path logFile(String name) {
+    return work.resolve("logs").resolve(name + ".log");
+  }
+
+  /** A Sparkgate variant's current audit file, when its configuration has audit. */
+  Path auditFile(String name) {
+    return work.resolve(name).resolve("audit").resolve("audit.jsonl");
+  }
+
   Process start(String name, List<String> command) throws IOException {
-    Path log = work.resolve("logs").resolve(name + ".log");
+    Path log = logFile(name);
     Files.createDirectories(log.getParent());
     Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     processes.add(p);
@@ -143,7 +153,7 @@ final class Endpoints implements AutoCloseable {
     y.append("  key_file: ").append(certs.resolve("server.key")).append('\n');
     y.append("backend:\n  address: 127.0.0.1:").append(backendPort).append('\n');
     if (features.contains("audit")) {
-      y.append("audit:\n  file: ").append(dir.resolve("audit").resolve("audit.jsonl")).append('\n');
+      y.append("audit:\n  file: ").append(auditFile(name)).append('\n');
       // Small calls write about 3 MB of records a second: at the default 100 MiB the file rotated (and a
       // background thread compressed 100 MiB) once every half-minute or so, inside one window in three and
       // the first time only after the warm-up, where it cost a second of JIT as well. At 16 MiB every window
