@@ -3,65 +3,87 @@ package io.sparkgate.audit;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Gives the calling thread the lowest CPU priority (nice 19), on Linux, so that it runs only in what the
- * event loops leave over. For work that may lag but should never delay a call: compressing a rotated
- * audit file is a burst of 0.1-1 s of one core (16-100 MiB at deflate's fastest level), and Java's thread
- * priorities do not reach the Linux scheduler, so at the default priority that burst took a core from the
- * proxy's event loops for its whole length.
+ * Tells Linux's scheduler which of the proxy's own threads can wait, since Java's thread priorities never reach
+ * it. Two kinds of background work:
  *
- * <p>Linux keeps a nice value per thread and {@code renice -p} given a thread id changes that thread only;
- * lowering one's own priority needs no privilege. Elsewhere (where {@code renice -p} would renice the whole
- * process), or without a renice binary, the thread keeps its priority.
+ * <ul>
+ *   <li>work that may lag, at the lowest priority (nice 19), so it runs only in what the event loops leave
+ *       over: compressing a rotated audit file is a burst of 0.1-1 s of one core (16-100 MiB at deflate's
+ *       fastest level), and at the default priority that burst took a core from the event loops for its whole
+ *       length;
+ *   <li>work that must keep up but should never interrupt a call, as {@code SCHED_BATCH}: the thread keeps
+ *       its full share of CPU, but the scheduler takes it for CPU-bound and does not let it preempt a running
+ *       thread when it wakes (the audit writer, woken every few milliseconds while calls come).
+ * </ul>
+ *
+ * <p>Linux keeps a nice value and a policy per thread, and {@code renice -p} or {@code chrt -p} given a thread
+ * id change that thread only; lowering one's own priority, or moving between {@code SCHED_OTHER} and
+ * {@code SCHED_BATCH}, needs no privilege. Elsewhere (where they would change the whole process), or without
+ * the program, the thread keeps its scheduling and a log line says why.
  */
 final class BackgroundPriority {
   private static final Logger log = LoggerFactory.getLogger(BackgroundPriority.class);
   static final int NICE = 19;
   /** Absolute paths only: the proxy runs no program found through its environment. */
   private static final List<Path> RENICE = List.of(Path.of("/usr/bin/renice"), Path.of("/bin/renice"));
+  private static final List<Path> CHRT = List.of(Path.of("/usr/bin/chrt"), Path.of("/bin/chrt"));
   private static final Path THREAD_SELF = Path.of("/proc/thread-self");
 
   private BackgroundPriority() {}
 
-  /** Lowers the calling thread's priority; false (and a log line saying why) when it could not. */
+  /** Lowers the calling thread's priority to nice 19; false (and a log line saying why) when it could not. */
   static boolean lowerCurrentThread() {
-    String what = Thread.currentThread().getName();
+    return apply(RENICE, List.of("-n", Integer.toString(NICE), "-p"), "nice " + NICE);
+  }
+
+  /** Moves the calling thread to {@code SCHED_BATCH}; false (and a log line saying why) when it could not. */
+  static boolean batchCurrentThread() {
+    return apply(CHRT, List.of("--batch", "-p", "0"), "SCHED_BATCH");
+  }
+
+  /** Runs the first of {@code programs} that exists with {@code args} and the calling thread's id. */
+  private static boolean apply(List<Path> programs, List<String> args, String what) {
+    String thread = Thread.currentThread().getName();
     if (!System.getProperty("os.name", "").startsWith("Linux")) {
-      log.debug("{}: keeps its priority (per-thread nice values are Linux only)", what);
+      log.debug("{}: keeps its scheduling (per-thread scheduling is Linux only)", thread);
       return false;
     }
-    Path renice = RENICE.stream().filter(Files::isExecutable).findFirst().orElse(null);
-    if (renice == null) {
-      log.info("{}: no renice in /usr/bin or /bin; this thread competes with the event loops for CPU", what);
+    Path program = programs.stream().filter(Files::isExecutable).findFirst().orElse(null);
+    if (program == null) {
+      log.info("{}: no {} in /usr/bin or /bin; the thread keeps its scheduling", thread,
+          programs.get(0).getFileName());
       return false;
     }
     try {
       String tid = threadId();
-      Process p = new ProcessBuilder(renice.toString(), "-n", Integer.toString(NICE), "-p", tid)
-          .redirectErrorStream(true)
-          .start();
+      List<String> command = new ArrayList<>();
+      command.add(program.toString());
+      command.addAll(args);
+      command.add(tid);
+      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
       p.getOutputStream().close();
       if (!p.waitFor(5, TimeUnit.SECONDS)) {
         p.destroyForcibly();
-        log.info("{}: renice did not finish; the thread keeps its priority", what);
+        log.info("{}: {} did not finish; the thread keeps its scheduling", thread, program.getFileName());
         return false;
       }
       if (p.exitValue() != 0) {
         // A line or two at most: it fits the pipe, so reading after the exit cannot block.
         String output = new String(p.getInputStream().readAllBytes()).trim();
-        log.info("{}: renice failed ({}); the thread keeps its priority", what, output);
+        log.info("{}: {} failed ({}); the thread keeps its scheduling", thread, program.getFileName(), output);
         return false;
       }
-      log.debug("{}: thread {} now runs at nice {}", what, tid, NICE);
+      log.debug("{}: thread {} now runs at {}", thread, tid, what);
       return true;
     } catch (IOException e) {
-      log.info("{}: could not lower the thread's priority ({}); it competes with the event loops for CPU",
-          what, e.toString());
+      log.info("{}: could not change the thread's scheduling ({}); it keeps it", thread, e.toString());
       return false;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -21,6 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class BackgroundPriorityTest {
+  /** Linux's number for the policy (include/uapi/linux/sched.h). */
+  private static final int SCHED_BATCH = 3;
 
   @Test
   void lowersOnlyTheCallingThread() throws Exception {
@@ -51,6 +53,52 @@ class BackgroundPriorityTest {
   }
 
   @Test
+  void batchesOnlyTheCallingThread() throws Exception {
+    assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread policies are Linux only");
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/chrt")) || Files.isExecutable(Path.of("/bin/chrt")),
+        "no chrt on this machine");
+    int before = policy(Path.of("/proc/thread-self"));
+
+    CompletableFuture<int[]> background = new CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      try {
+        boolean batched = BackgroundPriority.batchCurrentThread();
+        Path self = Path.of("/proc/thread-self");
+        background.complete(new int[] {batched ? 1 : 0, policy(self), nice(self)});
+      } catch (Exception e) {
+        background.completeExceptionally(e);
+      }
+    });
+    t.start();
+    int[] result = background.get(30, TimeUnit.SECONDS);
+
+    assertEquals(1, result[0], "chrt reported failure");
+    assertEquals(SCHED_BATCH, result[1], "the background thread's own policy");
+    assertEquals(0, result[2], "a batch thread keeps the default nice value, and so its share of CPU");
+    assertEquals(before, policy(Path.of("/proc/thread-self")), "the thread that started it keeps its policy");
+  }
+
+  @Test
+  void theAuditWriterIsABatchThread(@TempDir Path dir) throws Exception {
+    assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread policies are Linux only");
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin/chrt")) || Files.isExecutable(Path.of("/bin/chrt")),
+        "no chrt on this machine");
+    AuditConfig config = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1024 * 1024,
+        Duration.ofDays(1), 10_000, AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
+    try (AuditLog log = AuditLog.open(config, Clock.systemUTC())) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      Integer policy = null;
+      // The writer starts with the default policy and changes it first thing: wait for that.
+      while (!Integer.valueOf(SCHED_BATCH).equals(policy) && System.nanoTime() < deadline) {
+        policy = statOfThread("sparkgate-audit", BackgroundPriorityTest::policy);
+        Thread.sleep(10);
+      }
+      assertEquals(SCHED_BATCH, policy, "the audit writer's scheduling policy");
+      assertEquals(0, statOfThread("sparkgate-audit", BackgroundPriorityTest::nice), "and its nice value");
+    }
+  }
+
+  @Test
   void rotatedFilesAreCompressedAtTheLowestPriority(@TempDir Path dir) throws Exception {
     assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread nice values are Linux only");
     assumeTrue(Files.isExecutable(Path.of("/usr/bin/renice")) || Files.isExecutable(Path.of("/bin/renice")),
@@ -68,7 +116,7 @@ class BackgroundPriorityTest {
       Integer nice = null;
       // The thread starts at the default priority and lowers itself first thing: wait for that.
       while (!Integer.valueOf(BackgroundPriority.NICE).equals(nice) && System.nanoTime() < deadline) {
-        nice = niceOfThread("sparkgate-gzip");
+        nice = statOfThread("sparkgate-gzip", BackgroundPriorityTest::nice);
         Thread.sleep(10);
       }
       assertEquals(BackgroundPriority.NICE, nice, "the compressor thread's nice value");
@@ -78,13 +126,17 @@ class BackgroundPriorityTest {
     }
   }
 
-  /** The nice value of this process's thread of that name, or null while there is none. */
-  private static Integer niceOfThread(String name) throws IOException {
+  private interface StatField {
+    int of(Path task) throws IOException;
+  }
+
+  /** A field of this process's thread of that name, or null while there is none. */
+  private static Integer statOfThread(String name, StatField field) throws IOException {
     try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
       for (Path task : tasks.toList()) {
         try {
           if (Files.readString(task.resolve("comm")).trim().equals(name)) {
-            return nice(task);
+            return field.of(task);
           }
         } catch (NoSuchFileException e) {
           // the thread ended meanwhile
@@ -99,8 +151,17 @@ class BackgroundPriorityTest {
    * name, which is in parentheses and may itself hold spaces (state is field 3).
    */
   private static int nice(Path task) throws IOException {
+    return statField(task, 19);
+  }
+
+  /** A thread's scheduling policy: field 41 of stat (0 SCHED_OTHER, 3 SCHED_BATCH). */
+  private static int policy(Path task) throws IOException {
+    return statField(task, 41);
+  }
+
+  private static int statField(Path task, int field) throws IOException {
     String stat = Files.readString(task.resolve("stat"));
     String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-    return Integer.parseInt(fields[19 - 3]);
+    return Integer.parseInt(fields[field - 3]);
   }
 }
