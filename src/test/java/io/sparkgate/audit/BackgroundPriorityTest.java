@@ -26,9 +26,7 @@ class BackgroundPriorityTest {
 
   @Test
   void lowersOnlyTheCallingThread() throws Exception {
-    assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread nice values are Linux only");
-    assumeTrue(Files.isExecutable(Path.of("/usr/bin/renice")) || Files.isExecutable(Path.of("/bin/renice")),
-        "no renice on this machine");
+    assumeLinuxWith("renice");
     int before = nice(Path.of("/proc/thread-self"));
     String mainTid = BackgroundPriority.threadId();
 
@@ -54,9 +52,7 @@ class BackgroundPriorityTest {
 
   @Test
   void batchesOnlyTheCallingThread() throws Exception {
-    assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread policies are Linux only");
-    assumeTrue(Files.isExecutable(Path.of("/usr/bin/chrt")) || Files.isExecutable(Path.of("/bin/chrt")),
-        "no chrt on this machine");
+    assumeLinuxWith("chrt");
     int before = policy(Path.of("/proc/thread-self"));
 
     CompletableFuture<int[]> background = new CompletableFuture<>();
@@ -80,50 +76,56 @@ class BackgroundPriorityTest {
 
   @Test
   void theAuditWriterIsABatchThread(@TempDir Path dir) throws Exception {
-    assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread policies are Linux only");
-    assumeTrue(Files.isExecutable(Path.of("/usr/bin/chrt")) || Files.isExecutable(Path.of("/bin/chrt")),
-        "no chrt on this machine");
-    AuditConfig config = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1024 * 1024,
-        Duration.ofDays(1), 10_000, AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
-    try (AuditLog log = AuditLog.open(config, Clock.systemUTC())) {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      Integer policy = null;
-      // The writer starts with the default policy and changes it first thing: wait for that.
-      while (!Integer.valueOf(SCHED_BATCH).equals(policy) && System.nanoTime() < deadline) {
-        policy = statOfThread("sparkgate-audit", BackgroundPriorityTest::policy);
-        Thread.sleep(10);
-      }
-      assertEquals(SCHED_BATCH, policy, "the audit writer's scheduling policy");
+    assumeLinuxWith("chrt");
+    try (AuditLog log = AuditLog.open(config(dir, 1024 * 1024), Clock.systemUTC())) {
+      assertEquals(SCHED_BATCH, awaitThread("sparkgate-audit", BackgroundPriorityTest::policy, SCHED_BATCH),
+          "the audit writer's scheduling policy");
       assertEquals(0, statOfThread("sparkgate-audit", BackgroundPriorityTest::nice), "and its nice value");
     }
   }
 
   @Test
   void rotatedFilesAreCompressedAtTheLowestPriority(@TempDir Path dir) throws Exception {
-    assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread nice values are Linux only");
-    assumeTrue(Files.isExecutable(Path.of("/usr/bin/renice")) || Files.isExecutable(Path.of("/bin/renice")),
-        "no renice on this machine");
-    AuditConfig config = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 8 * 1024,
-        Duration.ofDays(1), 10_000, AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
-    try (AuditLog log = AuditLog.open(config, Clock.systemUTC())) {
+    assumeLinuxWith("renice");
+    try (AuditLog log = AuditLog.open(config(dir, 8 * 1024), Clock.systemUTC())) {
       for (int i = 0; i < 500; i++) {
         Map<String, Object> r = AuditLog.newRecord();
         r.put("n", i);
         r.put("pad", "x".repeat(100));
         log.write(r);
       }
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      Integer nice = null;
-      // The thread starts at the default priority and lowers itself first thing: wait for that.
-      while (!Integer.valueOf(BackgroundPriority.NICE).equals(nice) && System.nanoTime() < deadline) {
-        nice = statOfThread("sparkgate-gzip", BackgroundPriorityTest::nice);
-        Thread.sleep(10);
-      }
-      assertEquals(BackgroundPriority.NICE, nice, "the compressor thread's nice value");
+      assertEquals(BackgroundPriority.NICE,
+          awaitThread("sparkgate-gzip", BackgroundPriorityTest::nice, BackgroundPriority.NICE),
+          "the compressor thread's nice value");
     }
     try (Stream<Path> files = Files.list(dir)) {
       assertTrue(files.anyMatch(f -> f.toString().endsWith(".jsonl.gz")), "a rotated file was compressed");
     }
+  }
+
+  private static void assumeLinuxWith(String program) {
+    assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread scheduling is Linux only");
+    assumeTrue(Files.isExecutable(Path.of("/usr/bin", program)) || Files.isExecutable(Path.of("/bin", program)),
+        "no " + program + " on this machine");
+  }
+
+  private static AuditConfig config(Path dir, long maxFileSize) {
+    return new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), maxFileSize, Duration.ofDays(1), 10_000,
+        AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
+  }
+
+  /**
+   * The field of the named thread once it is {@code expected}, or what it was after 30 s (null: no such thread).
+   * The proxy's threads start with the default scheduling and change their own first thing: this waits for that.
+   */
+  private static Integer awaitThread(String name, StatField field, int expected) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    Integer value = statOfThread(name, field);
+    while (!Integer.valueOf(expected).equals(value) && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+      value = statOfThread(name, field);
+    }
+    return value;
   }
 
   private interface StatField {
