@@ -177,12 +177,6 @@ public final class BenchRunner {
     return jvm;
   }
 
-  /** Whether the endpoint keeps an audit log: full's configuration, and the baseline's when it has audit. */
-  private boolean audits(String endpoint) {
-    return endpoint.equals(FULL) || endpoint.equals(RELAY_FULL)
-        || endpoint.equals(BASE) && o.baselineFeatures != null && o.baselineFeatures.contains("audit");
-  }
-
   private static boolean selectsCollector(String jvmOption) {
     return jvmOption.matches("-XX:\\+Use\\w+GC");
   }
@@ -309,8 +303,9 @@ public final class BenchRunner {
       if (wants("saturation")) {
         for (var e : t.entrySet()) {
           log("saturation, " + Saturation.CALLERS + " callers: " + e.getKey());
-          var audit = audits(e.getKey())
-              ? new Saturation.Audit(ep.logFile(e.getKey()), ep.auditFile(e.getKey())) : null;
+          // An endpoint audits when its configuration has audit, and then its log opened the file at start.
+          Path auditFile = ep.auditFile(e.getKey());
+          var audit = Files.exists(auditFile) ? new Saturation.Audit(ep.logFile(e.getKey()), auditFile) : null;
           results.computeIfAbsent("saturation", k -> new LinkedHashMap<>())
               .put(e.getKey(), Saturation.run(e.getValue(), processes.get(e.getKey()), audit, o.warmup, o.measure));
         }
@@ -721,6 +716,7 @@ public final class BenchRunner {
           + " load when it stopped)", Saturation.CALLERS);
       line("%-15s %9s %9s %9s %9s %7s %9s %13s %8s | %8s %8s %8s", "endpoint", "calls/s", "p50", "p99", "p99.9",
           "errors", "cpu/call", "audit dropped", "lag", "callsxdir", "xTLS-term", "xL7");
+      ToDoubleFunction<Object> calls = x -> ((Saturation.Result) x).load().callsPerSecond();
       for (var e : saturation.entrySet()) {
         var r = (Saturation.Result) e.getValue();
         line("%-15s %9.0f %9.1f %9.1f %9.1f %7d %9.1f %13s %8s | %8s %8s %8s", e.getKey(),
@@ -728,9 +724,8 @@ public final class BenchRunner {
             r.load().errors(), r.cpuMicrosPerCall(),
             r.auditDropped() == null ? "-" : r.auditDropped(),
             r.auditLagMillis() == null ? "-" : String.format("%.0f", r.auditLagMillis()),
-            ratio(saturation, e.getKey(), DIRECT, x -> ((Saturation.Result) x).load().callsPerSecond()),
-            ratio(saturation, e.getKey(), STREAM, x -> ((Saturation.Result) x).load().callsPerSecond()),
-            ratio(saturation, e.getKey(), L7, x -> ((Saturation.Result) x).load().callsPerSecond()));
+            ratio(saturation, e.getKey(), DIRECT, calls), ratio(saturation, e.getKey(), STREAM, calls),
+            ratio(saturation, e.getKey(), L7, calls));
       }
       line("");
     }

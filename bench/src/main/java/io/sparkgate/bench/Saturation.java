@@ -70,7 +70,7 @@ final class Saturation {
   }
 
   /** The "time" (the call's start) of the last complete record in the file, or null if it has none. */
-  static Instant lastRecordTime(Path file) {
+  private static Instant lastRecordTime(Path file) {
     try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
       long length = f.length();
       int n = (int) Math.min(length, TAIL_BYTES);
