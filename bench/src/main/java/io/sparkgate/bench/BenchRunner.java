@@ -99,7 +99,8 @@ public final class BenchRunner {
     long slowTotal = 1L << 30;
     long slowRate = 1L << 20;
     int idleSessions = 1000;
-    List<String> proxyJvm = new ArrayList<>();
+    /** The JVM options of the Sparkgate processes and the relays: the shipped ones, then --proxy-jvm's. */
+    List<String> proxyJvm = new ArrayList<>(Endpoints.SHIPPED_JVM);
     List<String> baselineJvm = new ArrayList<>(); // the baseline's JVM options, after --proxy-jvm's
     Map<String, String> baselineAudit = new LinkedHashMap<>(); // the baseline's audit keys, over the bench's
     List<String> only; // run only the scenarios whose names contain one of these
@@ -133,7 +134,13 @@ public final class BenchRunner {
           case "--slow-total-mib" -> o.slowTotal = Long.parseLong(args[++i]) << 20;
           case "--slow-rate-kib" -> o.slowRate = Long.parseLong(args[++i]) << 10;
           case "--sessions" -> o.idleSessions = Integer.parseInt(args[++i]);
-          case "--proxy-jvm" -> o.proxyJvm.add(args[++i]);
+          case "--proxy-jvm" -> {
+            String option = args[++i];
+            if (selectsCollector(option)) {
+              o.proxyJvm.removeIf(BenchRunner::selectsCollector); // the JVM refuses two collectors: the last wins
+            }
+            o.proxyJvm.add(option);
+          }
           case "--baseline-jvm" -> o.baselineJvm.add(args[++i]);
           case "--baseline-audit" -> {
             String[] kv = args[++i].split("=", 2);
@@ -196,6 +203,10 @@ public final class BenchRunner {
     json.put("started", LocalDateTime.now().toString());
     json.put("machine", machine());
     json.put("mode", o.quick ? "quick" : "full");
+    json.put("proxy_jvm", o.proxyJvm);
+    if (o.baselineJar != null) {
+      json.put("baseline_jvm", jvmOptions(BASE));
+    }
     log("work directory " + work);
     Map<String, LoadGenerator.Target> t = new LinkedHashMap<>();
     Map<String, Map<String, Object>> results = new LinkedHashMap<>();
@@ -259,7 +270,7 @@ public final class BenchRunner {
           // java-relay-full: Sparkgate full's configuration (its listen section unused), and so its JWT.
           Path cfg = name.equals(RELAY) ? null
               : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES, Map.of());
-          Process relay = ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg);
+          Process relay = ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg, o.proxyJvm);
           processes.put(name, relay);
           t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, cfg == null ? o.token : ep.jwtToken(name)));
           Endpoints.waitReady(t.get(name), relay, Duration.ofSeconds(60));

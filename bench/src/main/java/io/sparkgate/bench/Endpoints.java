@@ -97,6 +97,12 @@ final class Endpoints implements AutoCloseable {
     return backend;
   }
 
+  /**
+   * The JVM options deploy/ runs Sparkgate with, so that the bench measures the proxy as shipped: the parallel
+   * collector (README, "JVM settings"; bench/README.md, fifteenth round).
+   */
+  static final List<String> SHIPPED_JVM = List.of("-XX:+UseParallelGC");
+
   /** A proxy JVM with JMX on a loopback port and native memory tracking, for the memory scenarios. */
   Process startSparkgate(String name, Path jar, Path config, int jmxPort, List<String> extraJvmOptions)
       throws IOException {
@@ -111,11 +117,12 @@ final class Endpoints implements AutoCloseable {
    * The {@link FrameRelay} baseline in its own JVM, with JMX like Sparkgate's (its warm-up watches the JIT);
    * with a Sparkgate configuration (null: none), it also does Sparkgate's per-call work ({@link RelayFeatures}).
    */
-  Process startFrameRelay(String name, int port, int backendPort, Path certs, int jmxPort, Path config)
-      throws IOException {
+  Process startFrameRelay(String name, int port, int backendPort, Path certs, int jmxPort, Path config,
+      List<String> extraJvmOptions) throws IOException {
     // Netty's leak detector off, as the sparkgate command sets it (cli/NettyDefaults).
     List<String> cmd = new ArrayList<>(List.of(javaBin(), "-Dio.grpc.netty.shaded.io.netty.leakDetection.level=disabled"));
     cmd.addAll(jmxOptions(jmxPort));
+    cmd.addAll(extraJvmOptions);
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), FrameRelay.class.getName(),
         "--port", Integer.toString(port), "--backend-port", Integer.toString(backendPort),
         "--cert", certs.resolve("server.pem").toString(), "--key", certs.resolve("server.key").toString()));
