@@ -134,13 +134,7 @@ public final class BenchRunner {
           case "--slow-total-mib" -> o.slowTotal = Long.parseLong(args[++i]) << 20;
           case "--slow-rate-kib" -> o.slowRate = Long.parseLong(args[++i]) << 10;
           case "--sessions" -> o.idleSessions = Integer.parseInt(args[++i]);
-          case "--proxy-jvm" -> {
-            String option = args[++i];
-            if (selectsCollector(option)) {
-              o.proxyJvm.removeIf(BenchRunner::selectsCollector); // the JVM refuses two collectors: the last wins
-            }
-            o.proxyJvm.add(option);
-          }
+          case "--proxy-jvm" -> addJvmOption(o.proxyJvm, args[++i]);
           case "--baseline-jvm" -> o.baselineJvm.add(args[++i]);
           case "--baseline-audit" -> {
             String[] kv = args[++i].split("=", 2);
@@ -177,16 +171,19 @@ public final class BenchRunner {
       return o.proxyJvm;
     }
     List<String> jvm = new ArrayList<>(o.proxyJvm);
-    if (o.baselineJvm.stream().anyMatch(BenchRunner::selectsCollector)) {
-      jvm.removeIf(BenchRunner::selectsCollector); // the JVM refuses two collectors: the baseline's wins
-    }
-    jvm.addAll(o.baselineJvm);
+    o.baselineJvm.forEach(option -> addJvmOption(jvm, option));
     return jvm;
   }
 
-  private static boolean selectsCollector(String jvmOption) {
-    return jvmOption.matches("-XX:\\+Use\\w+GC");
+  /** Appends a JVM option; one that selects a collector replaces any chosen before (the JVM refuses two). */
+  private static void addJvmOption(List<String> jvm, String option) {
+    if (COLLECTOR.matcher(option).matches()) {
+      jvm.removeIf(chosen -> COLLECTOR.matcher(chosen).matches());
+    }
+    jvm.add(option);
   }
+
+  private static final java.util.regex.Pattern COLLECTOR = java.util.regex.Pattern.compile("-XX:\\+Use\\w+GC");
 
   public static void main(String[] args) throws Exception {
     Options o = Options.parse(args);
