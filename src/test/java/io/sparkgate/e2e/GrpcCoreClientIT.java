@@ -11,6 +11,7 @@ import com.google.rpc.ErrorInfo;
 import io.sparkgate.Sparkgate;
 import io.sparkgate.audit.AuditVerifier;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
+import io.sparkgate.testing.AuditLines;
 import io.sparkgate.tls.DevCertificates;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -161,7 +162,7 @@ class GrpcCoreClientIT {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (true) {
       List<JsonNode> found = new ArrayList<>();
-      for (String line : Files.readAllLines(auditFile)) {
+      for (String line : AuditLines.complete(auditFile)) {
         JsonNode r = JSON.readTree(line);
         if (session.equals(r.path("session_id").asText()) && "ExecutePlan".equals(r.path("rpc").asText())) {
           found.add(r);
