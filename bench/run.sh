@@ -5,7 +5,8 @@
 # Other options are passed to the runner (bench/README.md): --no-nginx, --no-jmh, --token-file FILE,
 # --only NAMES, --measure S, --warmup S, --rounds N, --proxy-warmup S, --frame-relay, --slow-total-mib N,
 # --slow-rate-kib N, --sessions N, --proxy-jvm OPT, --baseline-jar JAR with --baseline-full,
-# --baseline-features LIST, --baseline-jvm OPT or --baseline-audit KEY=VALUE.
+# --baseline-features LIST, --baseline-jvm OPT, --baseline-audit KEY=VALUE, --listen KEY=VALUE or
+# --baseline-listen KEY=VALUE.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

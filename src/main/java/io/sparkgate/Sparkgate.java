@@ -91,7 +91,7 @@ public final class Sparkgate implements AutoCloseable {
   static Sparkgate start(ProxyConfig config, CallHook.Factory hooks) throws IOException {
     ListenConfig listen = config.listen();
     int maxMessage = (int) listen.maxInboundMessageBytes();
-    EventLoops loops = EventLoops.start(listen.eventLoops(), () ->
+    EventLoops loops = EventLoops.start(listen.eventLoops(), listen.eventLoopSpin(), () ->
         BackendTransport.plaintext(NettyChannelBuilder.forAddress(config.backend().host(), config.backend().port()))
             .maxInboundMessageSize(maxMessage)
             .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)

@@ -39,7 +39,7 @@ final class TenantIsolationTest {
     try (BenchBackend backend = BenchBackend.start(0)) {
       // One event loop: every call shares one backend connection.
       ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, 128 << 20, 1000, Duration.ofSeconds(5),
-          Duration.ofMinutes(1), Duration.ofSeconds(1), 1);
+          Duration.ofMinutes(1), Duration.ofSeconds(1), 1, Duration.ZERO);
       try (Sparkgate proxy = Sparkgate.start(new ProxyConfig(Path.of("test.yaml"), listen, Optional.empty(),
           new BackendConfig("127.0.0.1", backend.port(), Optional.empty()), AuthConfig.disabled(),
           AuditConfig.disabled()))) {

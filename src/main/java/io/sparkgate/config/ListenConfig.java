@@ -13,6 +13,8 @@ import java.time.Duration;
  * @param shutdownGrace how long a stopping proxy lets running calls finish
  * @param eventLoops network threads; each holds its own backend connection, and a call stays on the one that
  *     accepted its client connection
+ * @param eventLoopSpin how long an event loop with nothing to do polls for more before it sleeps; zero, the
+ *     default, sleeps at once. It trades CPU for latency (README, Performance, "Spinning event loops")
  */
 public record ListenConfig(
     String address,
@@ -23,26 +25,38 @@ public record ListenConfig(
     Duration handshakeTimeout,
     Duration keepaliveTime,
     Duration shutdownGrace,
-    int eventLoops) {
+    int eventLoops,
+    Duration eventLoopSpin) {
 
   public static final long DEFAULT_MAX_INBOUND_MESSAGE_BYTES = 128L * 1024 * 1024;
+
+  /** Beyond this, spinning is no longer a wait for the next message of a call but a core kept busy. */
+  public static final Duration MAX_EVENT_LOOP_SPIN = Duration.ofMillis(1);
+
+  public ListenConfig {
+    if (eventLoopSpin.isNegative() || eventLoopSpin.compareTo(MAX_EVENT_LOOP_SPIN) > 0) {
+      throw new IllegalArgumentException("event loop spin must be between 0s and " + Node.human(MAX_EVENT_LOOP_SPIN)
+          + ", got " + Node.human(eventLoopSpin));
+    }
+  }
 
   /** One loop per core, like nginx's {@code worker_processes auto}: more only adds context switches. */
   public static int defaultEventLoops() {
     return Runtime.getRuntime().availableProcessors();
   }
 
-  /** As the canonical constructor, with {@link #defaultEventLoops()}. */
+  /** As the canonical constructor, with {@link #defaultEventLoops()} and loops that never spin. */
   public ListenConfig(String address, int port, boolean plaintext, long maxInboundMessageBytes,
       int maxConcurrentStreams, Duration handshakeTimeout, Duration keepaliveTime, Duration shutdownGrace) {
     this(address, port, plaintext, maxInboundMessageBytes, maxConcurrentStreams, handshakeTimeout, keepaliveTime,
-        shutdownGrace, defaultEventLoops());
+        shutdownGrace, defaultEventLoops(), Duration.ZERO);
   }
 
   static ListenConfig read(Node node) {
     node.allowOnly(
         "address", "port", "plaintext", "max_inbound_message_size", "max_concurrent_streams",
-        "handshake_timeout", "keepalive_time", "shutdown_grace", "event_loops");
+        "handshake_timeout", "keepalive_time", "shutdown_grace", "event_loops",
+        "event_loop_spin");
     return new ListenConfig(
         node.string("address", "0.0.0.0"),
         node.integer("port", 15003, 0, 65535),
@@ -52,6 +66,7 @@ public record ListenConfig(
         node.duration("handshake_timeout", Duration.ofSeconds(10), Duration.ofMillis(100), Duration.ofMinutes(5)),
         node.duration("keepalive_time", Duration.ofMinutes(1), Duration.ofSeconds(10), Duration.ofDays(1)),
         node.duration("shutdown_grace", Duration.ofSeconds(30), Duration.ZERO, Duration.ofHours(1)),
-        node.integer("event_loops", defaultEventLoops(), 1, 1024));
+        node.integer("event_loops", defaultEventLoops(), 1, 1024),
+        node.duration("event_loop_spin", Duration.ZERO, Duration.ZERO, MAX_EVENT_LOOP_SPIN));
   }
 }

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  */
 final class Node {
   private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*(b|kib|kb|mib|mb|gib|gb)?", Pattern.CASE_INSENSITIVE);
-  private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)", Pattern.CASE_INSENSITIVE);
+  private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(us|ms|s|m|h|d)", Pattern.CASE_INSENSITIVE);
 
   private final Path file;
   private final String path;
@@ -215,7 +215,7 @@ final class Node {
     return n;
   }
 
-  /** A duration such as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}. */
+  /** A duration such as {@code 50us}, {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}. */
   Duration duration(String key, Duration fallback, Duration min, Duration max) {
     JsonNode value = json.get(key);
     if (value == null || value.isNull()) {
@@ -223,21 +223,44 @@ final class Node {
     }
     Matcher m = DURATION.matcher(value.asText().trim());
     if (!value.isTextual() || !m.matches()) {
-      throw errorAt(key, "must be a duration such as 500ms, 30s, 5m or 1h, got " + describe(value));
+      throw errorAt(key, "must be a duration such as 50us, 500ms, 30s, 5m or 1h, got " + describe(value));
     }
-    long n = Long.parseLong(m.group(1));
-    Duration d =
-        switch (m.group(2).toLowerCase(Locale.ROOT)) {
-          case "ms" -> Duration.ofMillis(n);
-          case "s" -> Duration.ofSeconds(n);
-          case "m" -> Duration.ofMinutes(n);
-          case "h" -> Duration.ofHours(n);
-          default -> Duration.ofDays(n);
-        };
+    Duration d;
+    try {
+      long n = Long.parseLong(m.group(1));
+      d = switch (m.group(2).toLowerCase(Locale.ROOT)) {
+        case "us" -> Duration.ofNanos(Math.multiplyExact(n, 1000L));
+        case "ms" -> Duration.ofMillis(n);
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        default -> Duration.ofDays(n);
+      };
+    } catch (NumberFormatException | ArithmeticException e) {
+      throw errorAt(key, "must be between " + human(min) + " and " + human(max) + ", got " + describe(value));
+    }
     if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
-      throw errorAt(key, "must be between " + min + " and " + max + ", got " + d);
+      throw errorAt(key, "must be between " + human(min) + " and " + human(max) + ", got " + human(d));
     }
     return d;
+  }
+
+  /** A duration as the configuration writes it, in the largest unit that states it exactly: 50us, 2ms, 5m. */
+  static String human(Duration d) {
+    long nanos;
+    try {
+      nanos = d.toNanos();
+    } catch (ArithmeticException beyondNanos) {
+      return d.toDays() + "d";
+    }
+    String[] units = {"d", "h", "m", "s", "ms", "us"};
+    long[] sizes = {86_400_000_000_000L, 3_600_000_000_000L, 60_000_000_000L, 1_000_000_000L, 1_000_000L, 1_000L};
+    for (int i = 0; i < units.length; i++) {
+      if (nanos != 0 && nanos % sizes[i] == 0) {
+        return nanos / sizes[i] + units[i];
+      }
+    }
+    return nanos == 0 ? "0s" : nanos + "ns";
   }
 
   /** A file path, resolved against the directory of the configuration file; it must exist. */

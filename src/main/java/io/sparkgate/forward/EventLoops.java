@@ -16,6 +16,8 @@ import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import java.nio.channels.spi.SelectorProvider;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -53,16 +55,19 @@ public final class EventLoops implements AutoCloseable {
    * Starts {@code threads} event loops (epoll where the bundled native transport loads, NIO elsewhere) and a
    * backend channel on each.
    *
+   * @param spin how long a loop with nothing to do polls before it sleeps ({@link SpinThenSleep}); zero: never
    * @param backend a new builder for one backend channel (address, plaintext, limits, executor); its event loop
    *     and channel type are set here
    */
-  public static EventLoops start(int threads, Supplier<NettyChannelBuilder> backend) {
+  public static EventLoops start(int threads, Duration spin, Supplier<NettyChannelBuilder> backend) {
     if (threads < 1) {
       throw new IllegalArgumentException("event loop threads must be at least 1, got " + threads);
     }
     boolean epoll = Epoll.isAvailable();
     EventLoopGroup boss = group(epoll, 1, "sparkgate-accept");
-    EventLoopGroup workers = group(epoll, threads, "sparkgate-io");
+    EventLoopGroup workers = spin.isZero()
+        ? group(epoll, threads, "sparkgate-io")
+        : spinning(epoll, threads, "sparkgate-io", spin);
     List<EventLoop> loops = new ArrayList<>();
     workers.forEach(e -> loops.add((EventLoop) e));
     ManagedChannel[] channels = new ManagedChannel[loops.size()];
@@ -79,6 +84,13 @@ public final class EventLoops implements AutoCloseable {
   private static EventLoopGroup group(boolean epoll, int threads, String name) {
     DefaultThreadFactory factory = new DefaultThreadFactory(name, true);
     return epoll ? new EpollEventLoopGroup(threads, factory) : new NioEventLoopGroup(threads, factory);
+  }
+
+  /** Loops that poll for up to {@code spin} before they sleep, each with a strategy of its own. */
+  private static EventLoopGroup spinning(boolean epoll, int threads, String name, Duration spin) {
+    DefaultThreadFactory factory = new DefaultThreadFactory(name, true);
+    return epoll ? new EpollEventLoopGroup(threads, factory, () -> new SpinThenSleep(spin))
+        : new NioEventLoopGroup(threads, factory, SelectorProvider.provider(), () -> new SpinThenSleep(spin));
   }
 
   /** Serves the proxy's clients on these loops. */

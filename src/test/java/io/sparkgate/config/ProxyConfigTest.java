@@ -39,6 +39,7 @@ final class ProxyConfigTest {
     assertFalse(config.listen().plaintext());
     assertEquals(128L * 1024 * 1024, config.listen().maxInboundMessageBytes());
     assertEquals(Runtime.getRuntime().availableProcessors(), config.listen().eventLoops());
+    assertEquals(java.time.Duration.ZERO, config.listen().eventLoopSpin());
     assertEquals(dir.resolve("server.pem"), config.tls().orElseThrow().certFile());
     assertTrue(config.tls().orElseThrow().clientCaFile().isEmpty());
     assertEquals("localhost", config.backend().host());
@@ -137,6 +138,23 @@ final class ProxyConfigTest {
   }
 
   @Test
+  void eventLoopSpin_inMicroseconds() throws IOException {
+    ProxyConfig config = ProxyConfig.load(write("listen:\n  event_loop_spin: 50us\n" + TLS + BACKEND));
+    assertEquals(java.time.Duration.ofNanos(50_000), config.listen().eventLoopSpin());
+  }
+
+  @Test
+  void durationsInErrors_writtenAsTheConfigurationWritesThem() {
+    assertEquals("0s", Node.human(java.time.Duration.ZERO));
+    assertEquals("50us", Node.human(java.time.Duration.ofNanos(50_000)));
+    assertEquals("100ms", Node.human(java.time.Duration.ofMillis(100)));
+    assertEquals("1500ms", Node.human(java.time.Duration.ofMillis(1500)));
+    assertEquals("5m", Node.human(java.time.Duration.ofMinutes(5)));
+    assertEquals("1d", Node.human(java.time.Duration.ofDays(1)));
+    assertEquals("7ns", Node.human(java.time.Duration.ofNanos(7)));
+  }
+
+  @Test
   void unknownSection_refused() throws IOException {
     assertTrue(error(TLS + BACKEND + "listne:\n  port: 1\n").contains("listne: unknown key"));
   }
@@ -146,6 +164,12 @@ final class ProxyConfigTest {
     assertTrue(error("listen:\n  port: 70000\n" + TLS + BACKEND).contains("listen.port: must be between 0 and 65535, got 70000"));
     assertTrue(error("listen:\n  plaintext: yes please\n" + TLS + BACKEND).contains("listen.plaintext: must be true or false"));
     assertTrue(error("listen:\n  event_loops: 0\n" + TLS + BACKEND).contains("listen.event_loops: must be between 1 and 1024, got 0"));
+    assertTrue(error("listen:\n  event_loop_spin: 2ms\n" + TLS + BACKEND)
+        .contains("listen.event_loop_spin: must be between 0s and 1ms, got 2ms"));
+    assertTrue(error("listen:\n  event_loop_spin: 50\n" + TLS + BACKEND)
+        .contains("listen.event_loop_spin: must be a duration such as 50us"));
+    assertTrue(error("listen:\n  event_loop_spin: 99999999999999999999us\n" + TLS + BACKEND)
+        .contains("listen.event_loop_spin: must be between 0s and 1ms, got '99999999999999999999us'"));
     assertTrue(error("listen:\n  max_inbound_message_size: lots\n" + TLS + BACKEND).contains("listen.max_inbound_message_size: must be a size"));
     assertTrue(error(TLS + "backend:\n  address: localhost\n").contains("backend.address: must be host:port"));
     assertTrue(error(TLS + "backend:\n  address: localhost:99999\n").contains("backend.address: port must be between 1 and 65535"));

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class EventLoopsTest {
   private static EventLoops start(int threads) {
     // Nothing listens on port 1; channels connect lazily, and nothing here makes a call.
-    return EventLoops.start(threads, () -> NettyChannelBuilder.forAddress("127.0.0.1", 1).usePlaintext());
+    return EventLoops.start(threads, java.time.Duration.ZERO, () -> NettyChannelBuilder.forAddress("127.0.0.1", 1).usePlaintext());
   }
 
   @Test

@@ -103,6 +103,8 @@ public final class BenchRunner {
     List<String> proxyJvm = new ArrayList<>(Endpoints.SHIPPED_JVM);
     List<String> baselineJvm = new ArrayList<>(); // the baseline's JVM options, after --proxy-jvm's
     Map<String, String> baselineAudit = new LinkedHashMap<>(); // the baseline's audit keys, over the bench's
+    Map<String, String> proxyListen = new LinkedHashMap<>(); // listen keys of every Sparkgate, over the bench's
+    Map<String, String> baselineListen = new LinkedHashMap<>(); // the baseline's, over --listen's
     List<String> only; // run only the scenarios whose names contain one of these
 
     static Options parse(String[] args) throws IOException {
@@ -136,13 +138,9 @@ public final class BenchRunner {
           case "--sessions" -> o.idleSessions = Integer.parseInt(args[++i]);
           case "--proxy-jvm" -> addJvmOption(o.proxyJvm, args[++i]);
           case "--baseline-jvm" -> o.baselineJvm.add(args[++i]);
-          case "--baseline-audit" -> {
-            String[] kv = args[++i].split("=", 2);
-            if (kv.length != 2 || kv[0].isBlank()) {
-              throw new IllegalArgumentException("--baseline-audit takes KEY=VALUE (an audit key), not " + args[i]);
-            }
-            o.baselineAudit.put(kv[0].trim(), kv[1].trim());
-          }
+          case "--baseline-audit" -> putKeyValue(o.baselineAudit, "--baseline-audit", "an audit key", args[++i]);
+          case "--listen" -> putKeyValue(o.proxyListen, "--listen", "a listen key", args[++i]);
+          case "--baseline-listen" -> putKeyValue(o.baselineListen, "--baseline-listen", "a listen key", args[++i]);
           case "--only" -> o.only = List.of(args[++i].split(","));
           case "--rounds" -> {
             o.rounds = Integer.parseInt(args[++i]);
@@ -151,10 +149,10 @@ public final class BenchRunner {
           default -> throw new IllegalArgumentException("unknown option " + args[i] + " (see bench/README.md)");
         }
       }
-      if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty() || !o.baselineAudit.isEmpty())
-          && o.baselineJar == null) {
-        throw new IllegalArgumentException(
-            "--baseline-full, --baseline-features, --baseline-jvm and --baseline-audit need --baseline-jar");
+      if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty() || !o.baselineAudit.isEmpty()
+          || !o.baselineListen.isEmpty()) && o.baselineJar == null) {
+        throw new IllegalArgumentException("--baseline-full, --baseline-features, --baseline-jvm, --baseline-audit"
+            + " and --baseline-listen need --baseline-jar");
       }
       if (o.baselineFeatures != null && !o.baselineFeatures.stream()
           .allMatch(f -> Endpoints.FEATURES.contains(f) || Endpoints.EXTRA_FEATURES.contains(f))) {
@@ -163,6 +161,24 @@ public final class BenchRunner {
       }
       return o;
     }
+  }
+
+  /** KEY=VALUE into {@code keys}, or a message naming the option. */
+  private static void putKeyValue(Map<String, String> keys, String option, String what, String arg) {
+    String[] kv = arg.split("=", 2);
+    if (kv.length != 2 || kv[0].isBlank()) {
+      throw new IllegalArgumentException(option + " takes KEY=VALUE (" + what + "), not " + arg);
+    }
+    keys.put(kv[0].trim(), kv[1].trim());
+  }
+
+  /** A Sparkgate variant's listen keys: --listen's, and for the baseline --baseline-listen's over them. */
+  private Map<String, String> listenKeys(String variant) {
+    Map<String, String> keys = new LinkedHashMap<>(o.proxyListen);
+    if (variant.equals(BASE)) {
+      keys.putAll(o.baselineListen);
+    }
+    return keys;
   }
 
   /** A Sparkgate variant's JVM options: --proxy-jvm's, and for the baseline --baseline-jvm's after them. */
@@ -201,8 +217,14 @@ public final class BenchRunner {
     json.put("machine", machine());
     json.put("mode", o.quick ? "quick" : "full");
     json.put("proxy_jvm", o.proxyJvm);
+    if (!o.proxyListen.isEmpty()) {
+      json.put("proxy_listen", o.proxyListen);
+    }
     if (o.baselineJar != null) {
       json.put("baseline_jvm", jvmOptions(BASE));
+      if (!listenKeys(BASE).isEmpty()) {
+        json.put("baseline_listen", listenKeys(BASE));
+      }
     }
     log("work directory " + work);
     Map<String, LoadGenerator.Target> t = new LinkedHashMap<>();
@@ -251,7 +273,7 @@ public final class BenchRunner {
         Set<String> features = name.equals(FULL) ? Endpoints.FEATURES
             : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, features,
-            name.equals(BASE) ? o.baselineAudit : Map.of());
+            name.equals(BASE) ? o.baselineAudit : Map.of(), listenKeys(name));
         Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, jvmOptions(name));
         processes.put(name, sp);
         // A Sparkgate with JWT authentication accepts only the JWT minted for its configuration.
@@ -266,7 +288,7 @@ public final class BenchRunner {
           int jmx = Endpoints.freePort();
           // java-relay-full: Sparkgate full's configuration (its listen section unused), and so its JWT.
           Path cfg = name.equals(RELAY) ? null
-              : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES, Map.of());
+              : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES, Map.of(), Map.of());
           Process relay = ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg, o.proxyJvm);
           processes.put(name, relay);
           t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, cfg == null ? o.token : ep.jwtToken(name)));

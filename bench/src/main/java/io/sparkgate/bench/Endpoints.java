@@ -146,16 +146,17 @@ final class Endpoints implements AutoCloseable {
   /**
    * Sparkgate's configuration for one variant: TLS, plus the features given (a subset of {@link #FEATURES}):
    * JWT authentication, the shipped policy, audit to a file; {@code audit} sets audit keys over the bench's
-   * (--baseline-audit: what an audit setting costs).
+   * (--baseline-audit: what an audit setting costs), {@code listen} adds listen keys (--listen).
    */
   Path sparkgateConfig(String name, int port, int backendPort, Path certs, Set<String> features,
-      Map<String, String> audit) throws IOException {
+      Map<String, String> audit, Map<String, String> listen) throws IOException {
     Path dir = work.resolve(name);
     Files.createDirectories(dir);
     StringBuilder y = new StringBuilder();
     y.append("# Written by the benchmark runner (bench/src/main/java/io/sparkgate/bench/Endpoints.java).\n");
     y.append("listen:\n  address: 127.0.0.1\n  port: ").append(port).append("\n  plaintext: false\n");
     y.append("  max_inbound_message_size: 128MiB\n  max_concurrent_streams: 10000\n");
+    listen.forEach((k, v) -> y.append("  ").append(k).append(": ").append(v).append('\n'));
     y.append("tls:\n  cert_file: ").append(certs.resolve("server.pem")).append('\n');
     y.append("  key_file: ").append(certs.resolve("server.key")).append('\n');
     y.append("backend:\n  address: 127.0.0.1:").append(backendPort).append('\n');
