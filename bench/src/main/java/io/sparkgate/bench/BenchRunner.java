@@ -65,6 +65,8 @@ public final class BenchRunner {
   private final List<String[]> targets = new ArrayList<>();
   /** Scenario -> endpoint -> CPU of the endpoint's processes (for direct: the backend's) per unit of work. */
   private final Map<String, Map<String, Double>> cpuFigures = new LinkedHashMap<>();
+  /** Every round's CPU figure, by scenario and endpoint, in round order (for the paired comparisons). */
+  private final Map<String, Map<String, List<Double>>> cpuRounds = new LinkedHashMap<>();
   /** Scenario -> endpoint -> the key figure of each round (see {@link #interleaved}). */
   private final Map<String, Map<String, List<Double>>> rounds = new LinkedHashMap<>();
   /**
@@ -344,6 +346,7 @@ public final class BenchRunner {
         json.put("rounds", rounds);
         json.put("closed_loop_p99_rounds", closedLoopP99);
         json.put("jit_ms_per_round", jitMillis);
+        json.put("cpu_rounds", cpuRounds);
       }
       json.put("results", results);
       json.put("cpu", cpuFigures);
@@ -505,6 +508,7 @@ public final class BenchRunner {
       row.put(name, rs.get(median));
       cpuRow.put(name, cpuByEndpoint.get(name).get(median));
       keys.put(name, rs.stream().map(key::applyAsDouble).toList());
+      cpuRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).put(name, cpuByEndpoint.get(name));
       if (p99 != null) {
         closedLoopP99.put(name, rs.stream().map(p99::applyAsDouble).toList());
       }
@@ -516,6 +520,38 @@ public final class BenchRunner {
   @FunctionalInterface
   private interface CpuPer<R> {
     double of(double coresUsed, R result);
+  }
+
+  /**
+   * Sparkgate full against the baseline build and against nginx L7, round by round (see {@link Paired}): what
+   * a same-run A/B or the latency target is judged by when the medians of the rounds overlap.
+   */
+  private void pairedByRound(Map<String, Object> closed) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    for (String other : List.of(BASE, L7)) {
+      if (!closed.containsKey(FULL) || !closed.containsKey(other) || o.rounds < 2) {
+        continue;
+      }
+      Map<String, Paired> figures = new LinkedHashMap<>();
+      figures.put("p50", Paired.of(rounds.get("closed_loop").get(FULL), rounds.get("closed_loop").get(other)));
+      figures.put("p99", Paired.of(closedLoopP99.get(FULL), closedLoopP99.get(other)));
+      Map<String, List<Double>> cpu = cpuRounds.getOrDefault("closed_loop", Map.of());
+      figures.put("cpu/call", Paired.of(cpu.get(FULL), cpu.get(other)));
+      line("%s minus %s, paired by round (us; median of the differences, and the rounds where %s was lower):",
+          FULL, other, FULL);
+      Map<String, Object> json = new LinkedHashMap<>();
+      figures.forEach((what, paired) -> {
+        if (paired != null) {
+          line("  %-9s %s", what, paired.describe());
+          json.put(what, paired.toJson());
+        }
+      });
+      out.put(FULL + " - " + other, json);
+    }
+    if (!out.isEmpty()) {
+      line("");
+      this.json.put("closed_loop_paired", out);
+    }
   }
 
   /** "min-max" of an endpoint's rounds, or "-" for a single round. */
@@ -665,6 +701,7 @@ public final class BenchRunner {
             ratio(closed, e.getKey(), L7, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()));
       }
       line("");
+      pairedByRound(closed);
       if (closed.containsKey(L7)) {
         var dr = (LoadGenerator.ClosedLoop) closed.get(DIRECT);
         var fr = (LoadGenerator.ClosedLoop) closed.get(FULL);
