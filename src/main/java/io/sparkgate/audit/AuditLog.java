@@ -62,7 +62,7 @@ public final class AuditLog implements AutoCloseable {
   /**
    * Compresses rotated files. Compressing 100 MB took the writer seconds, during which records piled up in
    * the queue (and were dropped, or calls refused with audit.required, once it was full); a rotation is
-   * now a rename and the compression happens here, at the lowest CPU priority ({@link BackgroundPriority}):
+   * now a rename and the compression happens here, as an idle-policy thread ({@link BackgroundPriority}):
    * a rotated file may wait for a quiet moment, a call should not.
    */
   private final ExecutorService compressor;
@@ -93,7 +93,9 @@ public final class AuditLog implements AutoCloseable {
     this.compressor = files == null ? null : Executors.newSingleThreadExecutor(r -> {
       // Its own short name: Linux shows threads by their first 15 characters, which the writer's name fills.
       Thread t = new Thread(() -> {
-        BackgroundPriority.lowerCurrentThread();
+        if (!BackgroundPriority.idleCurrentThread()) {
+          BackgroundPriority.lowerCurrentThread();
+        }
         r.run();
       }, "sparkgate-gzip");
       t.setDaemon(true);

@@ -14,18 +14,22 @@ import org.slf4j.LoggerFactory;
  * it. Two kinds of background work:
  *
  * <ul>
- *   <li>work that may lag, at the lowest priority (nice 19), so it runs only in what the event loops leave
- *       over: compressing a rotated audit file is a burst of 0.1-1 s of one core (16-100 MiB at deflate's
- *       fastest level), and at the default priority that burst took a core from the event loops for its whole
- *       length;
+ *   <li>work that may lag, as {@code SCHED_IDLE} (or at nice 19 where that cannot be set), so it runs only in
+ *       what the event loops leave over: compressing a rotated audit file is a burst of 0.1-1 s of one core
+ *       (16-100 MiB at deflate's fastest level), and at the default priority that burst took a core from the
+ *       event loops for its whole length. At nice 19 the scheduler still lets it finish a slice (up to about
+ *       0.7 ms on Linux 6.6+) before an event loop woken on its core may run; an idle-policy thread gives the
+ *       core up as soon as anything else wants it. A thread cannot leave {@code SCHED_IDLE} again without
+ *       privilege, so only work that may wait indefinitely goes there (never the audit writer: as an idle
+ *       thread it fell behind a saturated proxy and dropped records, bench/README.md, eighteenth round);
  *   <li>work that must keep up but should never interrupt a call, as {@code SCHED_BATCH}: the thread keeps
  *       its full share of CPU, but the scheduler takes it for CPU-bound and does not let it preempt a running
  *       thread when it wakes (the audit writer, woken every few milliseconds while calls come).
  * </ul>
  *
  * <p>Linux keeps a nice value and a policy per thread, and {@code renice -p} or {@code chrt -p} given a thread
- * id change that thread only; lowering one's own priority, or moving between {@code SCHED_OTHER} and
- * {@code SCHED_BATCH}, needs no privilege. Elsewhere (where they would change the whole process), or without
+ * id change that thread only; lowering one's own priority, moving between {@code SCHED_OTHER} and
+ * {@code SCHED_BATCH}, or moving to {@code SCHED_IDLE}, needs no privilege. Elsewhere (where they would change the whole process), or without
  * the program, the thread keeps its scheduling and a log line says why.
  */
 final class BackgroundPriority {
@@ -46,6 +50,14 @@ final class BackgroundPriority {
   /** Moves the calling thread to {@code SCHED_BATCH}; false (and a log line saying why) when it could not. */
   static boolean batchCurrentThread() {
     return apply(CHRT, List.of("--batch", "-p", "0"), "SCHED_BATCH");
+  }
+
+  /**
+   * Moves the calling thread to {@code SCHED_IDLE}, for good (leaving it needs privilege); false (and a log
+   * line saying why) when it could not.
+   */
+  static boolean idleCurrentThread() {
+    return apply(CHRT, List.of("--idle", "-p", "0"), "SCHED_IDLE");
   }
 
   /** Runs the first of {@code programs} that exists with {@code args} and the calling thread's id. */

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 class BackgroundPriorityTest {
   /** Linux's number for the policy (include/uapi/linux/sched.h). */
   private static final int SCHED_BATCH = 3;
+  private static final int SCHED_IDLE = 5;
 
   @Test
   void lowersOnlyTheCallingThread() throws Exception {
@@ -52,15 +54,29 @@ class BackgroundPriorityTest {
 
   @Test
   void batchesOnlyTheCallingThread() throws Exception {
+    int[] result = changeAThread(BackgroundPriority::batchCurrentThread, SCHED_BATCH);
+    assertEquals(0, result[1], "a batch thread keeps the default nice value, and so its share of CPU");
+  }
+
+  @Test
+  void idlesOnlyTheCallingThread() throws Exception {
+    changeAThread(BackgroundPriority::idleCurrentThread, SCHED_IDLE);
+  }
+
+  /**
+   * Runs {@code change} on a new thread, checks that it reported success and that the thread, and only it, now
+   * has {@code policy}; returns its policy and nice value.
+   */
+  private static int[] changeAThread(BooleanSupplier change, int policy) throws Exception {
     assumeLinuxWith("chrt");
     int before = policy(Path.of("/proc/thread-self"));
 
     CompletableFuture<int[]> background = new CompletableFuture<>();
     Thread t = new Thread(() -> {
       try {
-        boolean batched = BackgroundPriority.batchCurrentThread();
+        boolean changed = change.getAsBoolean();
         Path self = Path.of("/proc/thread-self");
-        background.complete(new int[] {batched ? 1 : 0, policy(self), nice(self)});
+        background.complete(new int[] {changed ? 1 : 0, policy(self), nice(self)});
       } catch (Exception e) {
         background.completeExceptionally(e);
       }
@@ -69,9 +85,9 @@ class BackgroundPriorityTest {
     int[] result = background.get(30, TimeUnit.SECONDS);
 
     assertEquals(1, result[0], "chrt reported failure");
-    assertEquals(SCHED_BATCH, result[1], "the background thread's own policy");
-    assertEquals(0, result[2], "a batch thread keeps the default nice value, and so its share of CPU");
+    assertEquals(policy, result[1], "the background thread's own policy");
     assertEquals(before, policy(Path.of("/proc/thread-self")), "the thread that started it keeps its policy");
+    return new int[] {result[1], result[2]};
   }
 
   @Test
@@ -85,8 +101,8 @@ class BackgroundPriorityTest {
   }
 
   @Test
-  void rotatedFilesAreCompressedAtTheLowestPriority(@TempDir Path dir) throws Exception {
-    assumeLinuxWith("renice");
+  void rotatedFilesAreCompressedByAnIdleThread(@TempDir Path dir) throws Exception {
+    assumeLinuxWith("chrt");
     try (AuditLog log = AuditLog.open(config(dir, 8 * 1024), Clock.systemUTC())) {
       for (int i = 0; i < 500; i++) {
         Map<String, Object> r = AuditLog.newRecord();
@@ -94,9 +110,8 @@ class BackgroundPriorityTest {
         r.put("pad", "x".repeat(100));
         log.write(r);
       }
-      assertEquals(BackgroundPriority.NICE,
-          awaitThread("sparkgate-gzip", BackgroundPriorityTest::nice, BackgroundPriority.NICE),
-          "the compressor thread's nice value");
+      assertEquals(SCHED_IDLE, awaitThread("sparkgate-gzip", BackgroundPriorityTest::policy, SCHED_IDLE),
+          "the compressor thread's scheduling policy");
     }
     try (Stream<Path> files = Files.list(dir)) {
       assertTrue(files.anyMatch(f -> f.toString().endsWith(".jsonl.gz")), "a rotated file was compressed");
@@ -156,7 +171,7 @@ class BackgroundPriorityTest {
     return statField(task, 19);
   }
 
-  /** A thread's scheduling policy: field 41 of stat (0 SCHED_OTHER, 3 SCHED_BATCH). */
+  /** A thread's scheduling policy: field 41 of stat (0 SCHED_OTHER, 3 SCHED_BATCH, 5 SCHED_IDLE). */
   private static int policy(Path task) throws IOException {
     return statField(task, 41);
   }
