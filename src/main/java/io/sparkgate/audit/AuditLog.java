@@ -66,6 +66,8 @@ public final class AuditLog implements AutoCloseable {
    * a rotated file may wait for a quiet moment, a call should not.
    */
   private final ExecutorService compressor;
+  /** Idles the writer while it keeps up, where the process may; null: the writer is always a batch thread. */
+  private final AdaptiveWriter adaptive;
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong written = new AtomicLong();
   private final AtomicLong syncs = new AtomicLong();
@@ -104,6 +106,7 @@ public final class AuditLog implements AutoCloseable {
     if (files != null) {
       files.interruptedRotations().forEach(this::compressLater); // rotated before a stop or crash
     }
+    this.adaptive = AdaptiveWriter.probe(config.queueSize());
     this.writer = new Thread(this::writeLoop, "sparkgate-audit");
     writer.setDaemon(true);
     writer.start();
@@ -135,8 +138,12 @@ public final class AuditLog implements AutoCloseable {
       dropped.incrementAndGet();
       return false;
     }
-    if (idle || queue.size() >= wakeAt) {
+    int length = queue.size();
+    if (idle || length >= wakeAt) {
       LockSupport.unpark(writer); // waiting, or lingering while the queue fills up
+    }
+    if (adaptive != null) {
+      adaptive.queued(length);
     }
     return true;
   }
@@ -172,11 +179,17 @@ public final class AuditLog implements AutoCloseable {
   @Override
   public void close() {
     closing = true;
+    if (adaptive != null) {
+      adaptive.hurry();
+    }
     LockSupport.unpark(writer);
     try {
       writer.join(TimeUnit.MINUTES.toMillis(2));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    if (adaptive != null) {
+      adaptive.close();
     }
     if (writer.isAlive()) {
       log.error("audit writer did not finish within 2 minutes; {} records may be lost", queue.size());
@@ -238,10 +251,15 @@ public final class AuditLog implements AutoCloseable {
 
   private void writeLoop() {
     // Woken every linger while calls come, the writer used to preempt an event loop in the middle of a call.
-    // As a batch thread it waits for the next switch instead, with its full share of CPU (a niced writer could
-    // fall behind a saturated proxy and drop records). Two same-run A/Bs with the slots swapped: -19 and -28 us
-    // p50, -25 and -33 us of CPU per small call, +8% and +9% calls/s at saturation (bench/README.md).
-    BackgroundPriority.batchCurrentThread();
+    // As a batch thread it waits for the next switch instead, with its full share of CPU (two same-run A/Bs:
+    // -19 and -28 us p50, +8% and +9% calls/s at saturation). Where the process may move it back, it idles
+    // while it keeps up, so that it does not even finish its slice before a woken event loop runs
+    // (AdaptiveWriter; bench/README.md, eighteenth round).
+    if (adaptive != null) {
+      adaptive.writerStarted();
+    } else {
+      BackgroundPriority.batchCurrentThread();
+    }
     List<Supplier<Map<String, Object>>> batch = new ArrayList<>(BATCH);
     // fsync: batch is a group commit: at most one force per interval, for everything written since the last.
     // A proxy serving one call at a time then does not pay one fsync per call (profiled, that cost more CPU
@@ -252,6 +270,9 @@ public final class AuditLog implements AutoCloseable {
     while (true) {
       try {
         queue.drainTo(batch, BATCH);
+        if (adaptive != null) {
+          adaptive.drained(batch.size());
+        }
         boolean wrote = !batch.isEmpty();
         if (wrote) {
           writeBatch(batch);

@@ -60,8 +60,18 @@ final class BackgroundPriority {
     return apply(CHRT, List.of("--idle", "-p", "0"), "SCHED_IDLE");
   }
 
+  /** Moves the thread with kernel id {@code tid} (of this process) to {@code SCHED_BATCH}. */
+  static boolean batchThread(String tid) {
+    return apply(CHRT, List.of("--batch", "-p", "0"), "SCHED_BATCH", tid);
+  }
+
   /** Runs the first of {@code programs} that exists with {@code args} and the calling thread's id. */
   private static boolean apply(List<Path> programs, List<String> args, String what) {
+    return apply(programs, args, what, null);
+  }
+
+  /** The same for the thread {@code target} (null: the calling thread). */
+  private static boolean apply(List<Path> programs, List<String> args, String what, String target) {
     String thread = Thread.currentThread().getName();
     if (!System.getProperty("os.name", "").startsWith("Linux")) {
       log.debug("{}: keeps its scheduling (per-thread scheduling is Linux only)", thread);
@@ -74,7 +84,7 @@ final class BackgroundPriority {
       return false;
     }
     try {
-      String tid = threadId();
+      String tid = target != null ? target : threadId();
       List<String> command = new ArrayList<>();
       command.add(program.toString());
       command.addAll(args);

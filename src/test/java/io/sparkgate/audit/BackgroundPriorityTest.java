@@ -23,8 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 class BackgroundPriorityTest {
   /** Linux's number for the policy (include/uapi/linux/sched.h). */
-  private static final int SCHED_BATCH = 3;
-  private static final int SCHED_IDLE = 5;
+  static final int SCHED_BATCH = 3;
+  static final int SCHED_IDLE = 5;
 
   @Test
   void lowersOnlyTheCallingThread() throws Exception {
@@ -91,16 +91,6 @@ class BackgroundPriorityTest {
   }
 
   @Test
-  void theAuditWriterIsABatchThread(@TempDir Path dir) throws Exception {
-    assumeLinuxWith("chrt");
-    try (AuditLog log = AuditLog.open(config(dir, 1024 * 1024), Clock.systemUTC())) {
-      assertEquals(SCHED_BATCH, awaitThread("sparkgate-audit", BackgroundPriorityTest::policy, SCHED_BATCH),
-          "the audit writer's scheduling policy");
-      assertEquals(0, statOfThread("sparkgate-audit", BackgroundPriorityTest::nice), "and its nice value");
-    }
-  }
-
-  @Test
   void rotatedFilesAreCompressedByAnIdleThread(@TempDir Path dir) throws Exception {
     assumeLinuxWith("chrt");
     try (AuditLog log = AuditLog.open(config(dir, 8 * 1024), Clock.systemUTC())) {
@@ -118,13 +108,13 @@ class BackgroundPriorityTest {
     }
   }
 
-  private static void assumeLinuxWith(String program) {
+  static void assumeLinuxWith(String program) {
     assumeTrue(System.getProperty("os.name", "").startsWith("Linux"), "per-thread scheduling is Linux only");
     assumeTrue(Files.isExecutable(Path.of("/usr/bin", program)) || Files.isExecutable(Path.of("/bin", program)),
         "no " + program + " on this machine");
   }
 
-  private static AuditConfig config(Path dir, long maxFileSize) {
+  static AuditConfig config(Path dir, long maxFileSize) {
     return new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), maxFileSize, Duration.ofDays(1), 10_000,
         AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
   }
@@ -133,7 +123,7 @@ class BackgroundPriorityTest {
    * The field of the named thread once it is {@code expected}, or what it was after 30 s (null: no such thread).
    * The proxy's threads start with the default scheduling and change their own first thing: this waits for that.
    */
-  private static Integer awaitThread(String name, StatField field, int expected) throws Exception {
+  static Integer awaitThread(String name, StatField field, int expected) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     Integer value = statOfThread(name, field);
     while (!Integer.valueOf(expected).equals(value) && System.nanoTime() < deadline) {
@@ -143,12 +133,12 @@ class BackgroundPriorityTest {
     return value;
   }
 
-  private interface StatField {
+  interface StatField {
     int of(Path task) throws IOException;
   }
 
   /** A field of this process's thread of that name, or null while there is none. */
-  private static Integer statOfThread(String name, StatField field) throws IOException {
+  static Integer statOfThread(String name, StatField field) throws IOException {
     try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
       for (Path task : tasks.toList()) {
         try {
@@ -167,12 +157,12 @@ class BackgroundPriorityTest {
    * A thread's nice value from its /proc directory: field 19 of stat, counting from the pid, after the command
    * name, which is in parentheses and may itself hold spaces (state is field 3).
    */
-  private static int nice(Path task) throws IOException {
+  static int nice(Path task) throws IOException {
     return statField(task, 19);
   }
 
   /** A thread's scheduling policy: field 41 of stat (0 SCHED_OTHER, 3 SCHED_BATCH, 5 SCHED_IDLE). */
-  private static int policy(Path task) throws IOException {
+  static int policy(Path task) throws IOException {
     return statField(task, 41);
   }
 

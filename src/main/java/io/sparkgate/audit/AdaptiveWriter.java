@@ -1,0 +1,151 @@
+package io.sparkgate.audit;
+
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the audit writer as {@code SCHED_IDLE} while it keeps up, and as {@code SCHED_BATCH} once it falls
+ * behind. On Linux 6.6+ a running thread of the default or batch policy keeps the rest of its slice (about
+ * 0.7 ms) against an event loop woken on its core; an idle-policy thread gives the core up at once. The writer's
+ * batches are a few hundred microseconds of one core every linger, and as an idle thread it took 58 us off full's
+ * closed-loop p99 in every round (bench/README.md, eighteenth round). But an idle thread gets almost no CPU
+ * while the cores are busy: at saturation it fell behind and the queue overflowed. So the threads that queue
+ * records ask for it to be moved back to batch once the queue passes a high-water mark or its oldest record has
+ * waited too long, and the writer idles again only after a second of keeping up.
+ *
+ * <p>Leaving {@code SCHED_IDLE} needs {@code CAP_SYS_NICE} or an {@code RLIMIT_NICE} of 20 (systemd's
+ * {@code LimitNICE=+0}). {@link #probe} tries the round trip on a throwaway thread; without it the writer stays a
+ * batch thread, as it was before, and never risks being stuck idle.
+ */
+final class AdaptiveWriter {
+  private static final Logger log = LoggerFactory.getLogger(AdaptiveWriter.class);
+  /** Records older than this make the writer a batch thread whatever the queue's length. */
+  static final long MAX_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  /** How long the writer keeps up as a batch thread before it idles again. */
+  static final long CALM_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  private final int highWater;
+  private final Thread booster;
+  private final AtomicBoolean boostWanted = new AtomicBoolean();
+  /** The writer runs as SCHED_IDLE (written by the writer and the booster). */
+  private volatile boolean idle;
+  /** When the first record queued since the writer's last drain was queued; 0: none since. */
+  private volatile long waitingSince;
+  private volatile String writerTid;
+  private volatile boolean closed;
+  // Writer thread only.
+  private long batchSince;
+
+  private AdaptiveWriter(int highWater) {
+    this.highWater = highWater;
+    this.booster = new Thread(this::boostLoop, "sparkgate-boost");
+    booster.setDaemon(true);
+    booster.start();
+  }
+
+  /**
+   * An adaptive policy for a queue of {@code queueSize}, or null where a thread cannot leave SCHED_IDLE (not
+   * Linux, no chrt, or no privilege for it), in which case the writer should stay a batch thread.
+   */
+  static AdaptiveWriter probe(int queueSize) {
+    CompletableFuture<Boolean> roundTrip = new CompletableFuture<>();
+    Thread t = new Thread(() -> roundTrip.complete(
+        BackgroundPriority.idleCurrentThread() && BackgroundPriority.batchCurrentThread()), "sparkgate-probe");
+    t.setDaemon(true);
+    t.start();
+    boolean can;
+    try {
+      can = roundTrip.get(30, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      can = false;
+    }
+    if (!can) {
+      log.info("audit writer runs as SCHED_BATCH: this process may not move a thread back from SCHED_IDLE "
+          + "(that needs CAP_SYS_NICE or LimitNICE=+0), so it never idles");
+      return null;
+    }
+    return new AdaptiveWriter(Math.max(1, Math.min(1_000, queueSize / 4)));
+  }
+
+  /** On the writer thread, first thing: it starts idle. */
+  void writerStarted() {
+    try {
+      writerTid = BackgroundPriority.threadId();
+    } catch (IOException e) {
+      log.info("audit writer runs as SCHED_BATCH: {}", e.toString());
+      BackgroundPriority.batchCurrentThread();
+      return;
+    }
+    idle = BackgroundPriority.idleCurrentThread();
+  }
+
+  /** After a record was queued, with the queue's length then: wakes the booster when the writer is behind. */
+  void queued(int length) {
+    if (!idle) {
+      return;
+    }
+    long now = System.nanoTime();
+    long since = waitingSince;
+    if (since == 0) {
+      waitingSince = now;
+    } else if (length >= highWater || now - since > MAX_WAIT_NANOS) {
+      if (boostWanted.compareAndSet(false, true)) {
+        LockSupport.unpark(booster);
+      }
+    }
+  }
+
+  /**
+   * On the writer thread, after each drain of the queue, with the number of records it took. A batch writer
+   * that has taken under a quarter of the high-water mark at every drain for a second is keeping up with room.
+   */
+  void drained(int records) {
+    waitingSince = 0;
+    if (idle || writerTid == null) {
+      return;
+    }
+    boolean calm = records < Math.max(1, highWater / 4);
+    long now = System.nanoTime();
+    if (!calm || batchSince == 0) {
+      batchSince = calm ? now : 0;
+    } else if (now - batchSince >= CALM_NANOS) {
+      batchSince = 0;
+      idle = BackgroundPriority.idleCurrentThread();
+      boostWanted.set(false);
+    }
+  }
+
+  boolean idle() {
+    return idle;
+  }
+
+  /** Moves an idle writer back to batch now: at close, everything queued is written at once. */
+  void hurry() {
+    boostWanted.set(true);
+    LockSupport.unpark(booster);
+  }
+
+  void close() {
+    closed = true;
+    LockSupport.unpark(booster);
+  }
+
+  private void boostLoop() {
+    while (!closed) {
+      LockSupport.park(this);
+      if (boostWanted.get() && idle && writerTid != null) {
+        if (BackgroundPriority.batchThread(writerTid)) {
+          idle = false;
+          log.debug("audit writer behind: now SCHED_BATCH");
+        } else {
+          log.warn("audit writer behind and could not be moved back from SCHED_IDLE; records may be dropped");
+        }
+      }
+    }
+  }
+}
