@@ -1,6 +1,7 @@
 package io.sparkgate.audit;
 
 import java.io.IOException;
+import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -84,8 +85,11 @@ final class AdaptiveWriter {
     idle = BackgroundPriority.idleCurrentThread();
   }
 
-  /** After a record was queued, with the queue's length then: wakes the booster when the writer is behind. */
-  void queued(int length) {
+  /**
+   * After a record was queued on {@code queue}: wakes the booster when the writer is behind. A batch writer
+   * costs the calling thread one volatile read here; the queue's length (a lock) is read only while it idles.
+   */
+  void queued(Collection<?> queue) {
     if (!idle) {
       return;
     }
@@ -93,7 +97,7 @@ final class AdaptiveWriter {
     long since = waitingSince;
     if (since == 0) {
       waitingSince = now;
-    } else if (length >= highWater || now - since > MAX_WAIT_NANOS) {
+    } else if (now - since > MAX_WAIT_NANOS || queue.size() >= highWater) {
       if (boostWanted.compareAndSet(false, true)) {
         LockSupport.unpark(booster);
       }
@@ -118,10 +122,6 @@ final class AdaptiveWriter {
       idle = BackgroundPriority.idleCurrentThread();
       boostWanted.set(false);
     }
-  }
-
-  boolean idle() {
-    return idle;
   }
 
   /** Moves an idle writer back to batch now: at close, everything queued is written at once. */

@@ -138,12 +138,11 @@ public final class AuditLog implements AutoCloseable {
       dropped.incrementAndGet();
       return false;
     }
-    int length = queue.size();
-    if (idle || length >= wakeAt) {
+    if (idle || queue.size() >= wakeAt) {
       LockSupport.unpark(writer); // waiting, or lingering while the queue fills up
     }
     if (adaptive != null) {
-      adaptive.queued(length);
+      adaptive.queued(queue);
     }
     return true;
   }

@@ -20,8 +20,9 @@ import org.slf4j.LoggerFactory;
  *       event loops for its whole length. At nice 19 the scheduler still lets it finish a slice (up to about
  *       0.7 ms on Linux 6.6+) before an event loop woken on its core may run; an idle-policy thread gives the
  *       core up as soon as anything else wants it. A thread cannot leave {@code SCHED_IDLE} again without
- *       privilege, so only work that may wait indefinitely goes there (never the audit writer: as an idle
- *       thread it fell behind a saturated proxy and dropped records, bench/README.md, eighteenth round);
+ *       privilege, so only work that may wait indefinitely goes there for good; the audit writer idles only
+ *       where it can be moved back ({@link AdaptiveWriter}): always idle, it fell behind a saturated proxy and
+ *       dropped records (bench/README.md, eighteenth round);
  *   <li>work that must keep up but should never interrupt a call, as {@code SCHED_BATCH}: the thread keeps
  *       its full share of CPU, but the scheduler takes it for CPU-bound and does not let it preempt a running
  *       thread when it wakes (the audit writer, woken every few milliseconds while calls come).
@@ -29,8 +30,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Linux keeps a nice value and a policy per thread, and {@code renice -p} or {@code chrt -p} given a thread
  * id change that thread only; lowering one's own priority, moving between {@code SCHED_OTHER} and
- * {@code SCHED_BATCH}, or moving to {@code SCHED_IDLE}, needs no privilege. Elsewhere (where they would change the whole process), or without
- * the program, the thread keeps its scheduling and a log line says why.
+ * {@code SCHED_BATCH}, or moving to {@code SCHED_IDLE}, needs no privilege. Elsewhere (where they would
+ * change the whole process), or without the program, the thread keeps its scheduling and a log line says why.
  */
 final class BackgroundPriority {
   private static final Logger log = LoggerFactory.getLogger(BackgroundPriority.class);

@@ -5,7 +5,6 @@ import static io.sparkgate.audit.BackgroundPriorityTest.SCHED_IDLE;
 import static io.sparkgate.audit.BackgroundPriorityTest.assumeLinuxWith;
 import static io.sparkgate.audit.BackgroundPriorityTest.awaitThread;
 import static io.sparkgate.audit.BackgroundPriorityTest.config;
-import static io.sparkgate.audit.BackgroundPriorityTest.nice;
 import static io.sparkgate.audit.BackgroundPriorityTest.statOfThread;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
