@@ -53,6 +53,19 @@ final class BenchSmokeTest {
   }
 
   @Test
+  void caller_keepsItsConnectionAcrossSlices() throws Exception {
+    try (LoadGenerator.Caller caller = new LoadGenerator.Caller(target)) {
+      assertEquals(0, caller.run(Duration.ofMillis(100), null));
+      org.HdrHistogram.Histogram h = LoadGenerator.newHistogram();
+      assertEquals(0, caller.run(Duration.ofMillis(200), h));
+      long first = h.getTotalCount();
+      assertTrue(first > 10, "calls measured: " + first);
+      assertEquals(0, caller.run(Duration.ofMillis(200), h));
+      assertTrue(h.getTotalCount() > first, "a second slice adds its calls");
+    }
+  }
+
+  @Test
   void openLoop_achievesAboutTheRate() throws Exception {
     LoadGenerator.OpenLoop r = LoadGenerator.openLoop(target, 100, Duration.ofMillis(100), Duration.ofMillis(500));
     assertEquals(0, r.errors());

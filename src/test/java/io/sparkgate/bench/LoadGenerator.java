@@ -401,6 +401,53 @@ public final class LoadGenerator {
     return new IdleSessions(channels, (System.nanoTime() - start) / 1e9);
   }
 
+  /** An empty latency histogram of the generator's range and precision (nanoseconds, three digits). */
+  public static Histogram newHistogram() {
+    return histogram();
+  }
+
+  /**
+   * One caller on one connection that stays open between bursts of small calls. The alternating latency
+   * scenario measures every endpoint in short slices, one after the other, so it opens each connection once
+   * rather than once per slice (a TLS handshake and an empty HPACK table in every slice).
+   */
+  public static final class Caller implements AutoCloseable {
+    private final ManagedChannel channel;
+    private final byte[] request = BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), 16, 1);
+
+    public Caller(Target target) {
+      this.channel = channel(target);
+    }
+
+    /**
+     * Small ExecutePlans back to back for {@code length}, each call's latency recorded into {@code into}
+     * (null: none, to settle caches after another endpoint ran); the number of failed calls.
+     */
+    public long run(Duration length, Histogram into) throws InterruptedException {
+      long end = System.nanoTime() + length.toNanos();
+      long errors = 0;
+      while (true) {
+        long start = System.nanoTime();
+        if (start >= end) {
+          return errors;
+        }
+        try {
+          smallCall(channel, request);
+          if (into != null) {
+            into.recordValue(Math.min(System.nanoTime() - start, MAX_LATENCY_NANOS));
+          }
+        } catch (RuntimeException e) {
+          errors++;
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      channel.shutdownNow();
+    }
+  }
+
   /** Sends one small ExecutePlan; throws if it does not succeed (used to wait for an endpoint to be up). */
   public static void probe(Target target) throws InterruptedException {
     ManagedChannel ch = channel(target);
