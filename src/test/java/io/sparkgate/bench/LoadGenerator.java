@@ -407,9 +407,8 @@ public final class LoadGenerator {
   }
 
   /**
-   * One caller on one connection that stays open between bursts of small calls. The alternating latency
-   * scenario measures every endpoint in short slices, one after the other, so it opens each connection once
-   * rather than once per slice (a TLS handshake and an empty HPACK table in every slice).
+   * One caller on one connection that stays open between calls: the alternating latency scenario calls the
+   * endpoints in turn, one call each, over connections opened once.
    */
   public static final class Caller implements AutoCloseable {
     private final ManagedChannel channel;
@@ -419,26 +418,14 @@ public final class LoadGenerator {
       this.channel = channel(target);
     }
 
-    /**
-     * Small ExecutePlans back to back for {@code length}, each call's latency recorded into {@code into}
-     * (null: none, to settle caches after another endpoint ran); the number of failed calls.
-     */
-    public long run(Duration length, Histogram into) throws InterruptedException {
-      long end = System.nanoTime() + length.toNanos();
-      long errors = 0;
-      while (true) {
-        long start = System.nanoTime();
-        if (start >= end) {
-          return errors;
-        }
-        try {
-          smallCall(channel, request);
-          if (into != null) {
-            into.recordValue(Math.min(System.nanoTime() - start, MAX_LATENCY_NANOS));
-          }
-        } catch (RuntimeException e) {
-          errors++;
-        }
+    /** One small ExecutePlan: its latency in nanoseconds, or -1 when it failed. */
+    public long once() throws InterruptedException {
+      long start = System.nanoTime();
+      try {
+        smallCall(channel, request);
+        return Math.min(System.nanoTime() - start, MAX_LATENCY_NANOS);
+      } catch (RuntimeException e) {
+        return -1;
       }
     }
 

@@ -97,9 +97,8 @@ public final class BenchRunner {
     int[] rates = {500, 1000, 2000};
     int[] streams = {1, 4, 16};
     int rounds = 3; // interleaved rounds of the latency and streaming scenarios
-    int cycles = 40; // cycles of the alternating latency scenario
-    Duration slice = Duration.ofSeconds(2); // one endpoint's measured turn in a cycle
-    Duration settle = Duration.ofMillis(200); // unrecorded calls before each turn
+    Duration alternating = Duration.ofSeconds(300); // the alternating latency scenario's length
+    Duration bucket = Duration.ofSeconds(5); // its calls grouped for the paired figures
     int batchBytes = 1024 * 1024;
     long slowTotal = 1L << 30;
     long slowRate = 1L << 20;
@@ -124,9 +123,8 @@ public final class BenchRunner {
             o.proxyWarmup = Duration.ofSeconds(6);
             o.slowTotal = 24L << 20;
             o.slowRate = 4L << 20;
-            o.cycles = 3;
-            o.slice = Duration.ofMillis(500);
-            o.settle = Duration.ofMillis(100);
+            o.alternating = Duration.ofSeconds(3);
+            o.bucket = Duration.ofMillis(500);
           }
           case "--no-nginx" -> o.nginx = false;
           case "--no-jmh" -> o.jmh = false;
@@ -150,20 +148,19 @@ public final class BenchRunner {
           case "--listen" -> putKeyValue(o.proxyListen, "--listen", "a listen key", args[++i]);
           case "--baseline-listen" -> putKeyValue(o.baselineListen, "--baseline-listen", "a listen key", args[++i]);
           case "--only" -> o.only = List.of(args[++i].split(","));
-          case "--cycles" -> {
-            o.cycles = Integer.parseInt(args[++i]);
-            if (o.cycles < 2) throw new IllegalArgumentException("--cycles must be at least 2 (they are paired)");
-          }
-          case "--slice-ms" -> {
-            o.slice = Duration.ofMillis(Long.parseLong(args[++i]));
-            if (o.slice.toMillis() < 100) throw new IllegalArgumentException("--slice-ms must be at least 100");
-          }
+          case "--alternating" -> o.alternating = Duration.ofSeconds(Long.parseLong(args[++i]));
+          case "--bucket-ms" -> o.bucket = Duration.ofMillis(Long.parseLong(args[++i]));
           case "--rounds" -> {
             o.rounds = Integer.parseInt(args[++i]);
             if (o.rounds < 1) throw new IllegalArgumentException("--rounds must be at least 1");
           }
           default -> throw new IllegalArgumentException("unknown option " + args[i] + " (see bench/README.md)");
         }
+      }
+      if (o.bucket.toMillis() < 100 || o.alternating.compareTo(o.bucket.multipliedBy(2)) < 0) {
+        throw new IllegalArgumentException("--bucket-ms must be at least 100 and --alternating at least two buckets"
+            + " long (the buckets are paired), not " + o.bucket.toMillis() + " ms and " + o.alternating.toSeconds()
+            + " s");
       }
       if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty() || !o.baselineAudit.isEmpty()
           || !o.baselineListen.isEmpty()) && o.baselineJar == null) {
@@ -329,12 +326,14 @@ public final class BenchRunner {
             // Per call, from the average CPU rate over warm-up and measurement and the measured call rate.
             "closed_loop_us_per_call", (cores, r) -> cores * 1e6 / r.callsPerSecond(), results);
       }
-      // The same measurement in short slices that take turns (see Alternating): what the latency target is
+      // The same measurement with the endpoints called in turn (see Alternating): what the latency target is
       // judged by when it ran, because only it resolves gaps of a few microseconds on a noisy machine.
       if (wants("alternating")) {
-        log(String.format("alternating latency: %d cycles of %d ms per endpoint", o.cycles, o.slice.toMillis()));
+        log(String.format("alternating latency: %d s, the endpoints called in turn", o.alternating.toSeconds()));
+        Map<String, Process> ownCpu = new LinkedHashMap<>(processes);
+        ownCpu.remove(DIRECT); // the backend serves every endpoint's calls here
         results.computeIfAbsent("alternating", k -> new LinkedHashMap<>())
-            .putAll(Alternating.run(t, processes, o.cycles, o.slice, o.settle, BenchRunner::log));
+            .putAll(Alternating.run(t, ownCpu, o.alternating, o.bucket, BenchRunner::log));
       }
       if (wants("open")) {
         for (int rate : o.rates) {
@@ -576,19 +575,20 @@ public final class BenchRunner {
   }
 
   /**
-   * The alternating scenario: each endpoint's calls over all its slices, then Sparkgate full against nginx L7,
-   * TLS-only and the baseline cycle by cycle, and the latency target judged on the paired medians.
+   * The alternating scenario: each endpoint's calls as one distribution, then Sparkgate full against nginx L7,
+   * TLS-only and the baseline bucket by bucket, and the latency target judged on the paired medians.
    */
   private void reportAlternating(Map<String, Object> rows) {
-    line("Small ExecutePlan, closed loop, 1 caller, alternating: %d cycles, each endpoint %d ms per cycle (us; all"
-        + " its calls; cpu/call = median of its slices)", o.cycles, o.slice.toMillis());
+    line("Small ExecutePlan, closed loop, 1 caller calling the endpoints in turn for %d s (us; all their calls;"
+        + " cpu/call = median of the %d ms buckets, none for direct, whose backend serves every endpoint)",
+        o.alternating.toSeconds(), o.bucket.toMillis());
     line("%-15s %9s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s", "endpoint", "p50", "p99", "p99.9", "calls/s",
         "errors", "cpu/call", "+p50", "+p99", "p50xdir", "p50xTLS", "p50xL7");
     var d = (Alternating.Result) rows.get(DIRECT);
     for (var e : rows.entrySet()) {
       var r = (Alternating.Result) e.getValue();
       line("%-15s %9.1f %9.1f %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s", e.getKey(), r.latency().p50(),
-          r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(), median(r.sliceCpuPerCall()),
+          r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(), median(r.bucketCpuPerCall()),
           r.latency().p50() - d.latency().p50(), r.latency().p99() - d.latency().p99(),
           ratio(rows, e.getKey(), DIRECT, x -> ((Alternating.Result) x).latency().p50()),
           ratio(rows, e.getKey(), STREAM, x -> ((Alternating.Result) x).latency().p50()),
@@ -602,23 +602,23 @@ public final class BenchRunner {
       if (full == null || b == null) {
         continue;
       }
-      line("%s minus %s, paired by cycle (us; median of the differences, its 95%% interval, and the cycles where"
-          + " %s was lower):", FULL, other, FULL);
+      line("%s minus %s, paired by %d ms bucket (us; median of the differences, its 95%% interval, and the"
+          + " buckets where %s was lower):", FULL, other, o.bucket.toMillis(), FULL);
       Map<String, Object> json = new LinkedHashMap<>();
       Map<String, Paired> figures = new LinkedHashMap<>();
-      figures.put("p50", Paired.of(full.sliceP50(), b.sliceP50()));
-      figures.put("p99", Paired.of(full.sliceP99(), b.sliceP99()));
-      figures.put("cpu/call", Paired.of(full.sliceCpuPerCall(), b.sliceCpuPerCall()));
+      figures.put("p50", Paired.of(full.bucketP50(), b.bucketP50()));
+      figures.put("p99", Paired.of(full.bucketP99(), b.bucketP99()));
+      figures.put("cpu/call", Paired.of(full.bucketCpuPerCall(), b.bucketCpuPerCall()));
       figures.forEach((what, paired) -> {
         if (paired != null) {
-          line("  %-9s %s", what, paired.describe("cycles"));
+          line("  %-9s %s", what, paired.describe("buckets"));
           json.put(what, paired.toJson());
         }
       });
       out.put(FULL + " - " + other, json);
       if (other.equals(L7)) {
-        // Both added to the same direct path within seconds of each other, so "adds no more than nginx L7
-        // adds" is the difference itself: met when the median cycle has full no slower.
+        // Both are added to the same direct path, call by call, so "adds no more than nginx L7 adds" is the
+        // difference itself: met when the median bucket has full no slower.
         alternatingTarget("p50", figures.get("p50"));
         alternatingTarget("p99", figures.get("p99"));
       }
@@ -631,13 +631,13 @@ public final class BenchRunner {
   }
 
   private void alternatingTarget(String what, Paired paired) {
-    String name = "Sparkgate full adds <= nginx L7's " + what + " latency (alternating, paired by cycle)";
+    String name = "Sparkgate full adds <= nginx L7's " + what + " latency (alternating, paired by bucket)";
     if (paired == null) {
-      target(name, null, "too few cycles");
+      target(name, null, "too few buckets");
       return;
     }
     double[] ci = paired.confidence95();
-    target(name, paired.median() <= 0, String.format("full minus L7 %+.1f us%s, lower in %d of %d cycles",
+    target(name, paired.median() <= 0, String.format("full minus L7 %+.1f us%s, lower in %d of %d buckets",
         paired.median(), ci == null ? "" : String.format(" (95%% %+.1f to %+.1f)", ci[0], ci[1]), paired.lowerIn(),
         paired.differences().size()));
   }
