@@ -50,6 +50,16 @@ public final class AuditLog implements AutoCloseable {
    * doubled full's p99 in a same-run A/B, with no gain at p50 or in CPU (bench/README, thirteenth round).
    */
   static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+  /**
+   * The longest linger. At a few hundred calls a second a 5 ms linger gathers two or three records, and each
+   * batch then costs a wake-up and a write(2) for those few: profiled in place at about 700 calls/s, the
+   * writer's park and write were 40% of its CPU. So the linger doubles while batches stay below
+   * {@link #FULL_BATCH} records and halves back once they reach it. Records wait at most this long for the
+   * file, half of fsync: batch's default interval, and below the adaptive writer's 100 ms limit.
+   */
+  static final long MAX_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+  /** A batch of this many records pays for its wake-up and write; fewer, and the linger grows. */
+  static final int FULL_BATCH = 64;
   /** Longest the idle writer sleeps before checking rotation and closing. */
   private static final long IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
@@ -71,6 +81,7 @@ public final class AuditLog implements AutoCloseable {
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong written = new AtomicLong();
   private final AtomicLong syncs = new AtomicLong();
+  private final AtomicLong batches = new AtomicLong();
   private volatile boolean closing;
   /** The writer is parked waiting for records: the next record unparks it. */
   private volatile boolean idle;
@@ -163,6 +174,11 @@ public final class AuditLog implements AutoCloseable {
 
   public long written() {
     return written.get();
+  }
+
+  /** Batches the writer has written (each a wake-up and a write to the file). */
+  public long batches() {
+    return batches.get();
   }
 
   /** How often the writer has forced the file to disk while running (fsync: batch or always). */
@@ -266,6 +282,7 @@ public final class AuditLog implements AutoCloseable {
     long syncNanos = config.fsyncInterval().toNanos();
     boolean unsynced = false; // written since the last force (fsync: batch)
     long lastSync = System.nanoTime();
+    long linger = LINGER_NANOS;
     while (true) {
       try {
         queue.drainTo(batch, BATCH);
@@ -274,6 +291,8 @@ public final class AuditLog implements AutoCloseable {
         }
         boolean wrote = !batch.isEmpty();
         if (wrote) {
+          linger = nextLinger(linger, batch.size());
+          batches.incrementAndGet();
           writeBatch(batch);
           batch.clear();
           unsynced = config.fsync() == AuditConfig.Fsync.BATCH;
@@ -293,7 +312,7 @@ public final class AuditLog implements AutoCloseable {
         }
         if (wrote) {
           // Records are coming: let more gather rather than be woken for each (see LINGER_NANOS).
-          LockSupport.parkNanos(LINGER_NANOS);
+          LockSupport.parkNanos(linger);
         } else {
           long untilSync = unsynced ? Math.max(0, lastSync + syncNanos - System.nanoTime()) : IDLE_NANOS;
           waitForRecords(Math.min(untilSync, IDLE_NANOS));
@@ -312,6 +331,15 @@ public final class AuditLog implements AutoCloseable {
         sleepQuietly();
       }
     }
+  }
+
+  /**
+   * The linger after a batch of {@code records}: longer while batches are small, so that a moderate call rate
+   * costs a wake-up per {@link #FULL_BATCH} records rather than per two or three, and shorter again once they
+   * are full (a long linger at a high rate made each write a burst that doubled p99: see LINGER_NANOS).
+   */
+  static long nextLinger(long linger, int records) {
+    return records < FULL_BATCH ? Math.min(MAX_LINGER_NANOS, linger * 2) : Math.max(LINGER_NANOS, linger / 2);
   }
 
   /**

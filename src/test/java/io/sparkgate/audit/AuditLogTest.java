@@ -90,6 +90,38 @@ final class AuditLogTest {
   }
 
   @Test
+  void linger_growsWhileBatchesAreSmall_andShrinksOnceTheyAreFull() {
+    long linger = AuditLog.LINGER_NANOS;
+    List<Long> seen = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      linger = AuditLog.nextLinger(linger, 3);
+      seen.add(linger / 1_000_000);
+    }
+    assertEquals(List.of(10L, 20L, 40L, 50L, 50L, 50L), seen, "ms; doubles up to the 50 ms cap");
+    linger = AuditLog.nextLinger(linger, AuditLog.FULL_BATCH);
+    assertEquals(25, linger / 1_000_000);
+    for (int i = 0; i < 5; i++) {
+      linger = AuditLog.nextLinger(linger, 5_000);
+    }
+    assertEquals(AuditLog.LINGER_NANOS, linger, "full batches bring it back to 5 ms, no lower");
+  }
+
+  @Test
+  void aModerateRate_isWrittenInFewBatches() throws Exception {
+    // 300 records at about 300 a second: a fixed 5 ms linger took a batch (a wake-up and a write) per one or
+    // two of them; the growing linger gathers tens.
+    try (AuditLog log = AuditLog.open(batchEvery(Duration.ofMillis(100)), Clock.systemUTC())) {
+      for (int i = 0; i < 300; i++) {
+        log.write(record(i));
+        Thread.sleep(3);
+      }
+      awaitWritten(log, 300);
+      assertTrue(log.batches() < 60, "batches: " + log.batches());
+    }
+    assertEquals(300, Files.readAllLines(dir.resolve("audit.jsonl")).size());
+  }
+
+  @Test
   void write_close_everyRecordOnDisk_chainVerifies() throws IOException {
     try (AuditLog log = AuditLog.open(config(1L << 30, 100_000), Clock.systemUTC())) {
       for (int i = 0; i < 5000; i++) {
