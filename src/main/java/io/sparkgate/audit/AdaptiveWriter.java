@@ -1,7 +1,6 @@
 package io.sparkgate.audit;
 
 import java.io.IOException;
-import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -86,10 +85,10 @@ final class AdaptiveWriter {
   }
 
   /**
-   * After a record was queued on {@code queue}: wakes the booster when the writer is behind. A batch writer
-   * costs the calling thread one volatile read here; the queue's length (a lock) is read only while it idles.
+   * After a record was queued, with the queue's length then: wakes the booster when the writer is behind. A
+   * batch writer costs the calling thread one volatile read here.
    */
-  void queued(Collection<?> queue) {
+  void queued(int queueLength) {
     if (!idle) {
       return;
     }
@@ -97,7 +96,7 @@ final class AdaptiveWriter {
     long since = waitingSince;
     if (since == 0) {
       waitingSince = now;
-    } else if (now - since > MAX_WAIT_NANOS || queue.size() >= highWater) {
+    } else if (now - since > MAX_WAIT_NANOS || queueLength >= highWater) {
       if (boostWanted.compareAndSet(false, true)) {
         LockSupport.unpark(booster);
       }

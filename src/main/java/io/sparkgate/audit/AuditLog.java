@@ -149,11 +149,12 @@ public final class AuditLog implements AutoCloseable {
       dropped.incrementAndGet();
       return false;
     }
-    if (idle || queue.size() >= wakeAt) {
+    int queued = queue.size(); // a lock: read once per record, for both the writer and its priority
+    if (idle || queued >= wakeAt) {
       LockSupport.unpark(writer); // waiting, or lingering while the queue fills up
     }
     if (adaptive != null) {
-      adaptive.queued(queue);
+      adaptive.queued(queued);
     }
     return true;
   }

@@ -34,8 +34,16 @@ record Paired(List<Double> differences) {
 
   /** The median difference (the mean of the middle two of an even count). */
   double median() {
-    List<Double> sorted = differences.stream().sorted().toList();
+    return median(differences);
+  }
+
+  /** The median of the figures that are numbers (the mean of the middle two of an even count; NaN: none). */
+  static double median(List<Double> figures) {
+    List<Double> sorted = figures.stream().filter(x -> !Double.isNaN(x)).sorted().toList();
     int n = sorted.size();
+    if (n == 0) {
+      return Double.NaN;
+    }
     return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
   }
 

@@ -588,7 +588,7 @@ public final class BenchRunner {
     for (var e : rows.entrySet()) {
       var r = (Alternating.Result) e.getValue();
       line("%-15s %9.1f %9.1f %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s", e.getKey(), r.latency().p50(),
-          r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(), median(r.bucketCpuPerCall()),
+          r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(), Paired.median(r.bucketCpuPerCall()),
           r.latency().p50() - d.latency().p50(), r.latency().p99() - d.latency().p99(),
           ratio(rows, e.getKey(), DIRECT, x -> ((Alternating.Result) x).latency().p50()),
           ratio(rows, e.getKey(), STREAM, x -> ((Alternating.Result) x).latency().p50()),
@@ -640,16 +640,6 @@ public final class BenchRunner {
     target(name, paired.median() <= 0, String.format("full minus L7 %+.1f us%s, lower in %d of %d buckets",
         paired.median(), ci == null ? "" : String.format(" (95%% %+.1f to %+.1f)", ci[0], ci[1]), paired.lowerIn(),
         paired.differences().size()));
-  }
-
-  /** The median of the figures that are numbers (NaN when none is). */
-  private static double median(List<Double> xs) {
-    List<Double> sorted = xs.stream().filter(x -> !Double.isNaN(x)).sorted().toList();
-    if (sorted.isEmpty()) {
-      return Double.NaN;
-    }
-    int n = sorted.size();
-    return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
   }
 
   /** "min-max" of an endpoint's rounds, or "-" for a single round. */
