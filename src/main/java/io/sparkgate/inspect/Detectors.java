@@ -42,15 +42,15 @@ final class Detectors {
     boolean typed = true;
     switch (shape.name) {
       case "SQL" -> {
-        String q = Proto.str(frame.message(), "query");
+        String q = frame.str("query");
         if (q != null) sql.statement(q, "relation", frame.path(), session, sink);
       }
       case "SqlCommand" -> {
-        String q = Proto.str(frame.message(), "sql");
+        String q = frame.str("sql");
         if (q != null) sql.statement(q, "command", frame.path(), session, sink);
       }
       case "ExpressionString" -> {
-        String e = Proto.str(frame.message(), "expression");
+        String e = frame.str("expression");
         if (e != null) sql.expression(e, frame.path(), session, sink);
       }
       case "NamedTable", "RelationChanges" -> namedTable(frame.message(), frame, session);
@@ -62,10 +62,10 @@ final class Detectors {
             Proto.str(m, "table_name"), Proto.stringMap(m, "options"), session, frame.path());
       }
       case "WriteStreamOperationStart" -> writeStream(frame.message(), session, frame.path());
-      case "MergeIntoTableCommand" -> table(Fact.Kind.TABLE_WRITE, "merge", Proto.str(frame.message(), "target_table_name"),
+      case "MergeIntoTableCommand" -> table(Fact.Kind.TABLE_WRITE, "merge", frame.str("target_table_name"),
           Map.of(), session, frame.path());
       case "CreateDataFrameViewCommand" -> sink.fact(Fact.Kind.CATALOG_OP, "create_temp_view")
-          .put("name", Proto.str(frame.message(), "name")).put("global", Proto.str(frame.message(), "is_global"))
+          .put("name", frame.str("name")).put("global", frame.str("is_global"))
           .put("where", frame.path()).emit();
       case "Catalog" -> catalog(frame.message(), frame.path());
       case "PythonUDF", "ScalarScalaUDF", "JavaUDF", "PythonUDTF", "PythonDataSource" -> userCode(frame);
@@ -85,12 +85,12 @@ final class Detectors {
       }
       case "Method" -> {
         if (frame.parent() != null && frame.parent().typeName().equals("Fetch")) {
-          sink.fact(Fact.Kind.USER_CODE, "ml_method_call").put("method", Proto.str(frame.message(), "method"))
+          sink.fact(Fact.Kind.USER_CODE, "ml_method_call").put("method", frame.str("method"))
               .put("where", frame.path()).emit();
         }
       }
       case "ExecuteExternalCommand" -> sink.fact(Fact.Kind.USER_CODE, "execute_external_command")
-          .put("runner", Proto.str(frame.message(), "runner")).put("command", Proto.str(frame.message(), "command"))
+          .put("runner", frame.str("runner")).put("command", frame.str("command"))
           .put("where", frame.path()).emit();
       case "PipelineCommand" -> sink.fact(Fact.Kind.USER_CODE, "pipeline_command")
           .put("op", Proto.oneofCase(frame.message(), "command_type")).put("where", frame.path()).emit();
@@ -99,8 +99,8 @@ final class Detectors {
           sink.fact(Fact.Kind.USER_CODE, "create_resource_profile").put("where", frame.path()).emit();
         }
       }
-      case "UnresolvedFunction", "CallFunction" -> function(Proto.str(frame.message(), "function_name"), "scalar", frame);
-      case "UnresolvedTableValuedFunction" -> function(Proto.str(frame.message(), "function_name"), "table_valued", frame);
+      case "UnresolvedFunction", "CallFunction" -> function(frame.str("function_name"), "scalar", frame);
+      case "UnresolvedTableValuedFunction" -> function(frame.str("function_name"), "table_valued", frame);
       case "CompressedOperation" -> Compressed.inspect(frame.message(), frame, config, sink, walker);
       case "Set" -> configSet(frame);
       case "Unset" -> {
@@ -289,8 +289,8 @@ final class Detectors {
     for (Frame p = frame.parent(); p != null; via = p, p = p.parent()) {
       String name = p.typeName();
       if (name.startsWith("CommonInlineUserDefined")) {
-        if (functionName == null) functionName = Proto.str(p.message(), "function_name");
-        if (functionName == null) functionName = Proto.str(p.message(), "name");
+        if (functionName == null) functionName = p.str("function_name");
+        if (functionName == null) functionName = p.str("name");
         continue;
       }
       String context = switch (name) {

@@ -57,6 +57,18 @@ final class Frame {
     return message;
   }
 
+  /**
+   * A singular string or scalar field as text, as {@link Proto#str} reads it from the message. A string of a
+   * message of the encoding is read where it lies, without parsing the message: a SQL relation's statement and
+   * a function's name are read on nearly every call, and building the message to read one field through
+   * protobuf's reflection ran more code than the rest of a small plan's walk.
+   */
+  String str(String name) {
+    Slot slot = message == null && walker != null ? shape.slot(name) : null;
+    if (slot == null || slot.kind != Slot.Kind.UTF8 || slot.repeated) return Proto.str(message(), name);
+    return walker.string(this, slot);
+  }
+
   /** True if the message is at hand, without parsing. */
   boolean parsed() {
     return message != null;

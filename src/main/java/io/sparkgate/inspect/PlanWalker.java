@@ -7,6 +7,8 @@ import com.google.protobuf.Descriptors.OneofDescriptor;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MapEntry;
 import com.google.protobuf.Message;
+import com.google.protobuf.WireFormat;
+import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
 
@@ -49,6 +51,8 @@ final class PlanWalker {
   private byte[] encoding;
   private Shape root;
   private long parseBudget;
+  /** Messages of the encoding parsed for detectors so far (tests check that common plans need none). */
+  int parses;
 
   PlanWalker(InspectorConfig config, Detectors detectors, FactSink sink) {
     this.config = config;
@@ -153,11 +157,12 @@ final class PlanWalker {
     pathIndexes[depth] = index;
     pathFrames[depth] = null;
     Shape shape = slot == null ? root : slot.child;
-    if (shape.messageMap) {
+    // A type with message-valued maps (a SQL relation's parameters) is walked from its parse, but only when the
+    // message has map entries: most SQL relations have none, and their statement is then read in place.
+    if (!wire.scan(encoding, start, end, shape)) {
       visit(frame(depth), session);
       return;
     }
-    wire.scan(encoding, start, end, shape);
     if (shape.isAny) {
       detectors.extension((Any) frame(depth).message(), frame(depth));
       return;
@@ -207,6 +212,7 @@ final class PlanWalker {
     if (parent != null && parent.parsed() && frame.index < 0) {
       return (Message) parent.message().getField(frame.viaField);
     }
+    parses++;
     parseBudget -= frame.end - frame.start;
     if (parseBudget < 0) throw Wire.UNUSUAL;
     CodedInputStream in = CodedInputStream.newInstance(encoding, frame.start, frame.end - frame.start);
@@ -215,6 +221,29 @@ final class PlanWalker {
       return frame.shape.parser.parseFrom(in);
     } catch (InvalidProtocolBufferException e) {
       throw Wire.UNUSUAL;
+    }
+  }
+
+  /**
+   * A singular UTF-8 string field of a message of the encoding, as {@link Proto#str} gives it on the parsed
+   * message: null when absent, and when empty without presence. Every frame of the encoding is on the walk's
+   * path, so {@link Wire} has accepted its message: the field occurs at most once and is valid UTF-8.
+   */
+  String string(Frame frame, Slot slot) {
+    int tag = slot.field.getNumber() << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED;
+    try {
+      CodedInputStream in = CodedInputStream.newInstance(encoding, frame.start, frame.end - frame.start);
+      for (int t = in.readTag(); t != 0; t = in.readTag()) {
+        if (t != tag) {
+          in.skipField(t);
+          continue;
+        }
+        String value = in.readStringRequireUtf8();
+        return value.isEmpty() && !slot.field.hasPresence() ? null : value;
+      }
+      return null;
+    } catch (IOException e) {
+      throw Wire.UNUSUAL; // not after Wire's scan; the request would go to protobuf's parse
     }
   }
 

@@ -8,6 +8,7 @@ import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
 
 /**
  * What the walker needs to know about one message type, worked out once per type: descriptor lookups, oneof
@@ -38,7 +40,8 @@ final class Shape {
   final boolean pipelineCommand;
   /**
    * Has a map field with message values. Those values are walked, and the parsed map (last entry of a key
-   * wins, in first-insertion order) decides which: such a message is always walked from its parsed form.
+   * wins, in first-insertion order) decides which: such a message is walked from its parsed form when one of
+   * its maps has entries.
    */
   final boolean messageMap;
   /**
@@ -57,6 +60,8 @@ final class Shape {
   private final Slot[] slots;
   /** By field number, up to DENSE_NUMBERS. */
   private final Slot[] byNumber;
+  /** By field name: Detectors reads fields by name. */
+  private final Map<String, Slot> byName;
 
   private Shape(Message prototype) {
     this.type = prototype.getDescriptorForType();
@@ -85,6 +90,7 @@ final class Shape {
     int maxNumber = type.getFields().stream().mapToInt(FieldDescriptor::getNumber).max().orElse(0);
     this.byNumber = new Slot[Math.min(maxNumber, DENSE_NUMBERS) + 1];
     for (Slot slot : slots) if (slot.field.getNumber() <= DENSE_NUMBERS) byNumber[slot.field.getNumber()] = slot;
+    this.byName = Arrays.stream(slots).collect(Collectors.toUnmodifiableMap(slot -> slot.field.getName(), slot -> slot));
   }
 
   /** The shape of a message's type. */
@@ -103,6 +109,11 @@ final class Shape {
     if (number < byNumber.length) return byNumber[number];
     FieldDescriptor f = number > DENSE_NUMBERS ? type.findFieldByNumber(number) : null;
     return f == null ? null : slots[f.getIndex()];
+  }
+
+  /** The slot of the field with this name, or null. */
+  Slot slot(String name) {
+    return byName.get(name);
   }
 
   static boolean isMessage(FieldDescriptor f) {

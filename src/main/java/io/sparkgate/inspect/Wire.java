@@ -37,8 +37,11 @@ final class Wire {
   private Slot[] cases = new Slot[4];
   private int caseCount;
 
-  /** Reads the fields of a message of this shape from {@code buf[start, end)}. */
-  void scan(byte[] buf, int start, int end, Shape shape) {
+  /**
+   * Reads the fields of a message of this shape from {@code buf[start, end)}. False, part way, at a map field
+   * of a type with message-valued maps ({@link Shape#messageMap}): such a message is walked from its parse.
+   */
+  boolean scan(byte[] buf, int start, int end, Shape shape) {
     count = 0;
     caseCount = 0;
     int last = 0;
@@ -89,7 +92,7 @@ final class Wire {
             case MESSAGE -> add(f, at, from, p, f.repeated ? run : -1);
             case MAP -> {
               // Maps with message values are walked from the parsed message (see Shape.messageMap).
-              if (shape.messageMap) throw UNUSUAL;
+              if (shape.messageMap) return false;
               entry(buf, f.child, from, p);
             }
             case UTF8 -> utf8(buf, from, p);
@@ -100,6 +103,7 @@ final class Wire {
         default -> throw UNUSUAL;
       }
     }
+    return true;
   }
 
   /** The case of this oneof the last scan saw, or null. */

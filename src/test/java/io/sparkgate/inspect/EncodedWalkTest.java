@@ -24,6 +24,7 @@ import io.sparkgate.proto.spark.Range;
 import io.sparkgate.proto.spark.Read;
 import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.RelationCommon;
+import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.StatApproxQuantile;
 import io.sparkgate.proto.spark.UserContext;
 import java.io.ByteArrayOutputStream;
@@ -166,6 +167,40 @@ final class EncodedWalkTest {
     }
     Relation udfs = Relation.newBuilder().setProject(Project.newBuilder().addExpressions(e)).build();
     assertEquals(40, assertSameFacts("ExecutePlan", request(udfs.toByteArray())).ofKind(Fact.Kind.USER_CODE).size());
+  }
+
+  @Test
+  void statements_and_function_names_are_read_from_the_encoding_as_protobuf_reads_them() {
+    String statement = "SELECT upper('\u00fcber') FROM db.t";
+    Relation sql = Relation.newBuilder().setSql(SQL.newBuilder().setQuery(statement)).build();
+    Relation function = Relation.newBuilder().setProject(Project.newBuilder().addExpressions(Expression.newBuilder()
+        .setUnresolvedFunction(Expression.UnresolvedFunction.newBuilder().setFunctionName("Reflect")))).build();
+    for (Relation r : List.of(sql, function)) {
+      assertEquals(0, walkEncoded(request(r.toByteArray())).parses, r.toString());
+    }
+    Facts read = assertSameFacts("ExecutePlan", request(sql.toByteArray()));
+    assertEquals(statement, read.ofKind(Fact.Kind.SQL).get(0).get("sql"));
+    assertEquals("reflect", assertSameFacts("ExecutePlan", request(function.toByteArray()))
+        .ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("name"));
+
+    // An empty statement, sent although an encoder leaves it out (no presence: no statement), and a SQL
+    // relation with parameters, a map of messages that the walk takes from the parsed message.
+    byte[] empty = field(Relation.SQL_FIELD_NUMBER, field(SQL.QUERY_FIELD_NUMBER, new byte[0]));
+    assertTrue(assertSameFacts("ExecutePlan", request(empty)).ofKind(Fact.Kind.SQL).isEmpty());
+    Relation withArgs = Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT :x")
+        .putNamedArguments("x", Expression.newBuilder().setLiteral(Expression.Literal.newBuilder().setInteger(1)).build()))
+        .build();
+    assertEquals("SELECT :x", assertSameFacts("ExecutePlan", request(withArgs.toByteArray()))
+        .ofKind(Fact.Kind.SQL).get(0).get("sql"));
+  }
+
+  private static PlanWalker walkEncoded(byte[] request) {
+    InspectorConfig config = InspectorConfig.DEFAULTS;
+    FactSink sink = new FactSink(config.maxFacts());
+    PlanWalker walker = new PlanWalker(config, new Detectors(config,
+        new SqlInspector(config, SqlParserFlags.SPARK_4_0_DEFAULTS), sink), sink);
+    walker.walkEncoded(request, Shape.of(ExecutePlanRequest.getDefaultInstance()), SESSION);
+    return walker;
   }
 
   private Facts assertSameFacts(String method, byte[] bytes) {
