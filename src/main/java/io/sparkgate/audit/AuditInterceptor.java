@@ -2,7 +2,6 @@ package io.sparkgate.audit;
 
 import com.google.protobuf.Descriptors.MethodDescriptor;
 import io.grpc.Context;
-import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall;
 import io.grpc.ForwardingServerCallListener;
 import io.grpc.Grpc;
@@ -82,8 +81,17 @@ public final class AuditInterceptor implements ServerInterceptor {
     }
     CallEvidence evidence = new CallEvidence();
     Audited<ReqT, RespT> audited = new Audited<>(call, evidence, requestScanner, responseScanners.get(method));
+    // Stages find the evidence as the call starts and keep it (CallEvidence.current). The context is attached
+    // around startCall only: re-attaching it around each later callback (Contexts.interceptCall) was one more
+    // listener layer on every event of every call, and gRPC's own call context stays attached for those.
     Context context = Context.current().withValue(CallEvidence.KEY, evidence);
-    ServerCall.Listener<ReqT> listener = Contexts.interceptCall(context, audited, headers, next);
+    Context previous = context.attach();
+    ServerCall.Listener<ReqT> listener;
+    try {
+      listener = next.startCall(audited, headers);
+    } finally {
+      context.detach(previous);
+    }
     return audited.new Listener(listener);
   }
 

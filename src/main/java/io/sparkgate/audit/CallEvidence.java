@@ -10,8 +10,9 @@ import java.util.function.Supplier;
 
 /**
  * What the proxy's stages learn about one call (who called, what the request holds, what was decided),
- * gathered for the call's audit record. One per call, reachable from the call's gRPC {@link Context};
- * thread-safe, because requests and responses are handled on different threads.
+ * gathered for the call's audit record. One per call, found through gRPC's {@link Context} while the call
+ * starts, when stages build their per-call state and keep it; thread-safe, because requests and responses are
+ * handled on different threads.
  */
 public final class CallEvidence {
   static final Context.Key<CallEvidence> KEY = Context.key("sparkgate-call-evidence");
@@ -24,7 +25,10 @@ public final class CallEvidence {
 
   CallEvidence() {}
 
-  /** The evidence of the call this thread is working on. */
+  /**
+   * The evidence of the call being started (in an interceptor, or as a call's hooks are built); outside that,
+   * including in the call's later callbacks, evidence that is recorded nowhere.
+   */
   public static CallEvidence current() {
     CallEvidence evidence = KEY.get();
     return evidence == null ? DETACHED : evidence;

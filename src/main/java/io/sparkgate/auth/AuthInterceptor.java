@@ -1,7 +1,6 @@
 package io.sparkgate.auth;
 
 import io.grpc.Context;
-import io.grpc.Contexts;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -13,9 +12,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Authenticates every call before any handler sees it: the principal goes into the call's {@link Context}
- * ({@link Principal#KEY}), or the call is closed with UNAUTHENTICATED and a short message the user can act
- * on, so the backend is never contacted. The detail goes to the log (never the token) and is counted.
+ * Authenticates every call before any handler sees it: the principal goes into the {@link Context} its
+ * handler starts in ({@link Principal#KEY}, read as the call's hooks are built), or the call is closed with
+ * UNAUTHENTICATED and a short message the user can act on, so the backend is never contacted. The detail goes
+ * to the log (never the token) and is counted.
  * The health service stays open: load balancers probe it without credentials.
  */
 final class AuthInterceptor implements ServerInterceptor {
@@ -54,7 +54,16 @@ final class AuthInterceptor implements ServerInterceptor {
       return new ServerCall.Listener<>() {};
     }
     record(principal, CallEvidence.current());
-    return Contexts.interceptCall(Context.current().withValue(Principal.KEY, principal), call, headers, next);
+    // The principal is read where the call's hooks are built, inside startCall. gRPC keeps the call's own
+    // context (deadline, cancellation) attached for every later callback, so the listener is not wrapped to
+    // attach this one again around each (Contexts.interceptCall): that layer cost every event of every call.
+    Context context = Context.current().withValue(Principal.KEY, principal);
+    Context previous = context.attach();
+    try {
+      return next.startCall(call, headers);
+    } finally {
+      context.detach(previous);
+    }
   }
 
   /** Who called, for the call's audit record. */

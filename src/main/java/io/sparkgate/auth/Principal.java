@@ -36,7 +36,10 @@ public record Principal(
     Objects.requireNonNull(clientCertSubject, "clientCertSubject");
   }
 
-  /** The principal of the current call, or null outside an authenticated call. */
+  /**
+   * The principal of the call being started, for its hooks to keep ({@link io.sparkgate.forward.CallHook.Factory#newCall});
+   * null outside the start of an authenticated call, including in the call's later callbacks.
+   */
   public static Principal current() {
     return KEY.get();
   }

@@ -1,33 +1,63 @@
 package io.sparkgate.forward;
 
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /** Composes hooks into one pipeline: requests pass through them in order, responses in reverse order. */
 public final class CallHooks {
   private CallHooks() {}
 
-  /** A factory whose calls run each factory's hook in turn; any of them may refuse the call. */
+  /**
+   * A factory whose calls run each factory's hook in turn; any of them may refuse the call. Chains given here
+   * are flattened and pass-through factories and hooks left out: every call builds its pipeline, and every
+   * message goes through it, so it holds only the hooks that do something.
+   */
   public static CallHook.Factory chain(List<CallHook.Factory> factories) {
-    List<CallHook.Factory> copy = List.copyOf(factories);
-    if (copy.size() == 1) {
-      return copy.get(0);
-    }
-    return (method, headers) -> {
-      List<CallHook> hooks = new ArrayList<>(copy.size());
-      for (CallHook.Factory factory : copy) {
-        hooks.add(factory.newCall(method, headers));
+    List<CallHook.Factory> flat = new ArrayList<>();
+    for (CallHook.Factory factory : factories) {
+      if (factory instanceof Chain chain) {
+        flat.addAll(Arrays.asList(chain.factories));
+      } else if (factory != CallHook.Factory.PASS_THROUGH) {
+        flat.add(factory);
       }
-      return new Chained(List.copyOf(hooks));
+    }
+    return switch (flat.size()) {
+      case 0 -> CallHook.Factory.PASS_THROUGH;
+      case 1 -> flat.get(0);
+      default -> new Chain(flat.toArray(CallHook.Factory[]::new));
     };
   }
 
-  private static final class Chained implements CallHook {
-    private final List<CallHook> hooks;
+  private static final class Chain implements CallHook.Factory {
+    private final CallHook.Factory[] factories;
 
-    Chained(List<CallHook> hooks) {
+    Chain(CallHook.Factory[] factories) {
+      this.factories = factories;
+    }
+
+    @Override
+    public CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers) throws StatusException {
+      CallHook[] hooks = new CallHook[factories.length];
+      int n = 0;
+      for (CallHook.Factory factory : factories) {
+        CallHook hook = factory.newCall(method, headers);
+        if (hook != CallHook.PASS_THROUGH) {
+          hooks[n++] = hook;
+        }
+      }
+      return n == 0 ? CallHook.PASS_THROUGH : n == 1 ? hooks[0] : new Chained(n == hooks.length ? hooks : Arrays.copyOf(hooks, n));
+    }
+  }
+
+  private static final class Chained implements CallHook {
+    private final CallHook[] hooks;
+
+    Chained(CallHook[] hooks) {
       this.hooks = hooks;
     }
 
@@ -50,8 +80,8 @@ public final class CallHooks {
     @Override
     public Payload onResponse(Payload message) {
       Payload current = message;
-      for (int i = hooks.size() - 1; i >= 0; i--) {
-        Payload next = hooks.get(i).onResponse(current);
+      for (int i = hooks.length - 1; i >= 0; i--) {
+        Payload next = hooks[i].onResponse(current);
         if (next != current && current != message) {
           current.release(); // an intermediate replacement nobody will send
         }

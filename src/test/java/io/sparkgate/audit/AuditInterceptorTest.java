@@ -129,11 +129,10 @@ final class AuditInterceptorTest {
             SQL.newBuilder().setQuery("SELECT 1 /* " + "x".repeat(100_000) + " */"))))
         .build().toByteArray();
     CallHook.Factory late = (method, headers) -> new CallHook() {
-      private CallEvidence evidence;
+      private final CallEvidence evidence = CallEvidence.current();
 
       @Override
       public byte[] onRequest(byte[] message) {
-        evidence = CallEvidence.current();
         evidence.put("stage", "seen");
         return message;
       }
@@ -158,10 +157,12 @@ final class AuditInterceptorTest {
   @Test
   void refusedCall_recordedWithStatusAndEvidence() throws Exception {
     CallHook.Factory refuse = (method, headers) -> new CallHook() {
+      private final CallEvidence evidence = CallEvidence.current();
+
       @Override
       public byte[] onRequest(byte[] message) throws StatusException {
-        CallEvidence.current().put("decision", "deny");
-        CallEvidence.current().put("rule", "no-user-code");
+        evidence.put("decision", "deny");
+        evidence.put("rule", "no-user-code");
         throw Status.PERMISSION_DENIED.withDescription("refused").asException();
       }
     };
