@@ -35,33 +35,44 @@ public final class SessionTracker {
     return new SessionView.Fixed(s.catalog(), s.database(), p.catalogNames(), s.timeZone());
   }
 
-  /** Applies the state changes in facts of a request the backend accepted. */
+  /**
+   * Applies the state changes in facts of a request the backend accepted. Nearly no request changes its
+   * session's state, so the session is looked up only at the first fact that does: one cache lookup per
+   * call (the touch), not two.
+   */
   public void observe(String userId, String sessionId, Facts facts) {
-    SessionView now = view(userId, sessionId);
-    String catalog = now.currentCatalog();
-    String database = now.currentDatabase();
-    String tz = now.timeZone();
-    boolean changed = false;
+    Key key = new Key(userId, sessionId);
+    SessionView now = null;
+    String catalog = null;
+    String database = null;
+    String tz = null;
     for (Fact f : facts.all()) {
-      if (f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_catalog")) {
+      boolean setCatalog = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_catalog");
+      boolean setDatabase = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_database");
+      String config = f.kind() == Fact.Kind.CONFIG_SET ? f.get("key") : null;
+      boolean setDefaultCatalog = "spark.sql.defaultCatalog".equals(config);
+      boolean setTimeZone = "spark.sql.session.timeZone".equals(config);
+      if (!setCatalog && !setDatabase && !setDefaultCatalog && !setTimeZone) continue;
+      if (now == null) {
+        now = view(userId, sessionId);
+        catalog = now.currentCatalog();
+        database = now.currentDatabase();
+        tz = now.timeZone();
+      }
+      if (setCatalog) {
         catalog = f.get("catalog") != null ? f.get("catalog") : f.get("catalog_name");
         database = "default";
-        changed = true;
-      } else if (f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_database")) {
+      } else if (setDatabase) {
         if (f.get("catalog") != null) catalog = f.get("catalog");
         database = f.get("database") != null ? f.get("database") : f.get("db_name");
-        changed = true;
-      } else if (f.kind() == Fact.Kind.CONFIG_SET && "spark.sql.defaultCatalog".equals(f.get("key"))) {
+      } else if (setDefaultCatalog) {
         // Takes effect for a session that has not chosen a catalog; we assume it has not (conservative).
         catalog = f.get("value");
-        changed = true;
-      } else if (f.kind() == Fact.Kind.CONFIG_SET && "spark.sql.session.timeZone".equals(f.get("key"))) {
+      } else {
         tz = f.get("value");
-        changed = true;
       }
     }
-    Key key = new Key(userId, sessionId);
-    if (changed) sessions.put(key, new State(catalog, database, tz));
+    if (now != null) sessions.put(key, new State(catalog, database, tz));
     else sessions.getIfPresent(key); // touch: keeps an active session alive
   }
 
