@@ -10,6 +10,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.sparkgate.forward.CallHooks;
 import io.sparkgate.forward.Payload;
 import io.sparkgate.proto.spark.Base;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
@@ -81,18 +82,8 @@ public final class AuditInterceptor implements ServerInterceptor {
     }
     CallEvidence evidence = new CallEvidence();
     Audited<ReqT, RespT> audited = new Audited<>(call, evidence, requestScanner, responseScanners.get(method));
-    // Stages find the evidence as the call starts and keep it (CallEvidence.current). The context is attached
-    // around startCall only: re-attaching it around each later callback (Contexts.interceptCall) was one more
-    // listener layer on every event of every call, and gRPC's own call context stays attached for those.
     Context context = Context.current().withValue(CallEvidence.KEY, evidence);
-    Context previous = context.attach();
-    ServerCall.Listener<ReqT> listener;
-    try {
-      listener = next.startCall(audited, headers);
-    } finally {
-      context.detach(previous);
-    }
-    return audited.new Listener(listener);
+    return audited.new Listener(CallHooks.startIn(context, audited, headers, next));
   }
 
   /**

@@ -8,6 +8,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import io.sparkgate.audit.CallEvidence;
+import io.sparkgate.forward.CallHooks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,16 +55,7 @@ final class AuthInterceptor implements ServerInterceptor {
       return new ServerCall.Listener<>() {};
     }
     record(principal, CallEvidence.current());
-    // The principal is read where the call's hooks are built, inside startCall. gRPC keeps the call's own
-    // context (deadline, cancellation) attached for every later callback, so the listener is not wrapped to
-    // attach this one again around each (Contexts.interceptCall): that layer cost every event of every call.
-    Context context = Context.current().withValue(Principal.KEY, principal);
-    Context previous = context.attach();
-    try {
-      return next.startCall(call, headers);
-    } finally {
-      context.detach(previous);
-    }
+    return CallHooks.startIn(Context.current().withValue(Principal.KEY, principal), call, headers, next);
   }
 
   /** Who called, for the call's audit record. */

@@ -1,7 +1,10 @@
 package io.sparkgate.forward;
 
+import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import java.util.ArrayList;
@@ -33,6 +36,23 @@ public final class CallHooks {
     };
   }
 
+  /**
+   * Starts a call with {@code context} attached, for its hooks to read as they are built ({@link
+   * CallHook.Factory#newCall}) and keep: how an interceptor passes what it learnt (the principal, the call's
+   * audit evidence) to the hooks. The listener is not wrapped to attach the context again around each later
+   * callback, as {@code Contexts.interceptCall} does: that was one more layer on every event of every call, and
+   * gRPC's own call context (deadline, cancellation) stays attached for those.
+   */
+  public static <Q, R> ServerCall.Listener<Q> startIn(Context context, ServerCall<Q, R> call, Metadata headers,
+      ServerCallHandler<Q, R> next) {
+    Context previous = context.attach();
+    try {
+      return next.startCall(call, headers);
+    } finally {
+      context.detach(previous);
+    }
+  }
+
   private static final class Chain implements CallHook.Factory {
     private final CallHook.Factory[] factories;
 
@@ -50,7 +70,10 @@ public final class CallHooks {
           hooks[n++] = hook;
         }
       }
-      return n == 0 ? CallHook.PASS_THROUGH : n == 1 ? hooks[0] : new Chained(n == hooks.length ? hooks : Arrays.copyOf(hooks, n));
+      if (n <= 1) {
+        return n == 0 ? CallHook.PASS_THROUGH : hooks[0];
+      }
+      return new Chained(n == hooks.length ? hooks : Arrays.copyOf(hooks, n));
     }
   }
 

@@ -65,8 +65,8 @@ final class Frame {
    */
   String str(String name) {
     Slot slot = message == null && walker != null ? shape.slot(name) : null;
-    if (slot == null || slot.kind != Slot.Kind.UTF8 || slot.repeated) return Proto.str(message(), name);
-    return walker.string(this, slot);
+    if (slot == null || slot.string == null) return Proto.str(message(), name);
+    return walker.string(this, slot.string);
   }
 
   /** True if the message is at hand, without parsing. */

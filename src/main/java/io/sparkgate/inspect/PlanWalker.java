@@ -7,7 +7,6 @@ import com.google.protobuf.Descriptors.OneofDescriptor;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MapEntry;
 import com.google.protobuf.Message;
-import com.google.protobuf.WireFormat;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.List;
@@ -225,23 +224,13 @@ final class PlanWalker {
   }
 
   /**
-   * A singular UTF-8 string field of a message of the encoding, as {@link Proto#str} gives it on the parsed
-   * message: null when absent, and when empty without presence. Every frame of the encoding is on the walk's
-   * path, so {@link Wire} has accepted its message: the field occurs at most once and is valid UTF-8.
+   * A string field of a message of the encoding, as {@link Proto#str} gives it on the parsed message. Every
+   * frame of the encoding is on the walk's path, so {@link Wire} has accepted its message: the field occurs at
+   * most once and is valid UTF-8.
    */
-  String string(Frame frame, Slot slot) {
-    int tag = slot.field.getNumber() << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED;
+  String string(Frame frame, StringField field) {
     try {
-      CodedInputStream in = CodedInputStream.newInstance(encoding, frame.start, frame.end - frame.start);
-      for (int t = in.readTag(); t != 0; t = in.readTag()) {
-        if (t != tag) {
-          in.skipField(t);
-          continue;
-        }
-        String value = in.readStringRequireUtf8();
-        return value.isEmpty() && !slot.field.hasPresence() ? null : value;
-      }
-      return null;
+      return field.readFrom(encoding, frame.start, frame.end);
     } catch (IOException e) {
       throw Wire.UNUSUAL; // not after Wire's scan; the request would go to protobuf's parse
     }

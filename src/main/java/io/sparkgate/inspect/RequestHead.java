@@ -97,30 +97,4 @@ final class RequestHead {
       }
     }
   }
-
-  /** One singular string field: its tag, and whether protobuf tracks its presence. */
-  private record StringField(int tag, boolean presence) {
-    /** Absent: a field number no encoding carries, so it is never set and reads as null. */
-    static final StringField NONE = new StringField(-1, false);
-
-    /** The field of this name, NONE when the type has none, null when it is not a singular string. */
-    static StringField of(Descriptor type, String name) {
-      FieldDescriptor f = type.findFieldByName(name);
-      if (f == null) return NONE;
-      if (f.isRepeated() || f.getType() != FieldDescriptor.Type.STRING || !f.needsUtf8Check()) return null;
-      return new StringField(f.getNumber() << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED, f.hasPresence());
-    }
-
-    /** Reads the value if {@code tag} is this field's (the last occurrence wins, as in protobuf). */
-    boolean read(CodedInputStream in, int tag, String[] values, int slot) throws IOException {
-      if (tag != this.tag) return false;
-      values[slot] = in.readStringRequireUtf8();
-      return true;
-    }
-
-    /** As {@link Proto#str}: null when unset, and when empty without presence (proto3's default). */
-    String value(String read) {
-      return read == null || read.isEmpty() && !presence ? null : read;
-    }
-  }
 }

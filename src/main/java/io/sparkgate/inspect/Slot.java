@@ -9,6 +9,8 @@ final class Slot {
   final boolean repeated;
   /** What Wire does with a length-delimited value of it. */
   final Kind kind;
+  /** How to read it from an encoding, for a singular string field; else null. */
+  final StringField string;
   /** The index of its real oneof among the message's oneofs, or -1. */
   final int oneof;
   /** A case of a reviewed oneof that Coverage does not handle. */
@@ -23,6 +25,7 @@ final class Slot {
   Slot(FieldDescriptor f, boolean unhandledCase) {
     this.field = f;
     this.repeated = f.isRepeated();
+    this.string = StringField.of(f);
     this.oneof = f.getRealContainingOneof() == null ? -1 : f.getRealContainingOneof().getIndex();
     this.unhandledCase = unhandledCase;
     int wireType = f.getLiteType().getWireType();
