@@ -1,5 +1,6 @@
 package io.sparkgate.bench;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -29,10 +30,12 @@ final class Alternating {
   /**
    * One endpoint's figures: all its measured calls as one distribution, and each bucket's p50, p99 and CPU
    * per call (of the endpoint's processes; for direct, the backend's), in time order; NaN for a bucket in
-   * which no call succeeded.
+   * which no call succeeded. For a JVM endpoint, also its heap's activity over the measured calls: bytes
+   * allocated per call, collections and their pause (NaN and -1 for the others).
    */
   record Result(LoadGenerator.Latency latency, double callsPerSecond, long errors, List<Double> bucketP50,
-      List<Double> bucketP99, List<Double> bucketCpuPerCall) {}
+      List<Double> bucketP99, List<Double> bucketCpuPerCall, double allocatedBytesPerCall, long collections,
+      long collectionMillis) {}
 
   /** Calls to each endpoint before anything is recorded: connections, caches, the last of the JIT. */
   private static final int SETTLE_PASSES = 500;
@@ -42,10 +45,12 @@ final class Alternating {
   /**
    * Calls {@code targets} in turn for {@code length}, in buckets of {@code bucket}. The CPU of an endpoint's
    * process in {@code processes} is measured; leave out one that also serves the others (the backend, for
-   * direct), whose CPU would not be its own.
+   * direct), whose CPU would not be its own. The heap of an endpoint in {@code jvms} is read once before the
+   * first bucket and once after the last, so that reading it disturbs no bucket.
    */
   static Map<String, Result> run(Map<String, LoadGenerator.Target> targets, Map<String, Process> processes,
-      Duration length, Duration bucket, Consumer<String> log) throws InterruptedException {
+      Map<String, JvmProbe> jvms, Duration length, Duration bucket, Consumer<String> log)
+      throws InterruptedException, IOException {
     if (bucket.isZero() || bucket.isNegative() || length.compareTo(bucket) < 0) {
       throw new IllegalArgumentException("alternating needs a positive bucket no longer than the run");
     }
@@ -64,6 +69,7 @@ final class Alternating {
           callers.get(name).once();
         }
       }
+      Map<String, JvmProbe.HeapActivity> heapBefore = heapActivity(names, jvms);
       long start = System.nanoTime();
       long end = start + length.toNanos();
       int buckets = 0;
@@ -87,6 +93,7 @@ final class Alternating {
         names.forEach(name -> series.get(name)
             .endBucket(cpu.containsKey(name) ? cpu.get(name).coresUsed() * seconds : Double.NaN));
       }
+      heapActivity(names, jvms).forEach((name, after) -> series.get(name).heap = after.since(heapBefore.get(name)));
     } finally {
       callers.values().forEach(LoadGenerator.Caller::close);
     }
@@ -96,7 +103,18 @@ final class Alternating {
     return out;
   }
 
-  /** One endpoint's calls: all of them, and the bucket being filled. */
+  private static Map<String, JvmProbe.HeapActivity> heapActivity(List<String> names, Map<String, JvmProbe> jvms)
+      throws IOException {
+    Map<String, JvmProbe.HeapActivity> out = new LinkedHashMap<>();
+    for (String name : names) {
+      if (jvms.containsKey(name)) {
+        out.put(name, jvms.get(name).heapActivity());
+      }
+    }
+    return out;
+  }
+
+  /** One endpoint's calls: all of them, the bucket being filled, and its heap's activity over them. */
   private static final class Series {
     private final Histogram all = LoadGenerator.newHistogram();
     private final Histogram bucket = LoadGenerator.newHistogram();
@@ -104,6 +122,7 @@ final class Alternating {
     private final List<Double> p99 = new ArrayList<>();
     private final List<Double> cpu = new ArrayList<>();
     private long errors;
+    private JvmProbe.HeapActivity heap;
 
     void startBucket() {
       bucket.reset();
@@ -128,8 +147,11 @@ final class Alternating {
     }
 
     Result result(double seconds) {
+      long calls = all.getTotalCount() + errors;
+      boolean known = heap != null && heap.allocatedBytes() >= 0 && calls > 0;
       return new Result(LoadGenerator.Latency.of(all), all.getTotalCount() / seconds, errors, List.copyOf(p50),
-          List.copyOf(p99), List.copyOf(cpu));
+          List.copyOf(p99), List.copyOf(cpu), known ? (double) heap.allocatedBytes() / calls : Double.NaN,
+          heap == null ? -1 : heap.collections(), heap == null ? -1 : heap.collectionMillis());
     }
   }
 }

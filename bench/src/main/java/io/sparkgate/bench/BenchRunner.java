@@ -333,7 +333,7 @@ public final class BenchRunner {
         Map<String, Process> ownCpu = new LinkedHashMap<>(processes);
         ownCpu.remove(DIRECT); // the backend serves every endpoint's calls here
         results.computeIfAbsent("alternating", k -> new LinkedHashMap<>())
-            .putAll(Alternating.run(t, ownCpu, o.alternating, o.bucket, BenchRunner::log));
+            .putAll(Alternating.run(t, ownCpu, probes, o.alternating, o.bucket, BenchRunner::log));
       }
       if (wants("open")) {
         for (int rate : o.rates) {
@@ -580,19 +580,24 @@ public final class BenchRunner {
    */
   private void reportAlternating(Map<String, Object> rows) {
     line("Small ExecutePlan, closed loop, 1 caller calling the endpoints in turn for %d s (us; all their calls;"
-        + " cpu/call = median of the %d ms buckets, none for direct, whose backend serves every endpoint)",
+        + " cpu/call = median of the %d ms buckets, none for direct, whose backend serves every endpoint;"
+        + " for a JVM proxy its heap over all the calls: KB allocated per call, collections and their total ms)",
         o.alternating.toSeconds(), o.bucket.toMillis());
-    line("%-15s %9s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s", "endpoint", "p50", "p99", "p99.9", "calls/s",
-        "errors", "cpu/call", "+p50", "+p99", "p50xdir", "p50xTLS", "p50xL7");
+    line("%-15s %9s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s | %8s %5s %6s", "endpoint", "p50", "p99", "p99.9",
+        "calls/s", "errors", "cpu/call", "+p50", "+p99", "p50xdir", "p50xTLS", "p50xL7", "KB/call", "GCs", "GC ms");
     var d = (Alternating.Result) rows.get(DIRECT);
     for (var e : rows.entrySet()) {
       var r = (Alternating.Result) e.getValue();
-      line("%-15s %9.1f %9.1f %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s", e.getKey(), r.latency().p50(),
+      boolean jvm = !Double.isNaN(r.allocatedBytesPerCall());
+      line("%-15s %9.1f %9.1f %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s | %8s %5s %6s", e.getKey(),
+          r.latency().p50(),
           r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(), Paired.median(r.bucketCpuPerCall()),
           r.latency().p50() - d.latency().p50(), r.latency().p99() - d.latency().p99(),
           ratio(rows, e.getKey(), DIRECT, x -> ((Alternating.Result) x).latency().p50()),
           ratio(rows, e.getKey(), STREAM, x -> ((Alternating.Result) x).latency().p50()),
-          ratio(rows, e.getKey(), L7, x -> ((Alternating.Result) x).latency().p50()));
+          ratio(rows, e.getKey(), L7, x -> ((Alternating.Result) x).latency().p50()),
+          jvm ? String.format("%.1f", r.allocatedBytesPerCall() / 1024) : "-", jvm ? r.collections() : "-",
+          jvm ? r.collectionMillis() : "-");
     }
     line("");
     Map<String, Object> out = new LinkedHashMap<>();

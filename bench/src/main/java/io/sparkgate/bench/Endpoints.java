@@ -99,9 +99,10 @@ final class Endpoints implements AutoCloseable {
 
   /**
    * The JVM options deploy/ runs Sparkgate with, so that the bench measures the proxy as shipped: the parallel
-   * collector (README, "JVM settings"; bench/README.md, fifteenth round).
+   * collector (README, "JVM settings"; bench/README.md, fifteenth round) and transparent huge pages for the
+   * heap and the compiled code (twenty-first round).
    */
-  static final List<String> SHIPPED_JVM = List.of("-XX:+UseParallelGC");
+  static final List<String> SHIPPED_JVM = List.of("-XX:+UseParallelGC", "-XX:+UseTransparentHugePages");
 
   /** A proxy JVM with JMX on a loopback port and native memory tracking, for the memory scenarios. */
   Process startSparkgate(String name, Path jar, Path config, int jmxPort, List<String> extraJvmOptions)

@@ -2,10 +2,12 @@ package io.sparkgate.bench;
 
 import java.io.IOException;
 import java.lang.management.CompilationMXBean;
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.management.MBeanServerConnection;
@@ -16,7 +18,8 @@ import javax.management.remote.JMXServiceURL;
 
 /**
  * Reads a proxy JVM's memory from outside: heap used (JMX), NIO direct buffers (JMX), native memory that
- * NMT files under "Other" (where Netty's direct buffers land, cleaner or not), and the process's RSS.
+ * NMT files under "Other" (where Netty's direct buffers land, cleaner or not), the process's RSS, and how
+ * much its heap allocates and collects.
  */
 final class JvmProbe implements AutoCloseable {
   private static final Pattern NMT_OTHER = Pattern.compile("Other \\(reserved=(\\d+)KB, committed=(\\d+)KB\\)");
@@ -25,9 +28,21 @@ final class JvmProbe implements AutoCloseable {
   private final MemoryMXBean memory;
   private final CompilationMXBean jit;
   private final long pid;
+  private final List<GarbageCollectorMXBean> collectors;
 
   /** Memory at one moment, in bytes. */
   record Sample(long heapUsed, long directBuffers, long nmtOther, long rss) {}
+
+  /**
+   * The heap's activity since the JVM started: bytes allocated by all its threads, and the collections (all
+   * collectors) with their total pause. Two of these bracket a scenario.
+   */
+  record HeapActivity(long allocatedBytes, long collections, long collectionMillis) {
+    HeapActivity since(HeapActivity earlier) {
+      return new HeapActivity(allocatedBytes - earlier.allocatedBytes, collections - earlier.collections,
+          collectionMillis - earlier.collectionMillis);
+    }
+  }
 
   private JvmProbe(JMXConnector connector, long pid) throws IOException {
     this.connector = connector;
@@ -37,6 +52,7 @@ final class JvmProbe implements AutoCloseable {
     this.jit = ManagementFactory.newPlatformMXBeanProxy(mbeans, ManagementFactory.COMPILATION_MXBEAN_NAME,
         CompilationMXBean.class);
     this.pid = pid;
+    this.collectors = ManagementFactory.getPlatformMXBeans(mbeans, GarbageCollectorMXBean.class);
   }
 
   static JvmProbe connect(int jmxPort, long pid) throws IOException, InterruptedException {
@@ -56,6 +72,26 @@ final class JvmProbe implements AutoCloseable {
   /** Milliseconds the JVM's JIT compilers have spent since it started. */
   long jitMillis() throws IOException {
     return jit.getTotalCompilationTime();
+  }
+
+  /** Read as an attribute: HotSpot's thread bean has it since JDK 14, but the interface gives it a default. */
+  HeapActivity heapActivity() throws IOException {
+    long allocated;
+    try {
+      allocated = (Long) mbeans.getAttribute(new ObjectName(ManagementFactory.THREAD_MXBEAN_NAME),
+          "TotalThreadAllocatedBytes");
+    } catch (IOException e) {
+      throw e;
+    } catch (Exception e) {
+      allocated = -1;
+    }
+    long collections = 0;
+    long millis = 0;
+    for (GarbageCollectorMXBean gc : collectors) {
+      collections += gc.getCollectionCount();
+      millis += gc.getCollectionTime();
+    }
+    return new HeapActivity(allocated, collections, millis);
   }
 
   Sample sample(boolean withNmt) throws IOException {
