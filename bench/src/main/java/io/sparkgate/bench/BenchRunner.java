@@ -106,6 +106,8 @@ public final class BenchRunner {
     /** The JVM options of the Sparkgate processes and the relays: the shipped ones, then --proxy-jvm's. */
     List<String> proxyJvm = new ArrayList<>(Endpoints.SHIPPED_JVM);
     List<String> baselineJvm = new ArrayList<>(); // the baseline's JVM options, after --proxy-jvm's
+    Map<String, String> proxyEnv = new LinkedHashMap<>(); // environment of the Sparkgate processes and relays
+    Map<String, String> baselineEnv = new LinkedHashMap<>(); // the baseline's, over --proxy-env's
     Map<String, String> baselineAudit = new LinkedHashMap<>(); // the baseline's audit keys, over the bench's
     Map<String, String> proxyListen = new LinkedHashMap<>(); // listen keys of every Sparkgate, over the bench's
     Map<String, String> baselineListen = new LinkedHashMap<>(); // the baseline's, over --listen's
@@ -144,6 +146,8 @@ public final class BenchRunner {
           case "--sessions" -> o.idleSessions = Integer.parseInt(args[++i]);
           case "--proxy-jvm" -> addJvmOption(o.proxyJvm, args[++i]);
           case "--baseline-jvm" -> o.baselineJvm.add(args[++i]);
+          case "--proxy-env" -> putKeyValue(o.proxyEnv, "--proxy-env", "an environment variable", args[++i]);
+          case "--baseline-env" -> putKeyValue(o.baselineEnv, "--baseline-env", "an environment variable", args[++i]);
           case "--baseline-audit" -> putKeyValue(o.baselineAudit, "--baseline-audit", "an audit key", args[++i]);
           case "--listen" -> putKeyValue(o.proxyListen, "--listen", "a listen key", args[++i]);
           case "--baseline-listen" -> putKeyValue(o.baselineListen, "--baseline-listen", "a listen key", args[++i]);
@@ -163,9 +167,9 @@ public final class BenchRunner {
             + " s");
       }
       if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty() || !o.baselineAudit.isEmpty()
-          || !o.baselineListen.isEmpty()) && o.baselineJar == null) {
-        throw new IllegalArgumentException("--baseline-full, --baseline-features, --baseline-jvm, --baseline-audit"
-            + " and --baseline-listen need --baseline-jar");
+          || !o.baselineListen.isEmpty() || !o.baselineEnv.isEmpty()) && o.baselineJar == null) {
+        throw new IllegalArgumentException("--baseline-full, --baseline-features, --baseline-jvm, --baseline-env,"
+            + " --baseline-audit and --baseline-listen need --baseline-jar");
       }
       if (o.baselineFeatures != null && !o.baselineFeatures.stream()
           .allMatch(f -> Endpoints.FEATURES.contains(f) || Endpoints.EXTRA_FEATURES.contains(f))) {
@@ -192,6 +196,15 @@ public final class BenchRunner {
       keys.putAll(o.baselineListen);
     }
     return keys;
+  }
+
+  /** A Sparkgate variant's environment: --proxy-env's, and for the baseline --baseline-env's over them. */
+  private Map<String, String> environment(String variant) {
+    Map<String, String> env = new LinkedHashMap<>(o.proxyEnv);
+    if (variant.equals(BASE)) {
+      env.putAll(o.baselineEnv);
+    }
+    return env;
   }
 
   /** A Sparkgate variant's JVM options: --proxy-jvm's, and for the baseline --baseline-jvm's after them. */
@@ -233,8 +246,14 @@ public final class BenchRunner {
     if (!o.proxyListen.isEmpty()) {
       json.put("proxy_listen", o.proxyListen);
     }
+    if (!o.proxyEnv.isEmpty()) {
+      json.put("proxy_env", o.proxyEnv);
+    }
     if (o.baselineJar != null) {
       json.put("baseline_jvm", jvmOptions(BASE));
+      if (!environment(BASE).isEmpty()) {
+        json.put("baseline_env", environment(BASE));
+      }
       if (!listenKeys(BASE).isEmpty()) {
         json.put("baseline_listen", listenKeys(BASE));
       }
@@ -287,7 +306,8 @@ public final class BenchRunner {
             : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, features,
             name.equals(BASE) ? o.baselineAudit : Map.of(), listenKeys(name));
-        Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, jvmOptions(name));
+        Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, jvmOptions(name),
+            environment(name));
         processes.put(name, sp);
         // A Sparkgate with JWT authentication accepts only the JWT minted for its configuration.
         t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, features.contains("jwt") ? ep.jwtToken(name) : o.token));
@@ -302,7 +322,7 @@ public final class BenchRunner {
           // java-relay-full: Sparkgate full's configuration (its listen section unused), and so its JWT.
           Path cfg = name.equals(RELAY) ? null
               : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES, Map.of(), Map.of());
-          Process relay = ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg, o.proxyJvm);
+          Process relay = ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg, o.proxyJvm, o.proxyEnv);
           processes.put(name, relay);
           t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, cfg == null ? o.token : ep.jwtToken(name)));
           Endpoints.waitReady(t.get(name), relay, Duration.ofSeconds(60));

@@ -77,9 +77,16 @@ final class Endpoints implements AutoCloseable {
   }
 
   Process start(String name, List<String> command) throws IOException {
+    return start(name, command, Map.of());
+  }
+
+  /** As {@link #start(String, List)}, with these variables over the runner's environment. */
+  Process start(String name, List<String> command, Map<String, String> env) throws IOException {
     Path log = logFile(name);
     Files.createDirectories(log.getParent());
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    pb.environment().putAll(env);
+    Process p = pb.start();
     processes.add(p);
     return p;
   }
@@ -105,13 +112,13 @@ final class Endpoints implements AutoCloseable {
   static final List<String> SHIPPED_JVM = List.of("-XX:+UseParallelGC", "-XX:+UseTransparentHugePages");
 
   /** A proxy JVM with JMX on a loopback port and native memory tracking, for the memory scenarios. */
-  Process startSparkgate(String name, Path jar, Path config, int jmxPort, List<String> extraJvmOptions)
-      throws IOException {
+  Process startSparkgate(String name, Path jar, Path config, int jmxPort, List<String> extraJvmOptions,
+      Map<String, String> env) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(javaBin(), "-XX:NativeMemoryTracking=summary"));
     cmd.addAll(jmxOptions(jmxPort));
     cmd.addAll(extraJvmOptions);
     cmd.addAll(List.of("-jar", jar.toString(), "serve", "--config", config.toString()));
-    return start(name, cmd);
+    return start(name, cmd, env);
   }
 
   /**
@@ -119,7 +126,7 @@ final class Endpoints implements AutoCloseable {
    * with a Sparkgate configuration (null: none), it also does Sparkgate's per-call work ({@link RelayFeatures}).
    */
   Process startFrameRelay(String name, int port, int backendPort, Path certs, int jmxPort, Path config,
-      List<String> extraJvmOptions) throws IOException {
+      List<String> extraJvmOptions, Map<String, String> env) throws IOException {
     // Netty's leak detector off, as the sparkgate command sets it (cli/NettyDefaults).
     List<String> cmd = new ArrayList<>(List.of(javaBin(), "-Dio.grpc.netty.shaded.io.netty.leakDetection.level=disabled"));
     cmd.addAll(jmxOptions(jmxPort));
@@ -130,7 +137,7 @@ final class Endpoints implements AutoCloseable {
     if (config != null) {
       cmd.addAll(List.of("--config", config.toString()));
     }
-    return start(name, cmd);
+    return start(name, cmd, env);
   }
 
   /** JMX on a loopback port, no authentication: for the runner's {@link JvmProbe}. */
