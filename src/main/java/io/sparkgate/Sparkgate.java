@@ -135,6 +135,7 @@ public final class Sparkgate implements AutoCloseable {
               // Authentication first: identity must be stamped before any later hook (policy, audit) runs.
               .fallbackHandlerRegistry(methods)
               .intercept(auth.interceptor())
+              .addTransportFilter(auth.transportFilter())
               .maxInboundMessageSize(maxMessage)
               .flowControlWindow(CLIENT_WINDOW_BYTES)
               .maxConcurrentCallsPerConnection(listen.maxConcurrentStreams())

@@ -20,7 +20,8 @@ public final class CallEvidence {
   /** Evidence of a call made outside the proxy's server (tests, the CLI): recorded nowhere. */
   private static final CallEvidence DETACHED = new CallEvidence();
 
-  private final Map<String, Object> fields = new LinkedHashMap<>();
+  /** Sized for a record's twenty-odd fields: the default sixteen slots were rehashed on every call. */
+  private final Map<String, Object> fields = new LinkedHashMap<>(64);
   private boolean sealed; // guarded by this
 
   CallEvidence() {}

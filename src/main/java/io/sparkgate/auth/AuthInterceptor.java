@@ -1,11 +1,13 @@
 package io.sparkgate.auth;
 
+import io.grpc.Attributes;
 import io.grpc.Context;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import io.grpc.ServerTransportFilter;
 import io.grpc.Status;
 import io.sparkgate.audit.CallEvidence;
 import io.sparkgate.forward.CallHooks;
@@ -26,6 +28,14 @@ final class AuthInterceptor implements ServerInterceptor {
   private final Authenticator authenticator;
   private final AuthFailures failures;
 
+  /** Gives each client connection its {@link TokenCache.LastToken}; register it with this interceptor. */
+  static final ServerTransportFilter CONNECTIONS = new ServerTransportFilter() {
+    @Override
+    public Attributes transportReady(Attributes attributes) {
+      return attributes.toBuilder().set(TokenCache.LastToken.KEY, new TokenCache.LastToken()).build();
+    }
+  };
+
   AuthInterceptor(Authenticator authenticator, AuthFailures failures) {
     this.authenticator = authenticator;
     this.failures = failures;
@@ -39,7 +49,9 @@ final class AuthInterceptor implements ServerInterceptor {
     }
     Principal principal;
     try {
-      principal = authenticator.authenticate(headers, call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION));
+      Attributes connection = call.getAttributes();
+      principal = authenticator.authenticate(headers, connection.get(Grpc.TRANSPORT_ATTR_SSL_SESSION),
+          connection.get(TokenCache.LastToken.KEY));
     } catch (AuthFailure e) {
       failures.count(e.reason());
       CallEvidence.current().put("decision", "unauthenticated");

@@ -2,6 +2,7 @@ package io.sparkgate.auth;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.grpc.ServerInterceptor;
+import io.grpc.ServerTransportFilter;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.CallHooks;
@@ -74,6 +75,11 @@ public final class Authentication {
   /** Authenticates every call; register it on the client-facing server. */
   public ServerInterceptor interceptor() {
     return interceptor;
+  }
+
+  /** Per-connection state the interceptor uses (the last token verified); register it on the same server. */
+  public ServerTransportFilter transportFilter() {
+    return AuthInterceptor.CONNECTIONS;
   }
 
   /** Identity propagation and secret redaction; they refuse calls the interceptor did not authenticate. */

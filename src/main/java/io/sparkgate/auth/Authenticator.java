@@ -33,6 +33,11 @@ final class Authenticator {
   }
 
   Principal authenticate(Metadata headers, SSLSession tls) throws AuthFailure {
+    return authenticate(headers, tls, null);
+  }
+
+  /** As {@link #authenticate(Metadata, SSLSession)}, for a call of the connection whose last token is {@code last}. */
+  Principal authenticate(Metadata headers, SSLSession tls, TokenCache.LastToken last) throws AuthFailure {
     if (!config.enabled()) {
       return Principal.anonymous(Principal.Method.NONE);
     }
@@ -42,7 +47,7 @@ final class Authenticator {
     for (AuthConfig.Method method : config.methods()) {
       try {
         Principal p = switch (method) {
-          case JWT -> token.isPresent() ? cache.get(token.get(), jwt::verify).principal() : null;
+          case JWT -> token.isPresent() ? cache.get(token.get(), jwt::verify, last).principal() : null;
           case STATIC_TOKENS -> token.isPresent() ? staticTokens.authenticate(token.get()) : null;
           case CLIENT_CERT -> cert.isPresent() ? clientCert.authenticate(cert.get()) : null;
           // A caller who sent a credential wants to be someone: never let a bad one pass as anonymous.

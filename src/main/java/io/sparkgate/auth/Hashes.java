@@ -22,6 +22,10 @@ final class Hashes {
   });
 
   static String sha256Hex(String token) {
-    return HexFormat.of().formatHex(SHA256.get().digest(token.getBytes(StandardCharsets.UTF_8)));
+    return HexFormat.of().formatHex(sha256(token));
+  }
+
+  static byte[] sha256(String token) {
+    return SHA256.get().digest(token.getBytes(StandardCharsets.UTF_8));
   }
 }

@@ -4,14 +4,23 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
+import io.grpc.Attributes;
+import java.security.MessageDigest;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HexFormat;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Remembers verified JWTs so that the signature is checked once per token, not once per call (a Spark
  * session makes many calls: every ReleaseExecute, every AddArtifacts chunk). Keyed by the token's SHA-256,
  * bounded, and each entry expires at the token's {@code exp} or after {@code max_age}, whichever is first:
  * max_age bounds how long a key removed from the JWKS still covers the tokens it signed.
+ *
+ * <p>Each client connection also remembers the last token verified on it ({@link LastToken}): a connection's
+ * calls nearly always carry one token, and comparing its digest costs less than the cache's lookup and the
+ * bookkeeping that every read of a bounded Caffeine cache brings. The connection's entry expires when the
+ * cache's entry does.
  */
 final class TokenCache {
   /** Verifies a token that is not in the cache. */
@@ -20,12 +29,27 @@ final class TokenCache {
     JwtVerifier.Verified verify(String token) throws AuthFailure;
   }
 
+  /**
+   * The last token verified on one client connection (a transport attribute: {@link #KEY}), by digest, never
+   * the token itself. Calls of one connection may run on different threads; an entry is replaced whole.
+   */
+  static final class LastToken {
+    static final Attributes.Key<LastToken> KEY = Attributes.Key.create("sparkgate-last-token");
+
+    private volatile Entry entry;
+  }
+
+  /** A verified token's digest, and the ticker's time at which its cache entry expires. */
+  private record Entry(byte[] digest, JwtVerifier.Verified verified, long expiresAt) {}
+
   private final Cache<String, JwtVerifier.Verified> cache;
   private final Clock clock;
+  private final Ticker ticker;
   private final Duration maxAge;
 
   TokenCache(int maxEntries, Duration maxAge, Clock clock, Ticker ticker) {
     this.clock = clock;
+    this.ticker = ticker;
     this.maxAge = maxAge;
     this.cache =
         maxEntries == 0 || maxAge.isZero()
@@ -37,18 +61,39 @@ final class TokenCache {
   }
 
   JwtVerifier.Verified get(String token, Verifier verifier) throws AuthFailure {
+    return get(token, verifier, null);
+  }
+
+  /** As {@link #get(String, Verifier)}, trying the connection's last token first ({@code last} may be null). */
+  JwtVerifier.Verified get(String token, Verifier verifier, LastToken last) throws AuthFailure {
     if (cache == null) {
       return verifier.verify(token);
     }
-    String key = Hashes.sha256Hex(token);
+    byte[] digest = Hashes.sha256(token);
+    Entry e = last == null ? null : last.entry;
+    // Constant time, like a lookup by digest: nothing about a stored token leaks through the comparison.
+    if (e != null && MessageDigest.isEqual(e.digest(), digest) && ticker.read() - e.expiresAt() < 0
+        && clock.instant().isBefore(e.verified().expires())) {
+      return e.verified();
+    }
+    String key = HexFormat.of().formatHex(digest);
     JwtVerifier.Verified hit = cache.getIfPresent(key);
     // The ticker drives eviction; the wall clock is checked too, so a jump forward never serves a dead token.
-    if (hit != null && clock.instant().isBefore(hit.expires())) {
-      return hit;
+    JwtVerifier.Verified verified = hit != null && clock.instant().isBefore(hit.expires()) ? hit : null;
+    if (verified == null) {
+      verified = verifier.verify(token);
+      cache.put(key, verified);
     }
-    JwtVerifier.Verified verified = verifier.verify(token);
-    cache.put(key, verified);
+    if (last != null) {
+      remember(last, key, digest, verified);
+    }
     return verified;
+  }
+
+  /** The connection's entry, until its cache entry's end (already gone: not remembered). */
+  private void remember(LastToken last, String key, byte[] digest, JwtVerifier.Verified verified) {
+    long left = cache.policy().expireVariably().orElseThrow().getExpiresAfter(key, TimeUnit.NANOSECONDS).orElse(0);
+    last.entry = left > 0 ? new Entry(digest, verified, ticker.read() + left) : null;
   }
 
   long size() {

@@ -1,9 +1,9 @@
 package io.sparkgate.inspect;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Collects facts for one message. Bounded: a hostile plan could otherwise make millions of facts; past the
@@ -59,7 +59,8 @@ final class FactSink {
   final class Builder {
     private final Fact.Kind kind;
     private final String subkind;
-    private final Map<String, String> attrs = new LinkedHashMap<>();
+    // Sorted as the fact keeps them, so that the fact copies it without comparing keys again.
+    private final Map<String, String> attrs = new TreeMap<>();
 
     private Builder(Fact.Kind kind, String subkind) {
       this.kind = kind;

@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -18,8 +19,12 @@ public final class SessionTracker {
 
   private record State(String catalog, String database, String timeZone) {}
 
+  /** A profile's fresh session, built once: most calls are on sessions that never changed catalog. */
+  private record Fresh(BackendProfile profile, SessionView view, Set<String> catalogs) {}
+
   private final Supplier<BackendProfile> profile;
   private final Cache<Key, State> sessions;
+  private volatile Fresh fresh = new Fresh(null, null, Set.of());
 
   public SessionTracker(Supplier<BackendProfile> profile, Duration idle, Ticker ticker) {
     this.profile = Objects.requireNonNull(profile, "profile");
@@ -29,19 +34,28 @@ public final class SessionTracker {
 
   /** The session as the inspector should see it now (a fresh session if unknown or expired). */
   public SessionView view(String userId, String sessionId) {
-    BackendProfile p = profile.get();
+    Fresh f = fresh(profile.get());
     State s = sessions.getIfPresent(new Key(userId, sessionId));
-    if (s == null) return p.freshSession();
-    return new SessionView.Fixed(s.catalog(), s.database(), p.catalogNames(), s.timeZone());
+    if (s == null) return f.view();
+    return new SessionView.Fixed(s.catalog(), s.database(), f.catalogs(), s.timeZone());
+  }
+
+  private Fresh fresh(BackendProfile p) {
+    Fresh f = fresh;
+    if (f.profile() != p) {
+      // Racing threads may each build it; they build equal ones. The profile changes only when re-read.
+      f = new Fresh(p, p.freshSession(), Set.copyOf(p.catalogNames()));
+      fresh = f;
+    }
+    return f;
   }
 
   /**
    * Applies the state changes in facts of a request the backend accepted. Nearly no request changes its
-   * session's state, so the session is looked up only at the first fact that does: one cache lookup per
-   * call (the touch), not two.
+   * session's state, so the session is looked up only at the first fact that does. Keeping an active session
+   * alive is {@link #view}'s lookup, which every request makes first.
    */
   public void observe(String userId, String sessionId, Facts facts) {
-    Key key = new Key(userId, sessionId);
     SessionView now = null;
     String catalog = null;
     String database = null;
@@ -72,8 +86,7 @@ public final class SessionTracker {
         tz = f.get("value");
       }
     }
-    if (now != null) sessions.put(key, new State(catalog, database, tz));
-    else sessions.getIfPresent(key); // touch: keeps an active session alive
+    if (now != null) sessions.put(new Key(userId, sessionId), new State(catalog, database, tz));
   }
 
   /** Drops a session (ReleaseSession). */
