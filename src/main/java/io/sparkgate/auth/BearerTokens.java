@@ -1,9 +1,7 @@
 package io.sparkgate.auth;
 
 import io.grpc.Metadata;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
+import java.util.Iterator;
 import java.util.Optional;
 
 /**
@@ -16,6 +14,8 @@ final class BearerTokens {
   /** Far above any real IdP token, far below what would make hashing or parsing a cost worth attacking. */
   static final int MAX_TOKEN_CHARS = 16 * 1024;
 
+  private static final String BEARER = "bearer";
+
   static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
   static final Metadata.Key<String> AUTHENTICATION = Metadata.Key.of("authentication", Metadata.ASCII_STRING_MARSHALLER);
 
@@ -23,24 +23,12 @@ final class BearerTokens {
 
   /** The token, empty when the client sent none. */
   static Optional<String> extract(Metadata headers) throws AuthFailure {
-    List<String> values = new ArrayList<>();
-    for (Metadata.Key<String> key : List.of(AUTHORIZATION, AUTHENTICATION)) {
-      Iterable<String> all = headers.getAll(key);
-      int count = 0;
-      if (all != null) {
-        for (String v : all) {
-          values.add(v);
-          count++;
-        }
-      }
-      if (count > 1) {
-        throw new AuthFailure(AuthFailure.Reason.TWO_CREDENTIALS,
-            "more than one " + key.name() + " header: send exactly one token");
-      }
-    }
-    String token = null;
-    for (String value : values) {
-      String t = parse(value);
+    // Both headers are checked for duplicates before either is parsed, so two credentials are always named.
+    String authorization = single(headers, AUTHORIZATION);
+    String authentication = single(headers, AUTHENTICATION);
+    String token = authorization == null ? null : parse(authorization);
+    if (authentication != null) {
+      String t = parse(authentication);
       if (token != null && !token.equals(t)) {
         throw new AuthFailure(AuthFailure.Reason.TWO_CREDENTIALS,
             "authorization and authentication headers carry different tokens: send exactly one token");
@@ -50,11 +38,26 @@ final class BearerTokens {
     return Optional.ofNullable(token);
   }
 
+  /** The header's value, null when absent; refused when it occurs more than once. */
+  private static String single(Metadata headers, Metadata.Key<String> key) throws AuthFailure {
+    Iterable<String> all = headers.getAll(key);
+    if (all == null) {
+      return null;
+    }
+    Iterator<String> values = all.iterator();
+    String value = values.next();
+    if (values.hasNext()) {
+      throw new AuthFailure(AuthFailure.Reason.TWO_CREDENTIALS,
+          "more than one " + key.name() + " header: send exactly one token");
+    }
+    return value;
+  }
+
   private static String parse(String value) throws AuthFailure {
     String v = value.strip();
     int space = v.indexOf(' ');
-    String scheme = space < 0 ? v : v.substring(0, space);
-    if (!scheme.toLowerCase(Locale.ROOT).equals("bearer")) {
+    int schemeEnd = space < 0 ? v.length() : space;
+    if (schemeEnd != BEARER.length() || !v.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
       throw new AuthFailure(AuthFailure.Reason.BAD_HEADER,
           "unsupported authorization scheme: send 'Bearer <token>' (token=... in the sc:// URL)");
     }

@@ -15,8 +15,9 @@ final class Frame {
   final int end;
   final Shape shape;
   final Frame parent;
-  /** The field of the parent it is a value of, or null with a {@code name} (the root, an inflated plan). */
+  /** The field of the parent it is a value of, or null (the root, an inflated plan). */
   final FieldDescriptor viaField;
+  /** The field's name, or the frame's own name where there is no field. */
   private final String name;
   /** Its index in a repeated or map field, or -1. */
   final int index;
@@ -29,13 +30,14 @@ final class Frame {
   }
 
   /** A parsed message held by its parent's field. */
-  Frame(Message message, Shape shape, Frame parent, FieldDescriptor viaField, int index) {
-    this(message, null, 0, 0, shape, parent, viaField, null, index, parent.depth + 1);
+  Frame(Message message, Shape shape, Frame parent, Slot via, int index) {
+    this(message, null, 0, 0, shape, parent, via.field, via.name, index, parent.depth + 1);
   }
 
-  /** A message of the encoding, at {@code [start, end)}; for the root, without parent or field. */
-  Frame(PlanWalker walker, int start, int end, Shape shape, Frame parent, FieldDescriptor viaField, int index, int depth) {
-    this(null, walker, start, end, shape, parent, viaField, null, index, depth);
+  /** A message of the encoding, at {@code [start, end)}; for the root ({@code via} null), without parent or field. */
+  Frame(PlanWalker walker, int start, int end, Shape shape, Frame parent, Slot via, int index, int depth) {
+    this(null, walker, start, end, shape, parent, via == null ? null : via.field, via == null ? null : via.name, index,
+        depth);
   }
 
   private Frame(Message message, PlanWalker walker, int start, int end, Shape shape, Frame parent,
@@ -98,8 +100,7 @@ final class Frame {
 
   /** How the parent holds it: a field name, with the index for a repeated field. */
   String field() {
-    if (viaField == null) return name;
-    return index < 0 ? viaField.getName() : viaField.getName() + "[" + index + "]";
+    return index < 0 || name == null ? name : name + "[" + index + "]";
   }
 
   /** The dotted path from the root, e.g. plan.root.project.input.read. */

@@ -4,6 +4,8 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import io.sparkgate.proto.spark.AddArtifactsRequest;
 import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -12,6 +14,12 @@ import java.util.Objects;
  * cannot read is an UNCLASSIFIED fact.
  */
 public final class Inspector {
+  /** What walking a method's requests from their encoding takes, found once: one lookup per call, not three. */
+  private record Encoded(RequestHead head, Shape shape) {}
+
+  /** By bare method name; a method absent here is inspected from its parse. */
+  private static final Map<String, Encoded> ENCODED = encodedMethods();
+
   private final InspectorConfig config;
   private final SqlInspector sql;
 
@@ -78,16 +86,27 @@ public final class Inspector {
    * repeated or out of order), an unknown method, an AddArtifacts stream's state.
    */
   private boolean inspectEncoded(String method, byte[] bytes, SessionView session, FactSink sink) {
-    Message prototype = Requests.prototype(method);
-    RequestHead head = prototype == null ? null : RequestHead.of(prototype);
-    if (head == null || prototype instanceof AddArtifactsRequest) return false;
+    Encoded encoded = ENCODED.get(method);
+    if (encoded == null) return false;
     try {
-      head.emit(method, bytes, sink);
-      new PlanWalker(config, new Detectors(config, sql, sink), sink).walkEncoded(bytes, Shape.of(prototype), session);
+      encoded.head().emit(method, bytes, sink);
+      new PlanWalker(config, new Detectors(config, sql, sink), sink).walkEncoded(bytes, encoded.shape(), session);
       return true;
     } catch (Wire.Unusual e) {
       return false;
     }
+  }
+
+  /** Methods whose request head {@link RequestHead} reads; AddArtifacts streams need their tracker's state. */
+  private static Map<String, Encoded> encodedMethods() {
+    Map<String, Encoded> out = new HashMap<>();
+    Requests.byMethod().forEach((method, prototype) -> {
+      RequestHead head = RequestHead.of(prototype);
+      if (head != null && !(prototype instanceof AddArtifactsRequest)) {
+        out.put(method, new Encoded(head, Shape.of(prototype)));
+      }
+    });
+    return Map.copyOf(out);
   }
 
   private void inspectInto(String method, byte[] bytes, SessionView session, ArtifactTracker tracker, FactSink sink) {

@@ -187,7 +187,7 @@ final class PlanWalker {
     for (int d = built + 1; d <= depth; d++) {
       Slot slot = pathSlots[d];
       pathFrames[d] = new Frame(this, pathStarts[d], pathEnds[d], slot == null ? root : slot.child,
-          d == 0 ? null : pathFrames[d - 1], slot == null ? null : slot.field, pathIndexes[d], d);
+          d == 0 ? null : pathFrames[d - 1], slot, pathIndexes[d], d);
     }
     return pathFrames[depth];
   }
@@ -250,7 +250,8 @@ final class PlanWalker {
     // Pushed last field first, so that they are visited, and their facts come out, in field-number order.
     for (int i = n - 1; i >= 0; i--) {
       FieldDescriptor fd = present[i];
-      Shape child = shape.slot(fd).child;
+      Slot slot = shape.slot(fd);
+      Shape child = slot.child;
       if (fd.isRepeated()) {
         List<?> values = (List<?>) m.getField(fd);
         for (int j = values.size() - 1; j >= 0; j--) {
@@ -258,11 +259,11 @@ final class PlanWalker {
           // A map field's children are its message values; its entries and scalar values are not walked.
           Message value = v instanceof MapEntry<?, ?> entry
               ? (entry.getValue() instanceof Message mv ? mv : null) : (Message) v;
-          if (value != null) push(new Frame(value, shapeOf(value, child), frame, fd, j));
+          if (value != null) push(new Frame(value, shapeOf(value, child), frame, slot, j));
         }
       } else {
         Message value = (Message) m.getField(fd);
-        push(new Frame(value, shapeOf(value, child), frame, fd, -1));
+        push(new Frame(value, shapeOf(value, child), frame, slot, -1));
       }
     }
   }

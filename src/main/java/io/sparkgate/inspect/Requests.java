@@ -8,6 +8,7 @@ import com.google.protobuf.Parser;
 import io.sparkgate.proto.spark.Base;
 import java.io.IOException;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -38,6 +39,11 @@ final class Requests {
   /** The request prototype of every method. */
   static Collection<Message> prototypes() {
     return PROTOTYPES.values();
+  }
+
+  /** Every method's bare name and request prototype. */
+  static Map<String, Message> byMethod() {
+    return Collections.unmodifiableMap(PROTOTYPES);
   }
 
   /** The prototype for a method, or null for a method the protos do not know. */

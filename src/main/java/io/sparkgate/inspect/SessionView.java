@@ -40,6 +40,21 @@ public interface SessionView {
       catalogs = Set.copyOf(catalogs);
     }
 
+    /**
+     * Leaves out the catalog set (equal views still hash alike): the statement cache hashes a view on every
+     * call, and the set's hash walks all its names.
+     */
+    @Override
+    public int hashCode() {
+      return (currentCatalog.hashCode() * 31 + currentDatabase.hashCode()) * 31 + Objects.hashCode(timeZone);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o == this || o instanceof Fixed f && currentCatalog.equals(f.currentCatalog)
+          && currentDatabase.equals(f.currentDatabase) && catalogs.equals(f.catalogs) && Objects.equals(timeZone, f.timeZone);
+    }
+
     @Override
     public boolean isCatalog(String name) {
       return SESSION_CATALOG.equalsIgnoreCase(name) || catalogs.contains(name);

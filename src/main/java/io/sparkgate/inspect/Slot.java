@@ -6,6 +6,8 @@ import com.google.protobuf.WireFormat;
 /** One field of a message type, with what the walk asks about it on every message worked out. */
 final class Slot {
   final FieldDescriptor field;
+  /** The field's name, kept here: paths name fields, and the descriptor's copy is three loads away. */
+  final String name;
   final boolean repeated;
   /** What Wire does with a length-delimited value of it. */
   final Kind kind;
@@ -24,6 +26,7 @@ final class Slot {
 
   Slot(FieldDescriptor f, boolean unhandledCase) {
     this.field = f;
+    this.name = f.getName();
     this.repeated = f.isRepeated();
     this.string = StringField.of(f);
     this.oneof = f.getRealContainingOneof() == null ? -1 : f.getRealContainingOneof().getIndex();

@@ -24,7 +24,20 @@ final class SqlInspector {
   static final int FACT_OVERHEAD_CHARS = 200;
 
   /** What a statement's facts depend on: its text, where it sits in the request, and the session's names. */
-  private record Statement(String sql, String origin, String where, SessionView.Fixed session) {}
+  private record Statement(String sql, String origin, String where, SessionView.Fixed session) {
+    // Written out, as every call looks one up: a record's own methods go through method handles, slower while
+    // cold, and no field here is null.
+    @Override
+    public int hashCode() {
+      return ((sql.hashCode() * 31 + origin.hashCode()) * 31 + where.hashCode()) * 31 + session.hashCode();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Statement s && sql.equals(s.sql) && origin.equals(s.origin) && where.equals(s.where)
+          && session.equals(s.session);
+    }
+  }
 
   private final InspectorConfig config;
   private final SqlParsing parsing;
