@@ -20,10 +20,16 @@ import java.util.Arrays;
  *
  * <p>The server keys sessions and operations by {@code (user_id, session_id)}: a client choosing its
  * user_id could attach to another user's session. {@code extensions} are removed because they are arbitrary
- * messages the server's plugins may trust as identity.
+ * messages the server's plugins may trust as identity, and so is any field of UserContext this build does not
+ * know: the identity the server gets is only what the proxy vouches for. The declared context is read for its
+ * user_id only, never built as a message.
  */
 final class UserContextRewriter {
   static final int USER_CONTEXT_FIELD = 2;
+  private static final int USER_ID_FIELD = UserContext.USER_ID_FIELD_NUMBER;
+  private static final int USER_NAME_FIELD = UserContext.USER_NAME_FIELD_NUMBER;
+  /** (field << 3) | wire type, as WireFormat builds tags. */
+  private static final int USER_ID_TAG = USER_ID_FIELD << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED;
 
   private final AuthConfig.UserIdMismatch onMismatch;
 
@@ -33,7 +39,6 @@ final class UserContextRewriter {
 
   byte[] rewrite(byte[] message, Principal principal) throws StatusException {
     CodedInputStream in = CodedInputStream.newInstance(message);
-    UserContext.Builder declared = UserContext.newBuilder();
     // The declared user_context fields, as [start, end) pairs of the message, in order: dropped from the copy.
     int[] drop = new int[2];
     int drops = 0;
@@ -48,10 +53,9 @@ final class UserContextRewriter {
           if (WireFormat.getTagWireType(tag) != WireFormat.WIRETYPE_LENGTH_DELIMITED) {
             throw malformed();
           }
-          UserContext one = UserContext.parseFrom(in.readBytes());
-          checkUserId(one.getUserId(), principal);
-          // Protobuf merges repeated occurrences of a message field; so does the server, so must we.
-          declared.mergeFrom(one);
+          int limit = in.pushLimit(in.readRawVarint32());
+          checkUserId(declaredUserId(in), principal);
+          in.popLimit(limit);
           if (drops == drop.length) {
             drop = Arrays.copyOf(drop, drops * 2);
           }
@@ -68,9 +72,12 @@ final class UserContextRewriter {
     } catch (IOException e) {
       throw new IllegalStateException("reading from a byte array", e);
     }
-    byte[] context =
-        declared.setUserId(principal.name()).setUserName(principal.name()).clearExtensions().build().toByteArray();
-    int fieldSize = CodedOutputStream.computeByteArraySize(USER_CONTEXT_FIELD, context);
+    String name = principal.name();
+    // What the server gets, whatever was declared: user_id and user_name, the principal's. The declared
+    // extensions and any field this build does not know are not the proxy's to vouch for, and are dropped.
+    int contextSize = stringSize(USER_ID_FIELD, name) + stringSize(USER_NAME_FIELD, name);
+    int fieldSize = CodedOutputStream.computeTagSize(USER_CONTEXT_FIELD)
+        + CodedOutputStream.computeUInt32SizeNoTag(contextSize) + contextSize;
     int dropped = 0;
     for (int i = 0; i < drops; i += 2) {
       dropped += drop[i + 1] - drop[i];
@@ -84,7 +91,10 @@ final class UserContextRewriter {
     int at = insertAt + fieldSize;
     try {
       CodedOutputStream out = CodedOutputStream.newInstance(result, insertAt, fieldSize);
-      out.writeByteArray(USER_CONTEXT_FIELD, context);
+      out.writeTag(USER_CONTEXT_FIELD, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+      out.writeUInt32NoTag(contextSize);
+      writeString(out, USER_ID_FIELD, name);
+      writeString(out, USER_NAME_FIELD, name);
       out.checkNoSpaceLeft();
     } catch (IOException e) {
       throw new IllegalStateException("writing to an array of the computed size", e);
@@ -96,6 +106,33 @@ final class UserContextRewriter {
       at += to - from;
     }
     return result;
+  }
+
+  /**
+   * The user_id of one declared user_context, read as protobuf parses it (the last occurrence wins, UTF-8
+   * checked); the rest of it is checked to be well formed and skipped.
+   */
+  private static String declaredUserId(CodedInputStream in) throws IOException {
+    String userId = "";
+    for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+      if (tag == USER_ID_TAG) {
+        userId = in.readStringRequireUtf8();
+      } else if (!in.skipField(tag)) {
+        throw new InvalidProtocolBufferException("an end-group tag in user_context");
+      }
+    }
+    return userId;
+  }
+
+  /** As a proto3 string field is encoded: not at all when empty. */
+  private static int stringSize(int field, String value) {
+    return value.isEmpty() ? 0 : CodedOutputStream.computeStringSize(field, value);
+  }
+
+  private static void writeString(CodedOutputStream out, int field, String value) throws IOException {
+    if (!value.isEmpty()) {
+      out.writeString(field, value);
+    }
   }
 
   private void checkUserId(String declared, Principal principal) throws StatusException {

@@ -82,6 +82,33 @@ final class UserContextRewriterTest {
   }
 
   @Test
+  void rewrite_unknownFieldsOfUserContext_dropped() throws Exception {
+    // A field UserContext does not have (a newer client's, or one a plugin might read as identity).
+    byte[] declared = concat(UserContext.newBuilder().setUserId("alice").build().toByteArray(),
+        field(77, ByteString.copyFromUtf8("impersonate=bob")));
+    byte[] original = concat(field(1, ByteString.copyFromUtf8("s")), field(2, ByteString.copyFrom(declared)));
+    byte[] rewritten = reject.rewrite(original, ALICE);
+    assertArrayEquals(concat(field(1, ByteString.copyFromUtf8("s")),
+        field(2, UserContext.newBuilder().setUserId("alice").setUserName("alice").build().toByteString())), rewritten);
+    assertEquals(0, ExecutePlanRequest.parseFrom(rewritten).getUserContext().getUnknownFields().asMap().size());
+  }
+
+  @Test
+  void reject_readsTheLastUserIdOfEachDeclaredContext_asProtobufDoes() throws Exception {
+    // Two user_id values in one context: protobuf keeps the last, and so must the check.
+    byte[] twice = concat(field(1, ByteString.copyFromUtf8("alice")), field(1, ByteString.copyFromUtf8("bob")));
+    StatusException e = assertThrows(StatusException.class, () -> reject.rewrite(field(2, ByteString.copyFrom(twice)), ALICE));
+    assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
+    byte[] bobThenAlice = concat(field(1, ByteString.copyFromUtf8("bob")), field(1, ByteString.copyFromUtf8("alice")));
+    assertEquals("alice", ExecutePlanRequest.parseFrom(reject.rewrite(field(2, ByteString.copyFrom(bobThenAlice)), ALICE))
+        .getUserContext().getUserId());
+    // Not UTF-8: refused as protobuf would refuse to parse it.
+    byte[] badUtf8 = field(1, ByteString.copyFrom(new byte[] {(byte) 0xc3, 0x28}));
+    StatusException bad = assertThrows(StatusException.class, () -> overwrite.rewrite(field(2, ByteString.copyFrom(badUtf8)), ALICE));
+    assertEquals(Status.Code.INVALID_ARGUMENT, bad.getStatus().getCode());
+  }
+
+  @Test
   void rewrite_missingUserContext_appended() throws Exception {
     byte[] original = ExecutePlanRequest.newBuilder().setSessionId("s").setClientType("t").build().toByteArray();
     byte[] rewritten = overwrite.rewrite(original, ALICE);
