@@ -24,7 +24,7 @@ public final class SessionTracker {
 
   private final Supplier<BackendProfile> profile;
   private final Cache<Key, State> sessions;
-  private volatile Fresh fresh = new Fresh(null, null, Set.of());
+  private volatile Fresh fresh; // null until the first view
 
   public SessionTracker(Supplier<BackendProfile> profile, Duration idle, Ticker ticker) {
     this.profile = Objects.requireNonNull(profile, "profile");
@@ -42,7 +42,7 @@ public final class SessionTracker {
 
   private Fresh fresh(BackendProfile p) {
     Fresh f = fresh;
-    if (f.profile() != p) {
+    if (f == null || f.profile() != p) {
       // Racing threads may each build it; they build equal ones. The profile changes only when re-read.
       f = new Fresh(p, p.freshSession(), Set.copyOf(p.catalogNames()));
       fresh = f;
