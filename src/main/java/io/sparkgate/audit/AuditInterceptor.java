@@ -1,5 +1,6 @@
 package io.sparkgate.audit;
 
+import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.Descriptors.MethodDescriptor;
 import io.grpc.Context;
 import io.grpc.ForwardingServerCall;
@@ -13,7 +14,6 @@ import io.grpc.Status;
 import io.sparkgate.forward.CallHooks;
 import io.sparkgate.forward.Payload;
 import io.sparkgate.proto.spark.Base;
-import io.sparkgate.proto.spark.ExecutePlanResponse;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Instant;
@@ -41,8 +41,6 @@ public final class AuditInterceptor implements ServerInterceptor {
           "new_session_id");
   private static final Set<String> RESPONSE_FIELDS = Set.of("server_side_session_id", "operation_id");
   private static final String SQLSTATE = "SQLSTATE: ";
-  private static final int ARROW_BATCH = ExecutePlanResponse.ARROW_BATCH_FIELD_NUMBER;
-  private static final int ROW_COUNT = ExecutePlanResponse.ArrowBatch.ROW_COUNT_FIELD_NUMBER;
 
   private final AuditLog auditLog;
   private final Clock clock;
@@ -56,7 +54,9 @@ public final class AuditInterceptor implements ServerInterceptor {
     for (MethodDescriptor method : Base.getDescriptor().findServiceByName("SparkConnectService").getMethods()) {
       String name = SERVICE + "/" + method.getName();
       requestScanners.put(name, new WireScanner(method.getInputType(), REQUEST_FIELDS));
-      responseScanners.put(name, new WireScanner(method.getOutputType(), RESPONSE_FIELDS, "response_"));
+      // ExecutePlan's and ReattachExecute's responses carry the result batches whose rows are counted.
+      boolean countsRows = method.getName().equals("ExecutePlan") || method.getName().equals("ReattachExecute");
+      responseScanners.put(name, new WireScanner(method.getOutputType(), RESPONSE_FIELDS, "response_", countsRows));
     }
   }
 
@@ -101,12 +101,17 @@ public final class AuditInterceptor implements ServerInterceptor {
     private final Instant started = clock.instant();
     private final long startNanos = System.nanoTime();
     private final AtomicBoolean recorded = new AtomicBoolean();
-    private final AtomicLong bytesIn = new AtomicLong();
-    private final AtomicLong bytesOut = new AtomicLong();
-    private final AtomicLong messagesIn = new AtomicLong();
-    private final AtomicLong messagesOut = new AtomicLong();
-    private final AtomicLong rows = new AtomicLong();
-    private final boolean countsRows;
+    // Each count has one writer at a time: gRPC delivers requests one after another, and a call's sends
+    // must not overlap. Volatile, not atomic, is then enough for close() (on either side) to read them.
+    private volatile long bytesIn;
+    private volatile long messagesIn;
+    private volatile long bytesOut;
+    private volatile long messagesOut;
+    private volatile long rows;
+    /** Reads the first response: the record's response fields, and its rows. */
+    private final Payload.Reader<Long> firstResponse;
+    /** Reads each later response of a call whose rows are counted, up to the row count. */
+    private final Payload.Reader<Long> laterResponse;
     /** The first request message, kept for the writer to read (see DEFERRED_REQUEST_BYTES); else null. */
     private volatile byte[] firstRequest;
 
@@ -116,20 +121,20 @@ public final class AuditInterceptor implements ServerInterceptor {
       this.evidence = evidence;
       this.requestScanner = requestScanner;
       this.responseScanner = responseScanner;
-      String bare = call.getMethodDescriptor().getBareMethodName();
-      this.countsRows = "ExecutePlan".equals(bare) || "ReattachExecute".equals(bare);
+      this.firstResponse = in -> responseScanner.scan(in, evidence::putIfAbsent);
+      this.laterResponse = in -> responseScanner.scan(in, null);
     }
 
     @Override
     public void sendMessage(RespT message) {
       if (message instanceof Payload payload) {
-        bytesOut.addAndGet(payload.length());
+        bytesOut += payload.length();
+        long sent = messagesOut++;
         try {
-          if (messagesOut.getAndIncrement() == 0) {
-            payload.read(responseScanner::scan).forEach(evidence::putIfAbsent);
-          }
-          if (countsRows) {
-            rows.addAndGet(payload.read(in -> WireScanner.arrowRows(in, ARROW_BATCH, ROW_COUNT)));
+          if (sent == 0) {
+            rows += payload.read(firstResponse);
+          } else if (responseScanner.countsRows()) {
+            rows += payload.read(laterResponse);
           }
         } catch (IOException e) {
           // Only a bug in the transport's buffers could get here; the record keeps what it has.
@@ -147,8 +152,8 @@ public final class AuditInterceptor implements ServerInterceptor {
 
     void onRequest(Object message) {
       if (message instanceof byte[] bytes) {
-        bytesIn.addAndGet(bytes.length);
-        if (messagesIn.getAndIncrement() == 0) {
+        bytesIn += bytes.length;
+        if (messagesIn++ == 0) {
           if (bytes.length <= DEFERRED_REQUEST_BYTES) {
             firstRequest = bytes; // request arrays are never modified: stages that rewrite make new ones
           } else {
@@ -161,7 +166,7 @@ public final class AuditInterceptor implements ServerInterceptor {
 
     /** The request's own fields and hash, for the record. */
     private void requestEvidence(byte[] request, BiConsumer<String, Object> into) {
-      requestScanner.scan(request).forEach(into);
+      requestScanner.scan(CodedInputStream.newInstance(request), into);
       into.accept("request_sha256", sha256(request));
     }
 
@@ -170,8 +175,8 @@ public final class AuditInterceptor implements ServerInterceptor {
         return;
       }
       evidence.seal(); // what stages learn after the call ended is not part of its record
-      Ended ended = new Ended(status, System.nanoTime() - startNanos, firstRequest, bytesIn.get(), bytesOut.get(),
-          messagesIn.get(), messagesOut.get(), rows.get());
+      Ended ended = new Ended(status, System.nanoTime() - startNanos, firstRequest, bytesIn, bytesOut, messagesIn,
+          messagesOut, rows);
       if (!auditLog.write(() -> buildRecord(ended))) {
         log.error("audit record dropped (queue full): rpc={} started={}", getMethodDescriptor().getBareMethodName(),
             started);
@@ -203,7 +208,7 @@ public final class AuditInterceptor implements ServerInterceptor {
       record.put("bytes_out", ended.bytesOut());
       record.put("messages_in", ended.messagesIn());
       record.put("messages_out", ended.messagesOut());
-      if (countsRows) {
+      if (responseScanner.countsRows()) {
         record.put("result_rows", ended.rows());
       }
       return record;

@@ -5,105 +5,111 @@ import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.WireFormat;
 import java.io.IOException;
-import java.io.InputStream;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
+import java.util.function.BiConsumer;
 
 /**
  * Reads a few top-level string fields (session id, operation id, client type ...) of a Spark Connect
- * message without parsing it: other fields, a plan of any size included, are skipped in place.
+ * message, and the row count of a result batch, without parsing it: other fields, a plan or a batch of any
+ * size included, are skipped in place. One pass per message, with nothing built but the strings it reports.
  */
 final class WireScanner {
-  /** What a stream-backed scan reads ahead: the fields it wants sit among a few short ones. */
-  private static final int STREAM_BUFFER_BYTES = 256;
-  private final Map<Integer, String> wanted = new HashMap<>();
+  /** Field numbers wanted, and the name each is reported as (a handful: a linear search beats hashing). */
+  private final int[] numbers;
+  private final String[] names;
+  /** The top-level field holding an arrow batch whose rows are counted, and its row count; 0: none. */
+  private final int batchField;
+  private final int rowCountField;
 
   /** Scans for the fields of {@code type} with these names that exist in it, e.g. "operation_id". */
   WireScanner(Descriptor type, Set<String> names) {
-    this(type, names, "");
+    this(type, names, "", false);
   }
 
   /**
    * As {@link #WireScanner(Descriptor, Set)}, reporting each field as {@code prefix + name} (made once here,
-   * not per call).
+   * not per call), and with {@code countRows} also the row count of the message's {@code arrow_batch}.
    */
-  WireScanner(Descriptor type, Set<String> names, String prefix) {
+  WireScanner(Descriptor type, Set<String> names, String prefix, boolean countRows) {
+    List<FieldDescriptor> fields = new ArrayList<>();
     for (FieldDescriptor field : type.getFields()) {
       if (names.contains(field.getName()) && field.getType() == FieldDescriptor.Type.STRING && !field.isRepeated()) {
-        wanted.put(field.getNumber(), prefix + field.getName());
+        fields.add(field);
       }
     }
+    this.numbers = fields.stream().mapToInt(FieldDescriptor::getNumber).toArray();
+    this.names = fields.stream().map(f -> prefix + f.getName()).toArray(String[]::new);
+    FieldDescriptor batch = countRows ? type.findFieldByName("arrow_batch") : null;
+    if (countRows && batch == null) {
+      throw new IllegalArgumentException(type.getFullName() + " has no arrow_batch to count rows in");
+    }
+    this.batchField = batch == null ? 0 : batch.getNumber();
+    this.rowCountField = batch == null ? 0 : batch.getMessageType().findFieldByName("row_count").getNumber();
   }
 
-  /** The wanted fields present in {@code message}, by name; a malformed message yields what was read. */
-  Map<String, String> scan(byte[] message) {
-    return scan(CodedInputStream.newInstance(message));
+  /** Whether {@link #scan} counts rows: worth calling on every message, not just the first. */
+  boolean countsRows() {
+    return batchField != 0;
   }
 
-  /** As {@link #scan(byte[])}, from a stream; large fields are skipped, not read. */
-  Map<String, String> scan(InputStream message) {
-    return scan(CodedInputStream.newInstance(message, STREAM_BUFFER_BYTES));
-  }
-
-  private Map<String, String> scan(CodedInputStream in) {
-    Map<String, String> out = new HashMap<>();
+  /**
+   * Hands each wanted field present in the message to {@code into} (when not null) and returns the rows of
+   * its arrow batch (0 when it has none, or rows are not counted). Without {@code into} the scan stops at the
+   * row count, which precedes the batch's data. A malformed message yields what was read before the fault:
+   * the inspector, not the audit, reports malformed requests.
+   */
+  long scan(CodedInputStream in, BiConsumer<String, Object> into) {
+    long rows = 0;
     try {
       while (true) {
         int tag = in.readTag();
         if (tag == 0) {
-          return out;
+          return rows;
         }
-        String name = wanted.get(WireFormat.getTagFieldNumber(tag));
-        if (name != null && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
-          out.put(name, in.readString());
-        } else if (!in.skipField(tag)) {
-          return out;
-        }
-      }
-    } catch (IOException e) {
-      // The inspector reports malformed requests; the audit record keeps whatever could be read.
-      return out;
-    }
-  }
-
-  /** Row count of an ExecutePlanResponse's arrow batch (field numbers from the descriptor), else 0. */
-  static long arrowRows(byte[] message, int arrowBatchField, int rowCountField) {
-    return arrowRows(CodedInputStream.newInstance(message), arrowBatchField, rowCountField);
-  }
-
-  /** As {@link #arrowRows(byte[], int, int)}, from a stream: reads the few bytes before the row count. */
-  static long arrowRows(InputStream message, int arrowBatchField, int rowCountField) {
-    return arrowRows(CodedInputStream.newInstance(message, STREAM_BUFFER_BYTES), arrowBatchField, rowCountField);
-  }
-
-  private static long arrowRows(CodedInputStream in, int arrowBatchField, int rowCountField) {
-    try {
-      while (true) {
-        int tag = in.readTag();
-        if (tag == 0) {
-          return 0;
-        }
-        if (WireFormat.getTagFieldNumber(tag) == arrowBatchField
-            && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+        int number = WireFormat.getTagFieldNumber(tag);
+        boolean delimited = WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED;
+        String name = into == null || !delimited ? null : nameOf(number);
+        if (name != null) {
+          into.accept(name, in.readString());
+        } else if (number == batchField && delimited) {
           int limit = in.pushLimit(in.readRawVarint32());
-          while (!in.isAtEnd()) {
-            int inner = in.readTag();
-            if (WireFormat.getTagFieldNumber(inner) == rowCountField
-                && WireFormat.getTagWireType(inner) == WireFormat.WIRETYPE_VARINT) {
-              return in.readInt64();
-            }
-            in.skipField(inner);
+          rows = rowCount(in);
+          if (into == null) {
+            return rows;
           }
+          in.skipRawBytes(in.getBytesUntilLimit());
           in.popLimit(limit);
-          return 0;
-        }
-        if (!in.skipField(tag)) {
-          return 0;
+        } else if (!in.skipField(tag)) {
+          return rows;
         }
       }
     } catch (IOException e) {
-      return 0;
+      return rows;
     }
+  }
+
+  private String nameOf(int number) {
+    for (int i = 0; i < numbers.length; i++) {
+      if (numbers[i] == number) {
+        return names[i];
+      }
+    }
+    return null;
+  }
+
+  /** The row count inside an arrow batch, read up to the count (it precedes the data), else 0. */
+  private long rowCount(CodedInputStream in) throws IOException {
+    while (!in.isAtEnd()) {
+      int tag = in.readTag();
+      if (WireFormat.getTagFieldNumber(tag) == rowCountField && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_VARINT) {
+        return in.readInt64();
+      }
+      if (!in.skipField(tag)) {
+        break;
+      }
+    }
+    return 0;
   }
 }

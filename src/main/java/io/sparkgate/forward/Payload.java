@@ -1,6 +1,6 @@
 package io.sparkgate.forward;
 
-import java.io.ByteArrayInputStream;
+import com.google.protobuf.CodedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -15,6 +15,9 @@ import java.io.UncheckedIOException;
  * it must {@link #release()} it, or its transport buffers return to the pool only when collected.
  */
 public final class Payload {
+  /** What a reader of adopted buffers reads ahead: readers look at a few short fields and skip the rest. */
+  private static final int READ_AHEAD_BYTES = 256;
+
   private byte[] bytes;
   private InputStream buffers; // adopted transport buffers; supports mark/reset; null once released
   private final int length;
@@ -58,15 +61,18 @@ public final class Payload {
     return bytes;
   }
 
-  /** Reads the message without consuming it: the reader sees it from its first byte. */
+  /**
+   * Reads the message without consuming it: the reader sees it from its first byte. An array is read in
+   * place; adopted buffers through a small read-ahead, so what the reader skips is never copied.
+   */
   public <T> T read(Reader<T> reader) throws IOException {
     if (bytes != null) {
-      return reader.read(new ByteArrayInputStream(bytes));
+      return reader.read(CodedInputStream.newInstance(bytes));
     }
     InputStream in = buffers();
     in.mark(length);
     try {
-      return reader.read(in);
+      return reader.read(CodedInputStream.newInstance(in, READ_AHEAD_BYTES));
     } finally {
       in.reset();
     }
@@ -103,9 +109,9 @@ public final class Payload {
     return buffers;
   }
 
-  /** Reads a message from a stream positioned at its first byte. */
+  /** Reads a message from its first byte. */
   @FunctionalInterface
   public interface Reader<T> {
-    T read(InputStream message) throws IOException;
+    T read(CodedInputStream message) throws IOException;
   }
 }
