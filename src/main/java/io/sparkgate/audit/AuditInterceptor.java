@@ -110,8 +110,6 @@ public final class AuditInterceptor implements ServerInterceptor {
     private volatile long rows;
     /** Reads the first response: the record's response fields, and its rows. */
     private final Payload.Reader<Long> firstResponse;
-    /** Reads each later response of a call whose rows are counted, up to the row count. */
-    private final Payload.Reader<Long> laterResponse;
     /** The first request message, kept for the writer to read (see DEFERRED_REQUEST_BYTES); else null. */
     private volatile byte[] firstRequest;
 
@@ -122,7 +120,6 @@ public final class AuditInterceptor implements ServerInterceptor {
       this.requestScanner = requestScanner;
       this.responseScanner = responseScanner;
       this.firstResponse = in -> responseScanner.scan(in, evidence::putIfAbsent);
-      this.laterResponse = in -> responseScanner.scan(in, null);
     }
 
     @Override
@@ -134,7 +131,7 @@ public final class AuditInterceptor implements ServerInterceptor {
           if (sent == 0) {
             rows += payload.read(firstResponse);
           } else if (responseScanner.countsRows()) {
-            rows += payload.read(laterResponse);
+            rows += payload.read(responseScanner.rowsOnly());
           }
         } catch (IOException e) {
           // Only a bug in the transport's buffers could get here; the record keeps what it has.

@@ -4,6 +4,7 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.WireFormat;
+import io.sparkgate.forward.Payload;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,6 +23,8 @@ final class WireScanner {
   /** The top-level field holding an arrow batch whose rows are counted, and its row count; 0: none. */
   private final int batchField;
   private final int rowCountField;
+  /** Reads a message up to its row count only (one reader for every call, not one per call). */
+  private final Payload.Reader<Long> rowsOnly = in -> scan(in, null);
 
   /** Scans for the fields of {@code type} with these names that exist in it, e.g. "operation_id". */
   WireScanner(Descriptor type, Set<String> names) {
@@ -52,6 +55,11 @@ final class WireScanner {
   /** Whether {@link #scan} counts rows: worth calling on every message, not just the first. */
   boolean countsRows() {
     return batchField != 0;
+  }
+
+  /** {@link #scan} without fields, as a payload reader: the later messages of a call whose rows count. */
+  Payload.Reader<Long> rowsOnly() {
+    return rowsOnly;
   }
 
   /**
