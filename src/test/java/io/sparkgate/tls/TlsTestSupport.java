@@ -40,6 +40,7 @@ import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import javax.net.ssl.SSLSession;
 
@@ -142,13 +143,17 @@ final class TlsTestSupport {
   /** A bare Netty TLS client handshake against 127.0.0.1:port. */
   static Handshake handshake(int port, SslContext client) throws InterruptedException {
     MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    // Kept from initChannel: a refused handshake can close the channel (and empty its pipeline)
+    // before connect() returns, so looking the handler up afterwards would race.
+    AtomicReference<SslHandler> handler = new AtomicReference<>();
     try {
       io.grpc.netty.shaded.io.netty.channel.Channel ch = new Bootstrap().group(group)
           .channel(NioSocketChannel.class)
           .handler(new ChannelInitializer<NioSocketChannel>() {
             @Override
             protected void initChannel(NioSocketChannel c) {
-              c.pipeline().addLast(client.newHandler(c.alloc(), "localhost", port));
+              handler.set(client.newHandler(c.alloc(), "localhost", port));
+              c.pipeline().addLast(handler.get());
               // The outcome is read from the handshake future; drop data and errors quietly.
               c.pipeline().addLast(new ChannelInboundHandlerAdapter() {
                 @Override
@@ -164,7 +169,7 @@ final class TlsTestSupport {
             }
           })
           .connect("127.0.0.1", port).sync().channel();
-      SslHandler ssl = ch.pipeline().get(SslHandler.class);
+      SslHandler ssl = handler.get();
       if (!ssl.handshakeFuture().await(10, TimeUnit.SECONDS)) {
         fail("handshake timed out");
       }
