@@ -37,6 +37,8 @@ final class AdaptiveWriter {
   /** When the first record queued since the writer's last drain was queued; 0: none since. */
   private volatile long waitingSince;
   private volatile String writerTid;
+  /** Moves from idle to batch so far (written by the booster only). */
+  private volatile long boosts;
   private volatile boolean closed;
   // Writer thread only.
   private long batchSince;
@@ -82,6 +84,7 @@ final class AdaptiveWriter {
       return;
     }
     idle = BackgroundPriority.idleCurrentThread();
+    LockSupport.unpark(booster); // it starts watching for records left waiting
   }
 
   /**
@@ -120,6 +123,8 @@ final class AdaptiveWriter {
       batchSince = 0;
       idle = BackgroundPriority.idleCurrentThread();
       boostWanted.set(false);
+      // The booster parked without a timeout while the writer was a batch thread; it looks again now.
+      LockSupport.unpark(booster);
     }
   }
 
@@ -129,17 +134,34 @@ final class AdaptiveWriter {
     LockSupport.unpark(booster);
   }
 
+  long boosts() {
+    return boosts;
+  }
+
   void close() {
     closed = true;
     LockSupport.unpark(booster);
   }
 
+  /**
+   * Waits for a request from {@link #queued}, and while the writer idles also looks every {@link #MAX_WAIT_NANOS}
+   * for records left waiting: {@code queued} only notices the wait when a later record arrives, and after a
+   * burst on a busy machine none may come, leaving the burst unwritten behind the idle policy. The look is a
+   * few wake-ups a second, off the calls' path.
+   */
   private void boostLoop() {
     while (!closed) {
-      LockSupport.park(this);
-      if (boostWanted.get() && idle && writerTid != null) {
+      if (idle) {
+        LockSupport.parkNanos(this, MAX_WAIT_NANOS);
+      } else {
+        LockSupport.park(this);
+      }
+      long since = waitingSince;
+      boolean late = since != 0 && System.nanoTime() - since > MAX_WAIT_NANOS;
+      if ((boostWanted.get() || late) && idle && writerTid != null) {
         if (BackgroundPriority.batchThread(writerTid)) {
           idle = false;
+          boosts++;
           log.debug("audit writer behind: now SCHED_BATCH");
         } else {
           log.warn("audit writer behind and could not be moved back from SCHED_IDLE; records may be dropped");

@@ -173,6 +173,16 @@ public final class AuditLog implements AutoCloseable {
     return dropped.get();
   }
 
+  /** Whether the writer idles while it keeps up (this process may move it back from SCHED_IDLE). */
+  boolean idlesWhileKeepingUp() {
+    return adaptive != null;
+  }
+
+  /** How often an idle writer that fell behind was moved back to batch. */
+  long writerBoosts() {
+    return adaptive == null ? 0 : adaptive.boosts();
+  }
+
   public long written() {
     return written.get();
   }

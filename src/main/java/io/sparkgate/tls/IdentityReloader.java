@@ -109,9 +109,10 @@ final class IdentityReloader {
       throw keyFile.error("private key does not match the first certificate in "
           + certFile.configKey() + " " + certFile.path());
     }
+    // The expiry first: whoever is served the new leaf then reads its expiry too (metrics, tests).
+    notAfter = chain.get(0).getNotAfter().toInstant();
     keyManager.updateIdentityCredentials(chain.toArray(new X509Certificate[0]), key);
     loaded = TlsFile.fingerprint(certBytes, keyBytes);
-    notAfter = chain.get(0).getNotAfter().toInstant();
     return chain.get(0);
   }
 

@@ -90,7 +90,12 @@ final class AuditShutdownIT {
           }
         });
       }
+      // At least 3 s of load, and more while a cold proxy on a busy machine is still getting going.
       Thread.sleep(3000);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (completed.size() <= 50 && System.nanoTime() < deadline) {
+        Thread.sleep(100);
+      }
       assertTrue(completed.size() > 50, "load did not get going: " + completed.size());
       proxy.destroy(); // SIGTERM
       assertTrue(proxy.waitFor(60, TimeUnit.SECONDS), "proxy did not stop after SIGTERM");

@@ -36,7 +36,7 @@ final class JwksRotationTest {
     AuthFixture fx = new AuthFixture(dir);
     AuthConfig config = fx.config("  jwt:\n" + keySourceLine + "    jwks_ca_file: jwks-ca.pem\n"
         + "    issuer: " + AuthFixture.ISSUER + "\n    audience: " + AuthFixture.AUDIENCE + "\n"
-        + "    jwks_cache_ttl: 5m\n    jwks_min_refresh_interval: 30s\n    jwks_fetch_timeout: 2s\n"
+        + "    jwks_cache_ttl: 5m\n    jwks_min_refresh_interval: 30s\n    jwks_fetch_timeout: 30s\n"
         // Off, so that each call really goes to the keys: the cache has its own test.
         + "  token_cache:\n    max_entries: 0\n");
     RemoteJwks jwks = new RemoteJwks(config.jwt().orElseThrow(), fx.time).start();
