@@ -42,6 +42,8 @@ final class AdaptiveWriter {
   private volatile boolean closed;
   // Writer thread only.
   private long batchSince;
+  // Booster thread only.
+  private boolean warned;
 
   private AdaptiveWriter(int highWater) {
     this.highWater = highWater;
@@ -163,7 +165,9 @@ final class AdaptiveWriter {
           idle = false;
           boosts++;
           log.debug("audit writer behind: now SCHED_BATCH");
-        } else {
+        } else if (!warned) {
+          // Tried again at the next look while records wait; said once.
+          warned = true;
           log.warn("audit writer behind and could not be moved back from SCHED_IDLE; records may be dropped");
         }
       }
