@@ -16,6 +16,7 @@ public final class Main implements Runnable {
 
   public static void main(String[] args) {
     NettyDefaults.apply();
+    JulBridge.install();
     System.exit(commandLine().execute(args));
   }
 
