@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmark suite (issue 7) in one command. See bench/README.md.
-#   bench/run.sh            full run (about 50 minutes: the 1 GiB slow reader alone takes 17)
+#   bench/run.sh            full run (about an hour: the 1 GiB slow reader alone takes 17 minutes)
 #   bench/run.sh --quick    smoke run, a few seconds per scenario (about 4 minutes)
 # Other options are passed to the runner (bench/README.md): --no-nginx, --no-jmh, --token-file FILE,
 # --only NAMES, --measure S, --warmup S, --rounds N, --proxy-warmup S, --frame-relay, --slow-total-mib N,
