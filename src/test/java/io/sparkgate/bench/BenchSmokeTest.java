@@ -77,6 +77,28 @@ final class BenchSmokeTest {
   }
 
   @Test
+  void openWindows_oneAfterAnotherOnOneConnection_eachRecordsItsOwnCalls() throws Exception {
+    io.grpc.ManagedChannel ch = LoadGenerator.channel(target);
+    try {
+      byte[] request = BenchProtocol.executePlanRequest("windows", 16, 1);
+      for (int window = 0; window < 2; window++) {
+        org.HdrHistogram.Histogram raw = LoadGenerator.newHistogram();
+        org.HdrHistogram.Histogram corrected = LoadGenerator.newHistogram();
+        // 200 a second: 20 calls in the 100 ms lead-in, not recorded, then 60 in the 300 ms measured.
+        LoadGenerator.OpenWindow w =
+            LoadGenerator.openWindow(ch, request, 200, Duration.ofMillis(100), Duration.ofMillis(300), raw, corrected);
+        assertEquals(0, w.errors(), w.toString());
+        assertEquals(60, w.completed(), w.toString());
+        assertEquals(60, raw.getTotalCount());
+        assertEquals(60, corrected.getTotalCount());
+        assertTrue(w.seconds() >= 0.3, w.toString());
+      }
+    } finally {
+      ch.shutdownNow();
+    }
+  }
+
+  @Test
   void streaming_movesBytes() throws Exception {
     LoadGenerator.Streaming r =
         LoadGenerator.streaming(target, 2, 64 * 1024, 32, Duration.ofMillis(100), Duration.ofMillis(500));

@@ -129,7 +129,7 @@ public final class LoadGenerator {
     void accept(long value);
   }
 
-  private static void smallCall(Channel channel, byte[] request) throws InterruptedException {
+  static void smallCall(Channel channel, byte[] request) throws InterruptedException {
     CompletableFuture<Status> result = new CompletableFuture<>();
     execute(channel, request, n -> {}, result::complete);
     Status status;
@@ -201,10 +201,30 @@ public final class LoadGenerator {
   public static OpenLoop openLoop(Target target, int rate, Duration warmup, Duration measure)
       throws InterruptedException {
     ManagedChannel ch = channel(target);
-    byte[] request = BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), 16, 1);
-    smallCall(ch, request); // connect before the clock starts
-    Histogram raw = histogram();
-    Histogram corrected = histogram();
+    try {
+      byte[] request = BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), 16, 1);
+      smallCall(ch, request); // connect before the clock starts
+      Histogram raw = histogram();
+      Histogram corrected = histogram();
+      OpenWindow w = openWindow(ch, request, rate, warmup, measure, raw, corrected);
+      return new OpenLoop(rate, w.completed() / w.seconds(), w.seconds(), w.errors(), w.late(), Latency.of(raw),
+          Latency.of(corrected));
+    } finally {
+      ch.shutdownNow();
+    }
+  }
+
+  /** What one open-loop window did: calls completed and failed, calls started late, its measured length. */
+  public record OpenWindow(long completed, long errors, long late, double seconds) {}
+
+  /**
+   * One open-loop window on an open channel: small ExecutePlans started at {@code rate} for {@code lead} plus
+   * {@code measure}, each recorded into {@code raw} (from its actual start) and {@code corrected} (from its
+   * intended start) when intended inside {@code measure}. Returns once every call started has finished (or
+   * after 30 s), so that windows run one after another do not overlap.
+   */
+  public static OpenWindow openWindow(ManagedChannel ch, byte[] request, int rate, Duration lead, Duration measure,
+      Histogram raw, Histogram corrected) throws InterruptedException {
     AtomicLong errors = new AtomicLong();
     AtomicLong completed = new AtomicLong();
     long late = 0;
@@ -212,9 +232,8 @@ public final class LoadGenerator {
     Semaphore outstanding = new Semaphore(maxOutstanding);
     long period = TimeUnit.SECONDS.toNanos(1) / rate;
     long begin = System.nanoTime();
-    long measureFrom = begin + warmup.toNanos();
+    long measureFrom = begin + lead.toNanos();
     long end = measureFrom + measure.toNanos();
-    long measuredFinishedAt = 0;
     for (long i = 0; ; i++) {
       long intended = begin + i * period;
       if (intended >= end) {
@@ -247,13 +266,12 @@ public final class LoadGenerator {
       });
     }
     // Let the calls in flight finish (they count: they were intended inside the window).
-    outstanding.tryAcquire(maxOutstanding, 30, TimeUnit.SECONDS);
-    measuredFinishedAt = System.nanoTime();
-    ch.shutdownNow();
-    double seconds = (Math.max(end, measuredFinishedAt) - measureFrom) / 1e9;
+    if (outstanding.tryAcquire(maxOutstanding, 30, TimeUnit.SECONDS)) {
+      outstanding.release(maxOutstanding);
+    }
+    long finishedAt = System.nanoTime();
     synchronized (raw) {
-      return new OpenLoop(rate, completed.get() / seconds, seconds, errors.get(), late, Latency.of(raw),
-          Latency.of(corrected));
+      return new OpenWindow(completed.get(), errors.get(), late, (Math.max(end, finishedAt) - measureFrom) / 1e9);
     }
   }
 

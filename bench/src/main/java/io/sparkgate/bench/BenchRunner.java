@@ -99,6 +99,9 @@ public final class BenchRunner {
     int rounds = 3; // interleaved rounds of the latency and streaming scenarios
     Duration alternating = Duration.ofSeconds(300); // the alternating latency scenario's length
     Duration bucket = Duration.ofSeconds(5); // its calls grouped for the paired figures
+    int openCycles = 20; // the open loop's cycles: each endpoint one slice per cycle, at each rate
+    Duration openSlice = Duration.ofSeconds(1); // a slice's measured part
+    Duration openLead = Duration.ofMillis(200); // and its unmeasured lead-in at the rate
     int batchBytes = 1024 * 1024;
     long slowTotal = 1L << 30;
     long slowRate = 1L << 20;
@@ -127,6 +130,9 @@ public final class BenchRunner {
             o.slowRate = 4L << 20;
             o.alternating = Duration.ofSeconds(3);
             o.bucket = Duration.ofMillis(500);
+            o.openCycles = 2;
+            o.openSlice = Duration.ofMillis(300);
+            o.openLead = Duration.ofMillis(100);
           }
           case "--no-nginx" -> o.nginx = false;
           case "--no-jmh" -> o.jmh = false;
@@ -154,6 +160,8 @@ public final class BenchRunner {
           case "--only" -> o.only = List.of(args[++i].split(","));
           case "--alternating" -> o.alternating = Duration.ofSeconds(Long.parseLong(args[++i]));
           case "--bucket-ms" -> o.bucket = Duration.ofMillis(Long.parseLong(args[++i]));
+          case "--open-cycles" -> o.openCycles = Integer.parseInt(args[++i]);
+          case "--open-slice-ms" -> o.openSlice = Duration.ofMillis(Long.parseLong(args[++i]));
           case "--rounds" -> {
             o.rounds = Integer.parseInt(args[++i]);
             if (o.rounds < 1) throw new IllegalArgumentException("--rounds must be at least 1");
@@ -165,6 +173,10 @@ public final class BenchRunner {
         throw new IllegalArgumentException("--bucket-ms must be at least 100 and --alternating at least two buckets"
             + " long (the buckets are paired), not " + o.bucket.toMillis() + " ms and " + o.alternating.toSeconds()
             + " s");
+      }
+      if (o.openCycles < 2 || o.openSlice.toMillis() < 100) {
+        throw new IllegalArgumentException("--open-cycles must be at least 2 (the cycles are paired) and"
+            + " --open-slice-ms at least 100, not " + o.openCycles + " and " + o.openSlice.toMillis());
       }
       if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty() || !o.baselineAudit.isEmpty()
           || !o.baselineListen.isEmpty() || !o.baselineEnv.isEmpty()) && o.baselineJar == null) {
@@ -356,14 +368,14 @@ public final class BenchRunner {
             .putAll(Alternating.run(t, ownCpu, probes, o.alternating, o.bucket, BenchRunner::log));
       }
       if (wants("open")) {
+        // The endpoints in turn, a slice each per cycle, paired by cycle (see PairedOpenLoop): measured one
+        // window per endpoint, even in interleaved rounds, full's p99 at 2,000/s was two to three times
+        // TLS-only's in one run and level with it in the next.
         for (int rate : o.rates) {
-          // In rounds like the closed loop: measured once each in a fixed order, a burst of the machine's noise
-          // landed on whichever endpoint ran then (the twenty-fourth round's full run put full's p50 at
-          // 2,000/s at 804 us, and a rerun at 315). Each endpoint reports its median round by corrected p99.
-          interleaved("open loop " + rate + "/s", "open_loop_" + rate, t, processes,
-              target -> LoadGenerator.openLoop(target, rate, o.warmup, o.measure),
-              r -> r.corrected().p99(), null, false,
-              "open_loop_" + rate + "_us_per_call", (cores, r) -> cores * 1e6 / r.achievedRate(), results);
+          log(String.format("open loop %d/s: %d cycles, each endpoint %d ms (after a %d ms lead-in) per cycle",
+              rate, o.openCycles, o.openSlice.toMillis(), o.openLead.toMillis()));
+          results.computeIfAbsent("open_loop_" + rate, k -> new LinkedHashMap<>()).putAll(
+              PairedOpenLoop.run(t, processes, rate, o.openCycles, o.openLead, o.openSlice, BenchRunner::log));
         }
       }
       if (wants("stream")) {
@@ -657,6 +669,54 @@ public final class BenchRunner {
     json.put("alternating_paired", out);
   }
 
+  /**
+   * The open loop at one rate: each endpoint's calls over all its slices, then Sparkgate full against nginx L7,
+   * TLS-only and the baseline cycle by cycle. No target: the issue sets none for the open loop.
+   */
+  private void reportOpenLoop(int rate, Map<String, Object> rows) {
+    line("Small ExecutePlan, open loop at %d/s on one connection, the endpoints in turn: %d cycles of a %d ms slice"
+        + " each (us; all measured calls; 'CO' = corrected for coordinated omission; cpu/call = median slice's CPU"
+        + " of the endpoint's processes per call started)", rate, o.openCycles, o.openSlice.toMillis());
+    line("%-15s %9s %9s %9s %9s %9s %9s %9s %7s %9s | %8s %8s %8s", "endpoint", "achieved", "p50", "p99", "p99.9",
+        "CO p50", "CO p99", "CO p99.9", "errors", "cpu/call", "p99xdir", "p99xTLS", "p99xL7");
+    ToDoubleFunction<Object> coP99 = x -> ((PairedOpenLoop.Result) x).all().corrected().p99();
+    for (var e : rows.entrySet()) {
+      var r = (PairedOpenLoop.Result) e.getValue();
+      var all = r.all();
+      line("%-15s %9.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7d %9.1f | %8s %8s %8s", e.getKey(), all.achievedRate(),
+          all.latency().p50(), all.latency().p99(), all.latency().p999(), all.corrected().p50(),
+          all.corrected().p99(), all.corrected().p999(), all.errors(), Paired.median(r.sliceCpuPerCall()),
+          ratio(rows, e.getKey(), DIRECT, coP99), ratio(rows, e.getKey(), STREAM, coP99),
+          ratio(rows, e.getKey(), L7, coP99));
+    }
+    var full = (PairedOpenLoop.Result) rows.get(FULL);
+    Map<String, Object> out = new LinkedHashMap<>();
+    for (String other : List.of(L7, TLS, BASE)) {
+      var b = (PairedOpenLoop.Result) rows.get(other);
+      if (full == null || b == null) {
+        continue;
+      }
+      line("%s minus %s, paired by cycle (us; median of the differences, its 95%% interval, and the cycles where"
+          + " %s was lower):", FULL, other, FULL);
+      Map<String, Object> json = new LinkedHashMap<>();
+      Map<String, Paired> figures = new LinkedHashMap<>();
+      figures.put("CO p50", Paired.of(full.sliceCorrectedP50(), b.sliceCorrectedP50()));
+      figures.put("CO p99", Paired.of(full.sliceCorrectedP99(), b.sliceCorrectedP99()));
+      figures.put("cpu/call", Paired.of(full.sliceCpuPerCall(), b.sliceCpuPerCall()));
+      figures.forEach((what, paired) -> {
+        if (paired != null) {
+          line("  %-9s %s", what, paired.describe("cycles"));
+          json.put(what, paired.toJson());
+        }
+      });
+      out.put(FULL + " - " + other, json);
+    }
+    line("");
+    if (!out.isEmpty()) {
+      json.put("open_loop_" + rate + "_paired", out);
+    }
+  }
+
   private void alternatingTarget(String what, Paired paired) {
     String name = "Sparkgate full adds <= nginx L7's " + what + " latency (alternating, paired by bucket)";
     if (paired == null) {
@@ -840,23 +900,9 @@ public final class BenchRunner {
     }
     for (int rate : o.rates) {
       var open = results.get("open_loop_" + rate);
-      if (open == null) {
-        continue;
+      if (open != null) {
+        reportOpenLoop(rate, open);
       }
-      line("Small ExecutePlan, open loop at %d/s, one connection (microseconds; 'CO' = corrected for "
-          + "coordinated omission; each endpoint's median round by CO p99, 'rnds' the range of its rounds)", rate);
-      line("%-15s %9s %9s %9s %9s %9s %9s %11s %9s %7s | %8s %8s %8s", "endpoint", "achieved", "p50", "p99",
-          "p99.9", "CO p50", "CO p99", "CO p99 rnds", "CO p99.9", "errors", "p99xdir", "p99xTLS", "p99xL7");
-      for (var e : open.entrySet()) {
-        var r = (LoadGenerator.OpenLoop) e.getValue();
-        line("%-15s %9.0f %9.1f %9.1f %9.1f %9.1f %9.1f %11s %9.1f %7d | %8s %8s %8s", e.getKey(),
-            r.achievedRate(), r.latency().p50(), r.latency().p99(), r.latency().p999(), r.corrected().p50(),
-            r.corrected().p99(), spread("open_loop_" + rate, e.getKey()), r.corrected().p999(), r.errors(),
-            ratio(open, e.getKey(), DIRECT, x -> ((LoadGenerator.OpenLoop) x).corrected().p99()),
-            ratio(open, e.getKey(), STREAM, x -> ((LoadGenerator.OpenLoop) x).corrected().p99()),
-            ratio(open, e.getKey(), L7, x -> ((LoadGenerator.OpenLoop) x).corrected().p99()));
-      }
-      line("");
     }
     for (int s : o.streams) {
       var st = results.get("streaming_" + s);
