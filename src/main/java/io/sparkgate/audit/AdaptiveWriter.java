@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntSupplier;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,6 +31,8 @@ final class AdaptiveWriter {
   static final long CALM_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final int highWater;
+  /** Records in the queue now (read by the writer only, at start and after each drain). */
+  private final IntSupplier backlog;
   private final Thread booster;
   private final AtomicBoolean boostWanted = new AtomicBoolean();
   /** The writer runs as SCHED_IDLE (written by the writer and the booster). */
@@ -45,18 +48,20 @@ final class AdaptiveWriter {
   // Booster thread only.
   private boolean warned;
 
-  private AdaptiveWriter(int highWater) {
+  private AdaptiveWriter(int highWater, IntSupplier backlog) {
     this.highWater = highWater;
+    this.backlog = backlog;
     this.booster = new Thread(this::boostLoop, "sparkgate-boost");
     booster.setDaemon(true);
     booster.start();
   }
 
   /**
-   * An adaptive policy for a queue of {@code queueSize}, or null where a thread cannot leave SCHED_IDLE (not
-   * Linux, no chrt, or no privilege for it), in which case the writer should stay a batch thread.
+   * An adaptive policy for a queue of {@code queueSize} whose length {@code backlog} reads, or null where a
+   * thread cannot leave SCHED_IDLE (not Linux, no chrt, or no privilege for it), in which case the writer should
+   * stay a batch thread.
    */
-  static AdaptiveWriter probe(int queueSize) {
+  static AdaptiveWriter probe(int queueSize, IntSupplier backlog) {
     CompletableFuture<Boolean> roundTrip = new CompletableFuture<>();
     Thread t = new Thread(() -> roundTrip.complete(
         BackgroundPriority.idleCurrentThread() && BackgroundPriority.batchCurrentThread()), "sparkgate-probe");
@@ -73,7 +78,7 @@ final class AdaptiveWriter {
           + "(that needs CAP_SYS_NICE or LimitNICE=+0), so it never idles");
       return null;
     }
-    return new AdaptiveWriter(Math.max(1, Math.min(1_000, queueSize / 4)));
+    return new AdaptiveWriter(Math.max(1, Math.min(1_000, queueSize / 4)), backlog);
   }
 
   /** On the writer thread, first thing: it starts idle. */
@@ -86,7 +91,20 @@ final class AdaptiveWriter {
       return;
     }
     idle = BackgroundPriority.idleCurrentThread();
+    // Records queued before idle was set found a batch writer and started no clock: start it for them.
+    startClockIfWaiting();
     LockSupport.unpark(booster); // it starts watching for records left waiting
+  }
+
+  /**
+   * Starts the wait's clock when records are queued and none has started it. The order matters: idle is set, or
+   * waitingSince cleared, before the queue is read, so a record queued after the read starts the clock itself
+   * in {@link #queued} and one queued before it is seen here; either way none waits unseen by the booster.
+   */
+  private void startClockIfWaiting() {
+    if (idle && backlog.getAsInt() > 0 && waitingSince == 0) {
+      waitingSince = System.nanoTime();
+    }
   }
 
   /**
@@ -114,7 +132,12 @@ final class AdaptiveWriter {
    */
   void drained(int records) {
     waitingSince = 0;
-    if (idle || writerTid == null) {
+    if (idle) {
+      // A record queued between the drain and the line above had its clock cleared with it.
+      startClockIfWaiting();
+      return;
+    }
+    if (writerTid == null) {
       return;
     }
     boolean calm = records < Math.max(1, highWater / 4);

@@ -117,7 +117,7 @@ public final class AuditLog implements AutoCloseable {
     if (files != null) {
       files.interruptedRotations().forEach(this::compressLater); // rotated before a stop or crash
     }
-    this.adaptive = AdaptiveWriter.probe(config.queueSize());
+    this.adaptive = AdaptiveWriter.probe(config.queueSize(), queue::size);
     this.writer = new Thread(this::writeLoop, "sparkgate-audit");
     writer.setDaemon(true);
     writer.start();

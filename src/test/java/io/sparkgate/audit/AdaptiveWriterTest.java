@@ -18,6 +18,8 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -103,7 +105,7 @@ class AdaptiveWriterTest {
   @Test
   void recordsLeftWaitingAfterTheLastOneMoveTheWriterToBatch() throws Exception {
     assumeLinuxWith("chrt");
-    AdaptiveWriter adaptive = AdaptiveWriter.probe(10_000);
+    AdaptiveWriter adaptive = AdaptiveWriter.probe(10_000, () -> 1);
     assumeTrue(adaptive != null, "this process may not leave SCHED_IDLE (not root, no CAP_SYS_NICE)");
     CountDownLatch started = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
@@ -125,6 +127,58 @@ class AdaptiveWriterTest {
       adaptive.queued(1); // the only record: far below the high-water mark, and no later one
       assertEquals(SCHED_BATCH, awaitThread("stalled-writer", BackgroundPriorityTest::policy, SCHED_BATCH),
           "a record waiting past the limit moves the writer to batch with no later record queued");
+    } finally {
+      release.countDown();
+      writer.join();
+      adaptive.close();
+    }
+  }
+
+  /**
+   * Records queued before the writer set its idle flag found a batch writer and started no clock; with no record
+   * after them, the booster must still see them waiting (it did not: they could wait behind an idle writer for
+   * as long as the cores stayed busy).
+   */
+  @Test
+  void recordsQueuedBeforeTheWriterStartedAreNotLeftWaiting() throws Exception {
+    assertAStalledWriterIsMovedToBatch(1, adaptive -> {});
+  }
+
+  /**
+   * A record queued between the writer's drain and its call to drained() had its clock cleared by that call;
+   * with no record after it, the booster must still see it waiting.
+   */
+  @Test
+  void aRecordQueuedWhileTheWriterDrainedIsNotLeftWaiting() throws Exception {
+    assertAStalledWriterIsMovedToBatch(0, adaptive -> adaptive.drained(0));
+  }
+
+  /**
+   * Starts an idle writer with {@code queuedAtStart} records in its queue, runs {@code then} on it with one
+   * record queued, and stalls it, as a writer starved on busy cores would be: the booster alone must move it to
+   * batch. Nothing calls {@code queued}.
+   */
+  private static void assertAStalledWriterIsMovedToBatch(int queuedAtStart, Consumer<AdaptiveWriter> then)
+      throws Exception {
+    assumeLinuxWith("chrt");
+    AtomicInteger backlog = new AtomicInteger(queuedAtStart);
+    AdaptiveWriter adaptive = AdaptiveWriter.probe(10_000, backlog::get);
+    assumeTrue(adaptive != null, "this process may not leave SCHED_IDLE (not root, no CAP_SYS_NICE)");
+    CountDownLatch release = new CountDownLatch(1);
+    Thread writer = new Thread(() -> {
+      adaptive.writerStarted();
+      backlog.set(1);
+      then.accept(adaptive);
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "stalled-writer2");
+    writer.start();
+    try {
+      assertEquals(SCHED_BATCH, awaitThread("stalled-writer2", BackgroundPriorityTest::policy, SCHED_BATCH),
+          "a record waiting past the limit moves the writer to batch");
     } finally {
       release.countDown();
       writer.join();
