@@ -104,34 +104,9 @@ class AdaptiveWriterTest {
    */
   @Test
   void recordsLeftWaitingAfterTheLastOneMoveTheWriterToBatch() throws Exception {
-    assumeLinuxWith("chrt");
-    AdaptiveWriter adaptive = AdaptiveWriter.probe(10_000, () -> 1);
-    assumeTrue(adaptive != null, "this process may not leave SCHED_IDLE (not root, no CAP_SYS_NICE)");
-    CountDownLatch started = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    Thread writer = new Thread(() -> {
-      adaptive.writerStarted();
-      started.countDown();
-      try {
-        release.await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }, "stalled-writer");
-    writer.start();
-    try {
-      // Once writerStarted has returned, not once the policy shows: the thread is SCHED_IDLE a moment before the
-      // writer's own flag says so, and queued() in that moment sees a batch writer and rightly does nothing.
-      assertTrue(started.await(30, TimeUnit.SECONDS), "the writer started");
-      assertEquals(SCHED_IDLE, statOfThread("stalled-writer", BackgroundPriorityTest::policy));
-      adaptive.queued(1); // the only record: far below the high-water mark, and no later one
-      assertEquals(SCHED_BATCH, awaitThread("stalled-writer", BackgroundPriorityTest::policy, SCHED_BATCH),
-          "a record waiting past the limit moves the writer to batch with no later record queued");
-    } finally {
-      release.countDown();
-      writer.join();
-      adaptive.close();
-    }
+    // The only record: far below the high-water mark, and no later one. Queued once writerStarted has returned,
+    // as the helper does: the thread is SCHED_IDLE a moment before the writer's own flag says so.
+    assertAStalledWriterIsMovedToBatch(0, adaptive -> adaptive.queued(1));
   }
 
   /**

@@ -593,14 +593,7 @@ public final class BenchRunner {
       figures.put("cpu/call", Paired.of(cpu.get(FULL), cpu.get(other)));
       line("%s minus %s, paired by round (us; median of the differences, and the rounds where %s was lower):",
           FULL, other, FULL);
-      Map<String, Object> json = new LinkedHashMap<>();
-      figures.forEach((what, paired) -> {
-        if (paired != null) {
-          line("  %-9s %s", what, paired.describe());
-          json.put(what, paired.toJson());
-        }
-      });
-      out.put(FULL + " - " + other, json);
+      out.put(FULL + " - " + other, pairedLines("rounds", figures));
     }
     if (!out.isEmpty()) {
       line("");
@@ -643,18 +636,11 @@ public final class BenchRunner {
       }
       line("%s minus %s, paired by %d ms bucket (us; median of the differences, its 95%% interval, and the"
           + " buckets where %s was lower):", FULL, other, o.bucket.toMillis(), FULL);
-      Map<String, Object> json = new LinkedHashMap<>();
       Map<String, Paired> figures = new LinkedHashMap<>();
       figures.put("p50", Paired.of(full.bucketP50(), b.bucketP50()));
       figures.put("p99", Paired.of(full.bucketP99(), b.bucketP99()));
       figures.put("cpu/call", Paired.of(full.bucketCpuPerCall(), b.bucketCpuPerCall()));
-      figures.forEach((what, paired) -> {
-        if (paired != null) {
-          line("  %-9s %s", what, paired.describe("buckets"));
-          json.put(what, paired.toJson());
-        }
-      });
-      out.put(FULL + " - " + other, json);
+      out.put(FULL + " - " + other, pairedLines("buckets", figures));
       if (other.equals(L7)) {
         // Both are added to the same direct path, call by call, so "adds no more than nginx L7 adds" is the
         // difference itself: met when the median bucket has full no slower.
@@ -698,23 +684,28 @@ public final class BenchRunner {
       }
       line("%s minus %s, paired by cycle (us; median of the differences, its 95%% interval, and the cycles where"
           + " %s was lower):", FULL, other, FULL);
-      Map<String, Object> json = new LinkedHashMap<>();
       Map<String, Paired> figures = new LinkedHashMap<>();
       figures.put("CO p50", Paired.of(full.sliceCorrectedP50(), b.sliceCorrectedP50()));
       figures.put("CO p99", Paired.of(full.sliceCorrectedP99(), b.sliceCorrectedP99()));
       figures.put("cpu/call", Paired.of(full.sliceCpuPerCall(), b.sliceCpuPerCall()));
-      figures.forEach((what, paired) -> {
-        if (paired != null) {
-          line("  %-9s %s", what, paired.describe("cycles"));
-          json.put(what, paired.toJson());
-        }
-      });
-      out.put(FULL + " - " + other, json);
+      out.put(FULL + " - " + other, pairedLines("cycles", figures));
     }
     line("");
     if (!out.isEmpty()) {
       json.put("open_loop_" + rate + "_paired", out);
     }
+  }
+
+  /** One line per paired figure (those with enough pairs), naming the pairs {@code unit}; the same as JSON. */
+  private Map<String, Object> pairedLines(String unit, Map<String, Paired> figures) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    figures.forEach((what, paired) -> {
+      if (paired != null) {
+        line("  %-9s %s", what, paired.describe(unit));
+        json.put(what, paired.toJson());
+      }
+    });
+    return json;
   }
 
   private void alternatingTarget(String what, Paired paired) {
