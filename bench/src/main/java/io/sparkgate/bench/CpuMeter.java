@@ -23,6 +23,11 @@ final class CpuMeter {
     return new CpuMeter(process.toHandle());
   }
 
+  /** CPU seconds the processes used since start. */
+  double cpuSeconds() {
+    return (cpuNanos(process) - startCpuNanos) / 1e9;
+  }
+
   /** Cores used on average since start: 1.0 = one core busy all the time. */
   double coresUsed() {
     long wall = System.nanoTime() - startWallNanos;

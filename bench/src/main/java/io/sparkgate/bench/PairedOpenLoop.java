@@ -53,6 +53,7 @@ final class PairedOpenLoop {
     Map<String, Series> series = new LinkedHashMap<>();
     byte[] request = BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), 16, 1);
     Random shuffle = new Random(11); // the same orders in every run
+    double callsStarted = rate * (lead.toNanos() + slice.toNanos()) / 1e9; // per slice, lead-in included
     List<String> order = new ArrayList<>(names);
     try {
       for (String name : names) {
@@ -70,11 +71,9 @@ final class PairedOpenLoop {
           Series s = series.get(name);
           Process process = processes.get(name);
           CpuMeter cpu = process == null ? null : CpuMeter.start(process);
-          long started = System.nanoTime();
           LoadGenerator.OpenWindow w =
               LoadGenerator.openWindow(channels.get(name), request, rate, lead, slice, s.raw, s.corrected);
-          double cpuSeconds = cpu == null ? Double.NaN : cpu.coresUsed() * (System.nanoTime() - started) / 1e9;
-          s.slice(w, cpuSeconds * 1e6 / (rate * (lead.toNanos() + slice.toNanos()) / 1e9));
+          s.slice(w, cpu == null ? Double.NaN : cpu.cpuSeconds() * 1e6 / callsStarted);
         }
       }
     } finally {
