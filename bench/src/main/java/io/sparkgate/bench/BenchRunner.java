@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -52,6 +53,8 @@ public final class BenchRunner {
   private static final Duration WARMUP_CHUNK = Duration.ofSeconds(5);
   /** The JIT counts as quiet when it compiled for at most this share of a chunk. */
   private static final long QUIET_JIT_PERCENT = 2;
+  /** The warm-up's chunk shapes, in turn: streams beside two closed-loop callers; 0 is one caller alone. */
+  private static final int[] WARMUP_SHAPES = {4, 16, 0};
   /** However busy the JIT still is, warm-up stops at this multiple of --proxy-warmup. */
   private static final long MAX_WARMUP_FACTOR = 4;
 
@@ -436,7 +439,8 @@ public final class BenchRunner {
   }
 
   /**
-   * Small calls and streams together, over fresh connections every few seconds, for at least
+   * Small calls and streams together, and small calls from one caller alone (see WARMUP_SHAPES), over fresh
+   * connections every few seconds, for at least
    * {@code --proxy-warmup} and then until the JIT is quiet. Both at once because HotSpot drops a queued
    * compilation whose method stops running: with a small-call half then a streaming half, -XX:+PrintCompilation
    * showed Netty's HPACK decoder and SslHandler.write first reaching C2 inside the latency windows. Fresh
@@ -458,36 +462,39 @@ public final class BenchRunner {
     long max = o.quick ? min : MAX_WARMUP_FACTOR * min;
     long quietMillis = chunk.toMillis() * QUIET_JIT_PERCENT / 100;
     Map<String, Long> jitStart = new LinkedHashMap<>();
-    Map<String, Long> lastJit = new LinkedHashMap<>();
     for (String name : names) {
       jitStart.put(name, probes.get(name).jitMillis());
     }
-    Map<String, Long> previousJit = new LinkedHashMap<>();
+    // Each endpoint's JIT milliseconds in its last chunks, one of each shape, newest last.
+    Map<String, ArrayDeque<Long>> recentJit = new LinkedHashMap<>();
     long each = 0; // warm-up time each endpoint has had
     int round = 0;
     boolean quiet;
     do {
-      // 4 streams and 16 in alternate chunks: 16 streams take code paths (and type profiles) 4 never reach,
-      // which the eleventh round's full run still compiled for up to half a second in its 16-stream windows.
-      int streams = round++ % 2 == 0 ? 4 : 16;
+      // Three shapes in turn. 4 streams and 16: 16 take code paths (and type profiles) 4 never reach, which the
+      // eleventh round's full run still compiled for up to half a second in its 16-stream windows. And one
+      // caller alone, as the latency scenarios call: a lightly loaded proxy takes branches a busy one never
+      // does (an idle audit writer, event loops that sleep between calls), and the full proxy still compiled
+      // for 728 ms in its first closed-loop window after a warm-up of the two busy shapes (twenty-sixth round).
+      int streams = WARMUP_SHAPES[round++ % WARMUP_SHAPES.length];
       for (String name : names) {
-        Long before = lastJit.get(name);
-        if (before != null) {
-          previousJit.put(name, before);
+        ArrayDeque<Long> recent = recentJit.computeIfAbsent(name, n -> new ArrayDeque<>());
+        recent.addLast(warmUpChunk(t.get(name), probes.get(name), chunk, streams));
+        if (recent.size() > WARMUP_SHAPES.length) {
+          recent.removeFirst();
         }
-        lastJit.put(name, warmUpChunk(t.get(name), probes.get(name), chunk, streams));
       }
       each += chunk.toNanos();
-      // Quiet under both shapes: the last two chunks.
-      quiet = round >= 2 && names.stream()
-          .allMatch(n -> lastJit.get(n) <= quietMillis && previousJit.get(n) <= quietMillis);
+      // Quiet under every shape: the last chunk of each.
+      quiet = round >= WARMUP_SHAPES.length && names.stream()
+          .allMatch(n -> recentJit.get(n).stream().allMatch(ms -> ms <= quietMillis));
     } while (each < max && (each < min || !quiet));
     for (String name : names) {
-      long last = Math.max(lastJit.get(name), previousJit.getOrDefault(name, 0L));
+      long last = recentJit.get(name).stream().mapToLong(Long::longValue).max().orElse(0);
       boolean q = last <= quietMillis;
-      log(String.format("warmed up %s for %d s: JIT %d ms in all, at most %d ms in each of its last two %d s chunks%s",
+      log(String.format("warmed up %s for %d s: JIT %d ms in all, at most %d ms in each of its last %d chunks of %d s%s",
           name, TimeUnit.NANOSECONDS.toSeconds(each), probes.get(name).jitMillis() - jitStart.get(name), last,
-          chunk.toSeconds(), q ? "" : o.quick ? " (still compiling: --quick does not wait)"
+          recentJit.get(name).size(), chunk.toSeconds(), q ? "" : o.quick ? " (still compiling: --quick does not wait)"
               : " (still compiling; stopped at " + MAX_WARMUP_FACTOR + "x --proxy-warmup)"));
     }
   }
@@ -496,6 +503,10 @@ public final class BenchRunner {
   private long warmUpChunk(LoadGenerator.Target target, JvmProbe jit, Duration chunk, int streamCount)
       throws Exception {
     long before = jit.jitMillis();
+    if (streamCount == 0) {
+      LoadGenerator.closedLoop(target, 1, Duration.ZERO, chunk);
+      return jit.jitMillis() - before;
+    }
     var streams = CompletableFuture.supplyAsync(() -> {
       try {
         return LoadGenerator.streaming(target, streamCount, o.batchBytes, 64, Duration.ZERO, chunk);
