@@ -503,18 +503,15 @@ public final class BenchRunner {
   private long warmUpChunk(LoadGenerator.Target target, JvmProbe jit, Duration chunk, int streamCount)
       throws Exception {
     long before = jit.jitMillis();
-    if (streamCount == 0) {
-      LoadGenerator.closedLoop(target, 1, Duration.ZERO, chunk);
-      return jit.jitMillis() - before;
-    }
-    var streams = CompletableFuture.supplyAsync(() -> {
-      try {
-        return LoadGenerator.streaming(target, streamCount, o.batchBytes, 64, Duration.ZERO, chunk);
-      } catch (InterruptedException e) {
-        throw new CompletionException(e);
-      }
-    });
-    LoadGenerator.closedLoop(target, 2, Duration.ZERO, chunk);
+    CompletableFuture<?> streams = streamCount == 0 ? CompletableFuture.completedFuture(null)
+        : CompletableFuture.supplyAsync(() -> {
+          try {
+            return LoadGenerator.streaming(target, streamCount, o.batchBytes, 64, Duration.ZERO, chunk);
+          } catch (InterruptedException e) {
+            throw new CompletionException(e);
+          }
+        });
+    LoadGenerator.closedLoop(target, streamCount == 0 ? 1 : 2, Duration.ZERO, chunk);
     streams.join();
     return jit.jitMillis() - before;
   }

@@ -104,14 +104,14 @@ final class Endpoints implements AutoCloseable {
     return backend;
   }
 
+  /** How often a Sparkgate with the policy stage re-reads the backend's profile in the bench (see sparkgateConfig). */
+  static final int PROFILE_REFRESH_SECONDS = 20;
+
   /**
    * The JVM options deploy/ runs Sparkgate with, so that the bench measures the proxy as shipped: the parallel
    * collector (README, "JVM settings"; bench/README.md, fifteenth round) and transparent huge pages for the
    * heap and the compiled code (twenty-first round).
    */
-  /** How often a Sparkgate with the policy stage re-reads the backend's profile in the bench (see sparkgateConfig). */
-  static final int PROFILE_REFRESH_SECONDS = 20;
-
   static final List<String> SHIPPED_JVM = List.of("-XX:+UseParallelGC", "-XX:+UseTransparentHugePages");
 
   /** A proxy JVM with JMX on a loopback port and native memory tracking, for the memory scenarios. */
