@@ -2,6 +2,7 @@ package io.sparkgate.audit;
 
 import io.grpc.Context;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,8 +21,17 @@ public final class CallEvidence {
   /** Evidence of a call made outside the proxy's server (tests, the CLI): recorded nowhere. */
   private static final CallEvidence DETACHED = new CallEvidence();
 
-  /** Sized for a record's twenty-odd fields: the default sixteen slots were rehashed on every call. */
-  private final Map<String, Object> fields = new LinkedHashMap<>(64);
+  /** Room for a record's twenty-odd fields without growing. */
+  private static final int INITIAL_FIELDS = 32;
+
+  /**
+   * Every put in order, as (field, value) pairs: appending costs the serving thread no hashing and no map
+   * node, and the writer folds the pairs into the record's fields ({@link #forEachField}). Lookups scan, and
+   * only rare stages look anything up.
+   */
+  private String[] names = new String[INITIAL_FIELDS]; // guarded by this
+  private Object[] values = new Object[INITIAL_FIELDS]; // guarded by this
+  private int size; // guarded by this
   private boolean sealed; // guarded by this
 
   CallEvidence() {}
@@ -38,7 +48,7 @@ public final class CallEvidence {
   /** Sets one field of the audit record (a later value replaces an earlier one). */
   public synchronized void put(String field, Object value) {
     if (accepts(value)) {
-      fields.put(field, value);
+      append(field, value);
     }
   }
 
@@ -48,7 +58,7 @@ public final class CallEvidence {
    */
   public synchronized void putLater(String field, Supplier<?> value) {
     if (accepts(value)) {
-      fields.put(field, new Later(value));
+      append(field, new Later(value));
     }
   }
 
@@ -56,17 +66,48 @@ public final class CallEvidence {
 
   /** Sets a field only if no stage set it yet (the first request message wins). */
   public synchronized void putIfAbsent(String field, Object value) {
-    if (accepts(value)) {
-      fields.putIfAbsent(field, value);
+    if (accepts(value) && indexOf(field) < 0) {
+      append(field, value);
     }
   }
 
   /** Appends to a list field, e.g. shadow decisions or rewrites. */
   @SuppressWarnings("unchecked")
   public synchronized void add(String field, Object value) {
-    if (accepts(value)) {
-      ((List<Object>) fields.computeIfAbsent(field, k -> new ArrayList<>())).add(value);
+    if (!accepts(value)) {
+      return;
     }
+    int i = indexOf(field);
+    if (i >= 0 && values[i] instanceof Items items) {
+      items.list().add(value);
+    } else {
+      List<Object> list = new ArrayList<>();
+      list.add(value);
+      append(field, new Items(list));
+    }
+  }
+
+  /** A list field's items, told apart from a list that a stage put as a value. */
+  private record Items(List<Object> list) {}
+
+  private void append(String field, Object value) { // guarded by this
+    if (size == names.length) {
+      names = Arrays.copyOf(names, size * 2);
+      values = Arrays.copyOf(values, size * 2);
+    }
+    names[size] = field;
+    values[size] = value;
+    size++;
+  }
+
+  /** The latest pair that set {@code field}, or -1. */
+  private int indexOf(String field) { // guarded by this
+    for (int i = size - 1; i >= 0; i--) {
+      if (names[i].equals(field)) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /** Whether a value may be recorded: not for detached evidence, nor null, nor once the call ended. */
@@ -80,17 +121,28 @@ public final class CallEvidence {
   }
 
   synchronized Object get(String field) {
-    return resolve(fields.get(field));
+    int i = indexOf(field);
+    return i < 0 ? null : resolve(values[i]);
   }
 
-  /** Each field in the order first set, as the record shows it (lists copied, deferred values computed). */
+  /**
+   * Each field in the order first set, with its latest value, as the record shows it (lists copied, deferred
+   * values computed). On the audit writer's thread.
+   */
   synchronized void forEachField(BiConsumer<String, Object> into) {
+    Map<String, Object> fields = new LinkedHashMap<>(size * 2);
+    for (int i = 0; i < size; i++) {
+      fields.put(names[i], values[i]);
+    }
     for (Map.Entry<String, Object> e : fields.entrySet()) {
-      into.accept(e.getKey(), e.getValue() instanceof List<?> list ? List.copyOf(list) : resolve(e.getValue()));
+      into.accept(e.getKey(), resolve(e.getValue()));
     }
   }
 
   private static Object resolve(Object value) {
+    if (value instanceof Items items) {
+      return List.copyOf(items.list());
+    }
     return value instanceof Later later ? later.value().get() : value;
   }
 }

@@ -2,7 +2,6 @@ package io.sparkgate.inspect;
 
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 
 /**
  * One thing the inspector saw in a request: a kind, a subkind and a flat map of string attributes. Flat and
@@ -78,8 +77,8 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
   public Fact {
     Objects.requireNonNull(kind, "kind");
     subkind = subkind == null ? "" : subkind;
-    // Sorted so that printed facts and audit lines are stable.
-    attrs = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(attrs));
+    // Sorted so that printed facts and audit lines are stable; immutable, and not copied when already so.
+    attrs = Attrs.copyOf(attrs);
   }
 
   /** An attribute, or null. */

@@ -1,9 +1,9 @@
 package io.sparkgate.inspect;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * Collects facts for one message. Bounded: a hostile plan could otherwise make millions of facts; past the
@@ -59,8 +59,10 @@ final class FactSink {
   final class Builder {
     private final Fact.Kind kind;
     private final String subkind;
-    // Sorted as the fact keeps them, so that the fact copies it without comparing keys again.
-    private final Map<String, String> attrs = new TreeMap<>();
+    // Pairs in the order put, sorted once as the fact is made (Attrs): no map for a handful of attributes.
+    private String[] names = new String[8];
+    private String[] values = new String[8];
+    private int size;
 
     private Builder(Fact.Kind kind, String subkind) {
       this.kind = kind;
@@ -68,17 +70,43 @@ final class FactSink {
     }
 
     Builder put(String key, Object value) {
-      if (value != null) attrs.put(key, value.toString());
+      if (value != null) set(key, value.toString());
       return this;
     }
 
     Builder putAll(String prefix, Map<String, String> values) {
-      values.forEach((k, v) -> attrs.put(prefix + k, v));
+      values.forEach((k, v) -> set(prefix + k, v));
       return this;
     }
 
+    /** A later value for a name replaces the earlier one. */
+    private void set(String name, String value) {
+      if (names == null) {
+        throw new IllegalStateException("this fact was already emitted");
+      }
+      for (int i = 0; i < size; i++) {
+        if (names[i].equals(name)) {
+          values[i] = value;
+          return;
+        }
+      }
+      if (size == names.length) {
+        names = Arrays.copyOf(names, size * 2);
+        values = Arrays.copyOf(values, size * 2);
+      }
+      names[size] = name;
+      values[size] = value;
+      size++;
+    }
+
+    /** Adds the fact; the builder is done (the fact keeps its arrays). */
     void emit() {
-      add(kind, subkind, attrs);
+      if (names == null) {
+        throw new IllegalStateException("this fact was already emitted");
+      }
+      add(kind, subkind, Attrs.sorted(names, values, size));
+      names = null;
+      values = null;
     }
   }
 }

@@ -2,6 +2,7 @@ package io.sparkgate.policy;
 
 import java.util.Collections;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -15,7 +16,18 @@ public final class DecisionCounts {
   private final Map<Key, LongAdder> counts = new ConcurrentHashMap<>();
 
   /** One outcome of one rule. */
-  public record Key(String outcome, String rule) {}
+  public record Key(String outcome, String rule) {
+    // Written out: a record's generated hashCode and equals go through method handles, on every call.
+    @Override
+    public int hashCode() {
+      return 31 * Objects.hashCode(outcome) + Objects.hashCode(rule);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Key k && Objects.equals(outcome, k.outcome) && Objects.equals(rule, k.rule);
+    }
+  }
 
   private void count(String outcome, String rule) {
     LongAdder n = counts.get(new Key(outcome, rule));
