@@ -71,7 +71,10 @@ public final class CallEvidence {
     }
   }
 
-  /** Appends to a list field, e.g. shadow decisions or rewrites. */
+  /**
+   * Appends to a list field, e.g. shadow decisions or rewrites; a value the list already holds is not added
+   * again, so a long stream whose every message matches the same rules keeps one entry per rule.
+   */
   @SuppressWarnings("unchecked")
   public synchronized void add(String field, Object value) {
     if (!accepts(value)) {
@@ -79,7 +82,9 @@ public final class CallEvidence {
     }
     int i = indexOf(field);
     if (i >= 0 && values[i] instanceof Items items) {
-      items.list().add(value);
+      if (!items.list().contains(value)) {
+        items.list().add(value);
+      }
     } else {
       List<Object> list = new ArrayList<>();
       list.add(value);
@@ -92,12 +97,40 @@ public final class CallEvidence {
 
   private void append(String field, Object value) { // guarded by this
     if (size == names.length) {
-      names = Arrays.copyOf(names, size * 2);
-      values = Arrays.copyOf(values, size * 2);
+      // A long stream sets the same fields for every message: fold them before growing, so the pairs stay
+      // as many as the distinct fields, and grow only when most of them are.
+      compact();
+      if (size > names.length * 3 / 4) {
+        names = Arrays.copyOf(names, names.length * 2);
+        values = Arrays.copyOf(values, values.length * 2);
+      }
     }
     names[size] = field;
     values[size] = value;
     size++;
+  }
+
+  /** Each field once, where first set, with its latest value. */
+  private void compact() { // guarded by this
+    int kept = 0;
+    for (int i = 0; i < size; i++) {
+      int at = 0;
+      while (at < kept && !names[at].equals(names[i])) {
+        at++;
+      }
+      if (at == kept) {
+        names[kept++] = names[i];
+      }
+      values[at] = values[i];
+    }
+    Arrays.fill(names, kept, size, null);
+    Arrays.fill(values, kept, size, null);
+    size = kept;
+  }
+
+  /** Pairs the evidence has room for (tests: a long stream must not grow it). */
+  synchronized int slots() {
+    return names.length;
   }
 
   /** The latest pair that set {@code field}, or -1. */

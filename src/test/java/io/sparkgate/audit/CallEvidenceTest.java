@@ -39,6 +39,7 @@ class CallEvidenceTest {
     e.add("audit_rules", "a");
     e.put("rpc", "ExecutePlan");
     e.add("audit_rules", "b");
+    e.add("audit_rules", "a"); // already there
 
     Map<String, Object> first = fields(e);
     e.add("audit_rules", "c");
@@ -77,6 +78,26 @@ class CallEvidenceTest {
     assertEquals(100, fields.size());
     assertEquals(99, fields.get("f99"));
     assertEquals(1, fields.get("f1"));
+  }
+
+  @Test
+  void aLongStream_settingTheSameFields_doesNotGrowTheEvidence() {
+    CallEvidence e = new CallEvidence();
+    e.put("rpc", "AddArtifacts");
+    int slots = e.slots();
+    for (int i = 0; i < 100_000; i++) {
+      e.put("decision", i % 2 == 0 ? "allow" : "deny");
+      e.put("plan_summary", i);
+      e.putIfAbsent("rpc", "other");
+      e.add("audit_rules", "r" + (i % 3));
+    }
+    assertEquals(slots, e.slots());
+    Map<String, Object> fields = fields(e);
+    assertEquals(List.of("rpc", "decision", "plan_summary", "audit_rules"), List.copyOf(fields.keySet()));
+    assertEquals("deny", fields.get("decision"));
+    assertEquals(99_999, fields.get("plan_summary"));
+    assertEquals("AddArtifacts", fields.get("rpc"));
+    assertEquals(List.of("r0", "r1", "r2"), fields.get("audit_rules"));
   }
 
   @Test
