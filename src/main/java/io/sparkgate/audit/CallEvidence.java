@@ -3,9 +3,7 @@ package io.sparkgate.audit;
 import io.grpc.Context;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 
@@ -26,7 +24,7 @@ public final class CallEvidence {
 
   /**
    * Every put in order, as (field, value) pairs: appending costs the serving thread no hashing and no map
-   * node, and the writer folds the pairs into the record's fields ({@link #forEachField}). Lookups scan, and
+   * node, and the writer folds the pairs into the record's fields ({@link #compact}). Lookups scan, and
    * only rare stages look anything up.
    */
   private String[] names = new String[INITIAL_FIELDS]; // guarded by this
@@ -75,7 +73,6 @@ public final class CallEvidence {
    * Appends to a list field, e.g. shadow decisions or rewrites; a value the list already holds is not added
    * again, so a long stream whose every message matches the same rules keeps one entry per rule.
    */
-  @SuppressWarnings("unchecked")
   public synchronized void add(String field, Object value) {
     if (!accepts(value)) {
       return;
@@ -163,12 +160,9 @@ public final class CallEvidence {
    * values computed). On the audit writer's thread.
    */
   synchronized void forEachField(BiConsumer<String, Object> into) {
-    Map<String, Object> fields = new LinkedHashMap<>(size * 2);
+    compact();
     for (int i = 0; i < size; i++) {
-      fields.put(names[i], values[i]);
-    }
-    for (Map.Entry<String, Object> e : fields.entrySet()) {
-      into.accept(e.getKey(), resolve(e.getValue()));
+      into.accept(names[i], resolve(values[i]));
     }
   }
 
