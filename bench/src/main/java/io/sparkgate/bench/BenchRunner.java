@@ -99,7 +99,9 @@ public final class BenchRunner {
     Duration proxyWarmup = Duration.ofSeconds(90); // per Sparkgate variant, before any scenario
     int[] rates = {500, 1000, 2000};
     int[] streams = {1, 4, 16};
-    int rounds = 3; // interleaved rounds of the latency and streaming scenarios
+    // Interleaved rounds of the latency and streaming scenarios. Five: with three, one slow round of 10 s could
+    // move a streaming median by 10% (bench/README.md, twenty-eighth round).
+    int rounds = 5;
     Duration alternating = Duration.ofSeconds(300); // the alternating latency scenario's length
     Duration bucket = Duration.ofSeconds(5); // its calls grouped for the paired figures
     int openCycles = 20; // the open loop's cycles: each endpoint one slice per cycle, at each rate
