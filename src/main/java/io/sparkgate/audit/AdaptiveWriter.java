@@ -153,6 +153,14 @@ final class AdaptiveWriter {
     }
   }
 
+  /**
+   * On the writer thread, last thing before it returns: there is no thread left to move, so a move that fails
+   * from now on is no sign of records waiting (at close the writer is hurried, and may finish first).
+   */
+  void writerStopped() {
+    writerTid = null;
+  }
+
   /** Moves an idle writer back to batch now: at close, everything queued is written at once. */
   void hurry() {
     boostWanted.set(true);
@@ -183,11 +191,15 @@ final class AdaptiveWriter {
       }
       long since = waitingSince;
       boolean late = since != 0 && System.nanoTime() - since > MAX_WAIT_NANOS;
-      if ((boostWanted.get() || late) && idle && writerTid != null) {
-        if (BackgroundPriority.batchThread(writerTid)) {
+      String tid = writerTid;
+      if ((boostWanted.get() || late) && idle && tid != null) {
+        if (BackgroundPriority.batchThread(tid)) {
           idle = false;
           boosts++;
           log.debug("audit writer behind: now SCHED_BATCH");
+        } else if (writerTid == null) {
+          // The writer finished (at close, hurried) while chrt looked for it: nothing was left behind.
+          log.debug("audit writer stopped before it could be moved to SCHED_BATCH");
         } else if (!warned) {
           // Tried again at the next look while records wait; said once.
           warned = true;

@@ -276,6 +276,16 @@ public final class AuditLog implements AutoCloseable {
   }
 
   private void writeLoop() {
+    try {
+      writeRecords();
+    } finally {
+      if (adaptive != null) {
+        adaptive.writerStopped();
+      }
+    }
+  }
+
+  private void writeRecords() {
     // Woken every linger while calls come, the writer used to preempt an event loop in the middle of a call.
     // As a batch thread it waits for the next switch instead, with its full share of CPU (two same-run A/Bs:
     // -19 and -28 us p50, +8% and +9% calls/s at saturation). Where the process may move it back, it idles
