@@ -10,6 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -22,6 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 class AdaptiveWriterTest {
 
@@ -137,10 +142,8 @@ class AdaptiveWriterTest {
     assumeLinuxWith("chrt");
     AdaptiveWriter adaptive = AdaptiveWriter.probe(10_000, () -> 1);
     assumeTrue(adaptive != null, "this process may not leave SCHED_IDLE (not root, no CAP_SYS_NICE)");
-    ch.qos.logback.classic.Logger logger =
-        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(AdaptiveWriter.class);
-    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
-        new ch.qos.logback.core.read.ListAppender<>();
+    Logger logger = (Logger) LoggerFactory.getLogger(AdaptiveWriter.class);
+    ListAppender<ILoggingEvent> seen = new ListAppender<>();
     seen.start();
     logger.addAppender(seen);
     try {
@@ -154,7 +157,7 @@ class AdaptiveWriterTest {
       // The booster acts within milliseconds of being woken (one chrt); give it far longer.
       Thread.sleep(500);
       assertEquals(0, adaptive.boosts(), "no thread was moved");
-      assertTrue(seen.list.stream().noneMatch(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN),
+      assertTrue(seen.list.stream().noneMatch(e -> e.getLevel() == Level.WARN),
           () -> "no warning about records left behind: " + seen.list);
     } finally {
       logger.detachAppender(seen);
