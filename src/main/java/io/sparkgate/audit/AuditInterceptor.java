@@ -94,6 +94,8 @@ public final class AuditInterceptor implements ServerInterceptor {
   private final class Audited<ReqT, RespT> extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
     /** A first request message up to this size is hashed and scanned by the writer; larger ones at once. */
     private static final int DEFERRED_REQUEST_BYTES = 64 * 1024;
+    /** A later response's row count follows its session id (a UUID): well within its first bytes. */
+    private static final int ROW_COUNT_BYTES = 256;
 
     private final CallEvidence evidence;
     private final WireScanner requestScanner;
@@ -131,7 +133,8 @@ public final class AuditInterceptor implements ServerInterceptor {
           if (sent == 0) {
             rows += payload.read(firstResponse);
           } else if (responseScanner.countsRows()) {
-            rows += payload.read(responseScanner.rowsOnly());
+            Long counted = payload.readHead(ROW_COUNT_BYTES, responseScanner.rowsOnly());
+            rows += counted == null ? 0 : counted;
           }
         } catch (IOException e) {
           // Only a bug in the transport's buffers could get here; the record keeps what it has.

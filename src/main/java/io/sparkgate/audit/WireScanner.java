@@ -24,7 +24,7 @@ final class WireScanner {
   private final int batchField;
   private final int rowCountField;
   /** Reads a message up to its row count only (one reader for every call, not one per call). */
-  private final Payload.Reader<Long> rowsOnly = in -> scan(in, null);
+  private final Payload.Reader<Long> rowsOnly = this::rowsOf;
 
   /** Scans for the fields of {@code type} with these names that exist in it, e.g. "operation_id". */
   WireScanner(Descriptor type, Set<String> names) {
@@ -57,16 +57,41 @@ final class WireScanner {
     return batchField != 0;
   }
 
-  /** {@link #scan} without fields, as a payload reader: the later messages of a call whose rows count. */
+  /**
+   * The later messages of a call whose rows count, as a payload reader ({@link Payload#readHead}): reads up
+   * to the batch's row count, which precedes its data, and returns it; null when what it was shown (a prefix
+   * of the message, a malformed message, or one without a batch) ended before a count was known.
+   */
   Payload.Reader<Long> rowsOnly() {
     return rowsOnly;
   }
 
+  private Long rowsOf(CodedInputStream in) {
+    try {
+      for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+        if (WireFormat.getTagFieldNumber(tag) == batchField
+            && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+          // No limit pushed: a view of the first bytes only refuses a limit past its end.
+          int length = in.readRawVarint32();
+          int end = in.getTotalBytesRead() + length;
+          long rows = rowCount(in, end);
+          // No count before the batch's end: proto3 leaves a count of 0 out. Else the view ended first.
+          return rows >= 0 ? Long.valueOf(rows) : in.getTotalBytesRead() == end ? Long.valueOf(0) : null;
+        }
+        if (!in.skipField(tag)) {
+          return null;
+        }
+      }
+      return null; // no batch in what was shown: if that was all of it, the caller counts 0
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
   /**
-   * Hands each wanted field present in the message to {@code into} (when not null) and returns the rows of
-   * its arrow batch (0 when it has none, or rows are not counted). Without {@code into} the scan stops at the
-   * row count, which precedes the batch's data. A malformed message yields what was read before the fault:
-   * the inspector, not the audit, reports malformed requests.
+   * Hands each wanted field present in the message to {@code into} and returns the rows of its arrow batch
+   * (0 when it has none, or rows are not counted). A malformed message yields what was read before the
+   * fault: the inspector, not the audit, reports malformed requests.
    */
   long scan(CodedInputStream in, BiConsumer<String, Object> into) {
     long rows = 0;
@@ -78,15 +103,13 @@ final class WireScanner {
         }
         int number = WireFormat.getTagFieldNumber(tag);
         boolean delimited = WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED;
-        String name = into == null || !delimited ? null : nameOf(number);
+        String name = delimited ? nameOf(number) : null;
         if (name != null) {
           into.accept(name, in.readString());
         } else if (number == batchField && delimited) {
-          int limit = in.pushLimit(in.readRawVarint32());
-          rows = rowCount(in);
-          if (into == null) {
-            return rows;
-          }
+          int length = in.readRawVarint32();
+          int limit = in.pushLimit(length);
+          rows = Math.max(rowCount(in, in.getTotalBytesRead() + length), 0);
           in.skipRawBytes(in.getBytesUntilLimit());
           in.popLimit(limit);
         } else if (!in.skipField(tag)) {
@@ -107,10 +130,16 @@ final class WireScanner {
     return null;
   }
 
-  /** The row count inside an arrow batch, read up to the count (it precedes the data), else 0. */
-  private long rowCount(CodedInputStream in) throws IOException {
-    while (!in.isAtEnd()) {
+  /**
+   * The row count inside an arrow batch that ends at {@code end} (in bytes read), read up to the count (it
+   * precedes the data); -1 when not seen before the batch's end or the end of what can be read.
+   */
+  private long rowCount(CodedInputStream in, int end) throws IOException {
+    while (in.getTotalBytesRead() < end) {
       int tag = in.readTag();
+      if (tag == 0) {
+        break;
+      }
       if (WireFormat.getTagFieldNumber(tag) == rowCountField && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_VARINT) {
         return in.readInt64();
       }
@@ -118,6 +147,6 @@ final class WireScanner {
         break;
       }
     }
-    return 0;
+    return -1;
   }
 }

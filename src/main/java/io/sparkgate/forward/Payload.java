@@ -1,9 +1,11 @@
 package io.sparkgate.forward;
 
 import com.google.protobuf.CodedInputStream;
+import io.grpc.HasByteBuffer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 
 /**
  * One response message on its way from the backend to the client. A large one stays in the transport
@@ -76,6 +78,31 @@ public final class Payload {
     } finally {
       in.reset();
     }
+  }
+
+  /**
+   * Reads the start of the message for a reader that usually needs only its first few bytes (a batch's row
+   * count), without holding on to the rest. Where the first transport buffer holds at least {@code bytes}
+   * bytes, or the whole message, the reader sees that buffer alone, in place; should it need more than it was
+   * shown it returns null, and it is given the whole message, as by {@link #read}. Its result is then the
+   * same as {@link #read}'s.
+   *
+   * <p>Why not {@link #read} every time: reading adopted buffers through {@code mark}/{@code reset} leaves
+   * gRPC's composite buffer marked for good, and a marked buffer keeps each transport buffer it has moved
+   * past until it is closed, so a megabyte batch would hold all of its buffers until the last byte was sent
+   * instead of handing each back to the pool as it goes out.
+   */
+  public <T> T readHead(int bytes, Reader<T> reader) throws IOException {
+    if (this.bytes == null && buffers() instanceof HasByteBuffer in && in.byteBufferSupported()) {
+      ByteBuffer first = in.getByteBuffer();
+      if (first != null && first.remaining() >= Math.min(bytes, length)) {
+        T seen = reader.read(CodedInputStream.newInstance(first));
+        if (seen != null) {
+          return seen;
+        }
+      }
+    }
+    return read(reader);
   }
 
   /** Hands the buffers back to the transport's pool; safe to call more than once. */

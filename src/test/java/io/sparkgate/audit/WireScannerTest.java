@@ -1,12 +1,14 @@
 package io.sparkgate.audit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedInputStream;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
 import java.io.ByteArrayInputStream;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.Set;
@@ -44,12 +46,38 @@ class WireScannerTest {
   }
 
   @Test
-  void laterMessages_rowsOnly_stopAtTheCount() {
+  void laterMessages_rowsOnly_stopAtTheCount() throws Exception {
     byte[] message = batch(99, 1 << 20);
     ByteArrayInputStream stream = new ByteArrayInputStream(message);
-    assertEquals(99, RESPONSES.scan(CodedInputStream.newInstance(stream, 256), null));
+    assertEquals(99L, RESPONSES.rowsOnly().read(CodedInputStream.newInstance(stream, 256)));
     // Stopped at the count, which precedes the data: nearly all of the message was never read.
     assertEquals(true, stream.available() > message.length - 1024);
+  }
+
+  /** Shown the first bytes of a message only (the first transport buffer), as Payload.readHead does. */
+  private static Long rowsOfPrefix(byte[] message, int bytes) throws Exception {
+    return RESPONSES.rowsOnly().read(CodedInputStream.newInstance(ByteBuffer.wrap(message, 0, bytes).slice()));
+  }
+
+  @Test
+  void laterMessages_rowsOnly_fromAPrefix_orNullWhenThePrefixEndsFirst() throws Exception {
+    byte[] message = batch(99, 1 << 20);
+    assertEquals(99L, rowsOfPrefix(message, 256));
+    // Cut before the batch, inside its header, and inside the session id: not known, so null (not 0).
+    for (int cut : new int[] {2, 5, 8, 1}) {
+      assertNull(rowsOfPrefix(message, cut), "cut at " + cut);
+    }
+  }
+
+  @Test
+  void laterMessages_rowsOnly_zeroRowsOrNoBatch() throws Exception {
+    // Proto3 leaves a count of 0 out: a whole batch without one has 0 rows, a prefix of it is not known.
+    byte[] empty = batch(0, 100);
+    assertEquals(0L, RESPONSES.rowsOnly().read(CodedInputStream.newInstance(empty)));
+    assertNull(rowsOfPrefix(empty, 40));
+    // No batch at all: null, which the caller counts as 0 once it has shown the whole message.
+    byte[] none = ExecutePlanResponse.newBuilder().setOperationId("op-3").build().toByteArray();
+    assertNull(RESPONSES.rowsOnly().read(CodedInputStream.newInstance(none)));
   }
 
   @Test
