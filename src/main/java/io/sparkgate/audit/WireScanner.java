@@ -75,8 +75,11 @@ final class WireScanner {
           int length = in.readRawVarint32();
           int end = in.getTotalBytesRead() + length;
           long rows = rowCount(in, end);
+          if (rows >= 0) {
+            return rows;
+          }
           // No count before the batch's end: proto3 leaves a count of 0 out. Else the view ended first.
-          return rows >= 0 ? Long.valueOf(rows) : in.getTotalBytesRead() == end ? Long.valueOf(0) : null;
+          return in.getTotalBytesRead() == end ? Long.valueOf(0) : null;
         }
         if (!in.skipField(tag)) {
           return null;

@@ -82,7 +82,7 @@ public final class Payload {
 
   /**
    * Reads the start of the message for a reader that usually needs only its first few bytes (a batch's row
-   * count), without holding on to the rest. Where the first transport buffer holds at least {@code bytes}
+   * count), without holding on to the rest. Where the first transport buffer holds at least {@code atLeast}
    * bytes, or the whole message, the reader sees that buffer alone, in place; should it need more than it was
    * shown it returns null, and it is given the whole message, as by {@link #read}. Its result is then the
    * same as {@link #read}'s.
@@ -92,10 +92,10 @@ public final class Payload {
    * past until it is closed, so a megabyte batch would hold all of its buffers until the last byte was sent
    * instead of handing each back to the pool as it goes out.
    */
-  public <T> T readHead(int bytes, Reader<T> reader) throws IOException {
-    if (this.bytes == null && buffers() instanceof HasByteBuffer in && in.byteBufferSupported()) {
+  public <T> T readHead(int atLeast, Reader<T> reader) throws IOException {
+    if (bytes == null && buffers() instanceof HasByteBuffer in && in.byteBufferSupported()) {
       ByteBuffer first = in.getByteBuffer();
-      if (first != null && first.remaining() >= Math.min(bytes, length)) {
+      if (first != null && first.remaining() >= Math.min(atLeast, length)) {
         T seen = reader.read(CodedInputStream.newInstance(first));
         if (seen != null) {
           return seen;
