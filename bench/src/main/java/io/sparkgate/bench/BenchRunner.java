@@ -70,6 +70,8 @@ public final class BenchRunner {
   private final Map<String, Map<String, Double>> cpuFigures = new LinkedHashMap<>();
   /** Every round's CPU figure, by scenario and endpoint, in round order (for the paired comparisons). */
   private final Map<String, Map<String, List<Double>>> cpuRounds = new LinkedHashMap<>();
+  /** Per interleaved scenario and endpoint, each round's share of its CPU spent in the kernel (CpuMeter). */
+  private final Map<String, Map<String, List<Double>>> kernelShareRounds = new LinkedHashMap<>();
   /** Scenario -> endpoint -> the key figure of each round (see {@link #interleaved}). */
   private final Map<String, Map<String, List<Double>>> rounds = new LinkedHashMap<>();
   /**
@@ -406,6 +408,7 @@ public final class BenchRunner {
         json.put("closed_loop_p99_rounds", closedLoopP99);
         json.put("jit_ms_per_round", jitMillis);
         json.put("cpu_rounds", cpuRounds);
+        json.put("cpu_kernel_share_rounds", kernelShareRounds);
       }
       json.put("results", results);
       json.put("cpu", cpuFigures);
@@ -427,8 +430,16 @@ public final class BenchRunner {
       }
       probes.clear();
     }
+    Exception jmhFailure = null;
     if (o.jmh && wants("jmh")) {
-      json.put("jmh", jmh());
+      try {
+        json.put("jmh", jmh());
+      } catch (Exception e) {
+        // Last in the run: an hour of figures must not be lost with it. Written below, then the run fails.
+        jmhFailure = e;
+        json.put("jmh_error", String.valueOf(e));
+        log("JMH failed; the other results are written, and the run then fails: " + e);
+      }
     }
     json.put("finished", LocalDateTime.now().toString());
     report(results);
@@ -438,6 +449,9 @@ public final class BenchRunner {
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
     System.out.println(table);
     System.out.println("written " + file);
+    if (jmhFailure != null) {
+      throw jmhFailure;
+    }
   }
 
   /**
@@ -548,6 +562,12 @@ public final class BenchRunner {
         CpuMeter cpu = CpuMeter.start(processes.get(name));
         R r = measurement.run(t.get(name));
         double cores = cpu.coresUsed();
+        double kernel = cpu.kernelShare();
+        kernelShareRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>())
+            .computeIfAbsent(name, k -> new ArrayList<>()).add(kernel);
+        if (!Double.isNaN(kernel)) {
+          log(String.format("  %s: %.0f%% of its CPU in the kernel", name, 100 * kernel));
+        }
         if (jvm != null) {
           // Shows whether a proxy was measured at its steady state or while still compiling.
           long jit = jvm.jitMillis() - jitBefore;

@@ -1,5 +1,8 @@
 package io.sparkgate.bench;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.stream.Stream;
 
@@ -12,11 +15,13 @@ final class CpuMeter {
   private final ProcessHandle process;
   private final long startCpuNanos;
   private final long startWallNanos;
+  private final long[] startTicks;
 
   private CpuMeter(ProcessHandle process) {
     this.process = process;
     this.startCpuNanos = cpuNanos(process);
     this.startWallNanos = System.nanoTime();
+    this.startTicks = userAndKernelTicks(process);
   }
 
   static CpuMeter start(Process process) {
@@ -32,6 +37,40 @@ final class CpuMeter {
   double coresUsed() {
     long wall = System.nanoTime() - startWallNanos;
     return wall == 0 ? 0 : (double) (cpuNanos(process) - startCpuNanos) / wall;
+  }
+
+  /**
+   * The share of the CPU since start spent in the kernel (0 to 1), or NaN where {@code /proc} cannot say. The
+   * same work can cost more CPU in one process than in an identical one (bench/README.md, thirtieth round);
+   * this says on which side of the system-call boundary the extra time is.
+   */
+  double kernelShare() {
+    long[] now = userAndKernelTicks(process);
+    if (startTicks == null || now == null) {
+      return Double.NaN;
+    }
+    long user = now[0] - startTicks[0];
+    long kernel = now[1] - startTicks[1];
+    return user + kernel <= 0 ? Double.NaN : (double) kernel / (user + kernel);
+  }
+
+  /** Clock ticks in user and kernel mode of the processes, from /proc/<pid>/stat; null if unreadable. */
+  private static long[] userAndKernelTicks(ProcessHandle p) {
+    long[] ticks = new long[2];
+    for (ProcessHandle h : (Iterable<ProcessHandle>) Stream.concat(Stream.of(p), p.descendants())::iterator) {
+      try {
+        String stat = Files.readString(Path.of("/proc", Long.toString(h.pid()), "stat"));
+        // After the command name, which may hold spaces and parentheses: state is field 3, utime 14, stime 15.
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        ticks[0] += Long.parseLong(f[11]);
+        ticks[1] += Long.parseLong(f[12]);
+      } catch (IOException | RuntimeException e) {
+        if (h.equals(p)) {
+          return null; // not Linux, or the process is gone; a descendant may end between listing and reading
+        }
+      }
+    }
+    return ticks;
   }
 
   private static long cpuNanos(ProcessHandle p) {
