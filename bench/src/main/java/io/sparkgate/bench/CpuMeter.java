@@ -54,10 +54,15 @@ final class CpuMeter {
     return user + kernel <= 0 ? Double.NaN : (double) kernel / (user + kernel);
   }
 
+  /** The process and its children (nginx's workers), as every figure here counts them. */
+  private static Stream<ProcessHandle> withDescendants(ProcessHandle p) {
+    return Stream.concat(Stream.of(p), p.descendants());
+  }
+
   /** Clock ticks in user and kernel mode of the processes, from /proc/<pid>/stat; null if unreadable. */
   private static long[] userAndKernelTicks(ProcessHandle p) {
     long[] ticks = new long[2];
-    for (ProcessHandle h : (Iterable<ProcessHandle>) Stream.concat(Stream.of(p), p.descendants())::iterator) {
+    for (ProcessHandle h : withDescendants(p).toList()) {
       try {
         String stat = Files.readString(Path.of("/proc", Long.toString(h.pid()), "stat"));
         // After the command name, which may hold spaces and parentheses: state is field 3, utime 14, stime 15.
@@ -74,7 +79,7 @@ final class CpuMeter {
   }
 
   private static long cpuNanos(ProcessHandle p) {
-    return Stream.concat(Stream.of(p), p.descendants())
+    return withDescendants(p)
         .mapToLong(h -> h.info().totalCpuDuration().map(Duration::toNanos).orElse(0L))
         .sum();
   }
