@@ -18,7 +18,9 @@ class CpuMeterTest {
   @Test
   void oneByteReadsAndWritesSpendMostOfTheirTimeInTheKernel() throws Exception {
     double share = kernelShareOf("exec dd if=/dev/zero of=/dev/null bs=1 count=3000000 2>/dev/null");
-    assertTrue(share > 0.6, "dd's kernel share at one byte per system call: " + share);
+    // Not "above 0.6": on a 6.18 kernel with page-table isolation dd spent 55-60% in the kernel (time(1) agreed),
+    // as the user-side half of each system call's entry and exit counts as user time. A loop spends under 1%.
+    assertTrue(share > 0.4, "dd's kernel share at one byte per system call: " + share);
   }
 
   /**
