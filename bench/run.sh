@@ -27,6 +27,12 @@ export PATH="$PATH:/usr/sbin"
 echo "[bench] building the proxy and the benchmarks" >&2
 mvn -B -q -DskipTests -DskipITs install
 mvn -B -q -f bench/pom.xml package
+# The cross-core canary tags each streaming round with where the host had put the two vCPUs (CoreCanary).
+if command -v gcc >/dev/null 2>&1; then
+  gcc -O2 -pthread -o bench/target/xcore bench/tools/xcore.c || echo "[bench] could not build the cross-core canary" >&2
+else
+  echo "[bench] gcc not installed: no cross-core canary, streaming rounds not tagged" >&2
+fi
 
 cp="bench/target/classes:$(cat bench/target/classpath.txt)"
 exec java -Xms1g -Xmx2g -cp "$cp" io.sparkgate.bench.BenchRunner --jar target/sparkgate.jar --out bench/results "$@"

@@ -5,6 +5,7 @@
 // itself. While the file named by the first argument is missing, it sleeps instead. The host may place the
 // two vCPUs on cores that share a last-level cache or on cores that do not; a proxy's copies of socket
 // buffers that a peer process on the other core has just written expect the first.
+// bench/run.sh builds it and the harness runs it beside the streaming windows (CoreCanary); by hand:
 //   gcc -O2 -pthread -o /tmp/xcore bench/tools/xcore.c && /tmp/xcore /tmp/active > /tmp/xcore.log &   (as root)
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -11,6 +11,7 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -80,6 +81,10 @@ public final class BenchRunner {
    * the rounds' own, not the p99 of the round with the median p50.
    */
   private final Map<String, List<Double>> closedLoopP99 = new LinkedHashMap<>();
+  /** Streaming only, when the cross-core canary runs: per scenario and endpoint, each round's share of its
+   * samples with the vCPUs near each other (CoreCanary). */
+  private final Map<String, Map<String, List<Double>>> nearRounds = new LinkedHashMap<>();
+  private CoreCanary canary; // null: not built (no gcc) or --no-canary
 
   private BenchRunner(Options o) {
     this.o = o;
@@ -95,6 +100,7 @@ public final class BenchRunner {
     Set<String> baselineFeatures; // the baseline's features (Endpoints.FEATURES); null: TLS only
     boolean frameRelay; // also measure the FrameRelay baseline
     Path out = Path.of("bench/results");
+    Path canary = Path.of("bench/target/xcore"); // bench/tools/xcore.c, built by bench/run.sh; null: none
     String token;
     Duration warmup = Duration.ofSeconds(5);
     Duration measure = Duration.ofSeconds(10); // per round: latency and streaming run --rounds of them
@@ -143,6 +149,7 @@ public final class BenchRunner {
           }
           case "--no-nginx" -> o.nginx = false;
           case "--no-jmh" -> o.jmh = false;
+          case "--no-canary" -> o.canary = null;
           case "--jar" -> o.jar = Path.of(args[++i]);
           case "--baseline-jar" -> o.baselineJar = Path.of(args[++i]);
           case "--baseline-full" -> o.baselineFeatures = Endpoints.FEATURES;
@@ -350,6 +357,10 @@ public final class BenchRunner {
         }
       }
       log("endpoints up: " + t.keySet());
+      canary = wants("stream") ? CoreCanary.start(o.canary, work) : null;
+      if (canary == null && wants("stream")) {
+        log("no cross-core canary (bench/run.sh builds it with gcc; --no-canary): streaming rounds not tagged");
+      }
       // A fresh proxy JVM spends its first minute or two compiling its hot paths: profiled, C2 took 35-45% of
       // its CPU during the first scenario, with single compilations of Netty's pipeline taking over a second
       // on this machine. Production proxies run for days, so each Sparkgate gets small calls and streams
@@ -409,6 +420,9 @@ public final class BenchRunner {
         json.put("jit_ms_per_round", jitMillis);
         json.put("cpu_rounds", cpuRounds);
         json.put("cpu_kernel_share_rounds", kernelShareRounds);
+        if (!nearRounds.isEmpty()) {
+          json.put("vcpus_near_share_rounds", nearRounds);
+        }
       }
       json.put("results", results);
       json.put("cpu", cpuFigures);
@@ -421,6 +435,9 @@ public final class BenchRunner {
         memory.put("slow_reader", slowReader(t.get(FULL), probes.get(FULL)));
       }
     } finally {
+      if (canary != null) {
+        canary.close();
+      }
       for (JvmProbe probe : probes.values()) {
         try {
           probe.close();
@@ -560,8 +577,21 @@ public final class BenchRunner {
         JvmProbe jvm = probes.get(name);
         long jitBefore = jvm == null ? 0 : jvm.jitMillis();
         CpuMeter cpu = CpuMeter.start(processes.get(name));
+        boolean tagged = canary != null && scenario.startsWith("streaming");
+        if (tagged) {
+          canary.sample();
+        }
+        long measuredFrom = System.nanoTime() + o.warmup.toNanos();
         R r = measurement.run(t.get(name));
         double cores = cpu.coresUsed();
+        if (tagged) {
+          canary.pause();
+          CoreCanary.Window w = canary.window(measuredFrom, System.nanoTime());
+          nearRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).computeIfAbsent(name, k -> new ArrayList<>())
+              .add(w.nearShare());
+          log(String.format("  vCPUs near in %.0f%% of %d canary samples; a cross-core copy %.1f ns/KiB",
+              100 * w.nearShare(), w.samples(), w.crossCopyNsPerKiB()));
+        }
         double kernel = cpu.kernelShare();
         kernelShareRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>())
             .computeIfAbsent(name, k -> new ArrayList<>()).add(kernel);
@@ -751,6 +781,43 @@ public final class BenchRunner {
   }
 
   /** "min-max" of an endpoint's rounds, or "-" for a single round. */
+  /**
+   * Each endpoint's rounds split by the canary's state: the median MB/s of the rounds measured with the vCPUs
+   * near each other (at least 80% of the samples) and of those with them apart (at most 20%). Whichever
+   * state an endpoint's median round fell in moved its figure by up to a fifth (thirty-second round).
+   */
+  private void reportByCoreState(String scenario, Collection<String> names) {
+    Map<String, List<Double>> near = nearRounds.get(scenario);
+    if (near == null) {
+      return;
+    }
+    line("  by the cross-core canary's state in each round (MB/s: median of the rounds with the vCPUs near | apart,"
+        + " and how many):");
+    for (String name : names) {
+      List<Double> shares = near.getOrDefault(name, List.of());
+      List<Double> mbs = rounds.get(scenario).get(name);
+      List<Double> close = new ArrayList<>();
+      List<Double> apart = new ArrayList<>();
+      for (int i = 0; i < shares.size(); i++) {
+        if (shares.get(i) >= 0.8) {
+          close.add(mbs.get(i));
+        } else if (shares.get(i) <= 0.2) {
+          apart.add(mbs.get(i));
+        }
+      }
+      line("  %-15s %9s | %-9s", name, medianOf(close), medianOf(apart));
+    }
+  }
+
+  private static String medianOf(List<Double> xs) {
+    if (xs.isEmpty()) {
+      return "- (0)";
+    }
+    double[] v = xs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    double m = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    return String.format("%.0f (%d)", m, v.length);
+  }
+
   private String spread(String scenario, String name) {
     return spread(rounds.getOrDefault(scenario, Map.of()).get(name));
   }
@@ -944,6 +1011,7 @@ public final class BenchRunner {
             ratio(st, e.getKey(), STREAM, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
             ratio(st, e.getKey(), L7, x -> ((LoadGenerator.Streaming) x).mbPerSecond()));
       }
+      reportByCoreState("streaming_" + s, st.keySet());
       line("");
       if (s >= 4) {
         double f = ((LoadGenerator.Streaming) st.get(FULL)).mbPerSecond();
