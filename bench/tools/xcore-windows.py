@@ -3,8 +3,8 @@
 
 For every streaming window in the bench's log it takes the canary's samples from the end of the window's 5 s
 warm-up to the window's end, and prints the window's MB/s and CPU s/GB (from the result JSON) beside the
-share of samples in which the two vCPUs were near each other (a round trip under NEAR_NS) and the median
-cross-core copy cost; then, per streams and endpoint, the median MB/s of the near and of the far windows.
+share of samples in each vCPU placement (as CoreCanary classifies them: one core, shared L3, apart) and the
+median cross-core copy cost; then, per streams and endpoint, the median MB/s of the windows in each placement.
   bench/tools/xcore-windows.py /tmp/bench.log /tmp/xcore.log bench/results/<run>.json
 """
 import json
@@ -13,7 +13,15 @@ import statistics
 import sys
 from datetime import datetime, timedelta
 
-NEAR_NS = 300  # the round trip was about 150 ns or about 500 ns, nothing between (thirty-second round)
+SHARED_CACHE_NS = 300  # round trips were about 110, 150 or 500 ns (thirty-second round)
+SIBLINGS_NS_PER_KIB = 12  # cross-core copies about 10, 15 or 31 ns/KiB
+PLACEMENTS = ("one core", "shared L3", "apart")
+
+
+def placement(rtt, xcopy):
+    if rtt >= SHARED_CACHE_NS:
+        return "apart"
+    return "one core" if xcopy < SIBLINGS_NS_PER_KIB else "shared L3"
 WARMUP = timedelta(seconds=5)
 
 
@@ -44,19 +52,21 @@ def main(log_path, canary_path, result_path):
         key = f"streaming_{streams}"
         mbs = result["rounds"][key][name][rnd - 1]
         cpu = result["cpu_rounds"].get(key, {}).get(name, [None] * rnd)[rnd - 1]
-        near = sum(1 for s in inside if s[1] < NEAR_NS) / len(inside)
-        rows.append((streams, name, rnd, mbs, cpu, near, statistics.median(s[2] for s in inside), len(inside)))
-    print(f"{'streams':>7} {'endpoint':<16} {'round':>5} {'MB/s':>7} {'CPU s/GB':>8} {'near':>5} {'xcopy ns/KiB':>12} {'samples':>7}")
+        shares = [sum(1 for s in inside if placement(s[1], s[2]) == p) / len(inside) for p in PLACEMENTS]
+        tag = next((p for p, share in zip(PLACEMENTS, shares) if share >= 0.8), "mixed")
+        rows.append((streams, name, rnd, mbs, cpu, tag, statistics.median(s[2] for s in inside), len(inside)))
+    print(f"{'streams':>7} {'endpoint':<16} {'round':>5} {'MB/s':>7} {'CPU s/GB':>8} {'vCPUs':>9} {'xcopy ns/KiB':>12} {'samples':>7}")
     for r in rows:
         cpu = f"{r[4]:.2f}" if r[4] is not None else "-"
-        print(f"{r[0]:>7} {r[1]:<16} {r[2]:>5} {r[3]:>7.0f} {cpu:>8} {r[5]:>5.0%} {r[6]:>12.1f} {r[7]:>7}")
-    print("\nmedian MB/s of the windows with the vCPUs near (near >= 80%) and far (near <= 20%)")
+        print(f"{r[0]:>7} {r[1]:<16} {r[2]:>5} {r[3]:>7.0f} {cpu:>8} {r[5]:>9} {r[6]:>12.1f} {r[7]:>7}")
+    print("\nmedian MB/s of the windows in each placement (and how many)")
     for streams in sorted({r[0] for r in rows}):
         for name in sorted({r[1] for r in rows if r[0] == streams}):
-            near = [r[3] for r in rows if r[0] == streams and r[1] == name and r[5] >= 0.8]
-            far = [r[3] for r in rows if r[0] == streams and r[1] == name and r[5] <= 0.2]
-            fmt = lambda v: f"{statistics.median(v):.0f} ({len(v)})" if v else "-"
-            print(f"  x{streams} {name:<16} near {fmt(near):>10}   far {fmt(far):>10}")
+            cells = []
+            for p in PLACEMENTS:
+                v = [r[3] for r in rows if r[0] == streams and r[1] == name and r[5] == p]
+                cells.append(f"{p} {statistics.median(v):.0f} ({len(v)})" if v else f"{p} -")
+            print(f"  x{streams} {name:<16} " + "   ".join(cells))
 
 
 if __name__ == "__main__":

@@ -81,9 +81,8 @@ public final class BenchRunner {
    * the rounds' own, not the p99 of the round with the median p50.
    */
   private final Map<String, List<Double>> closedLoopP99 = new LinkedHashMap<>();
-  /** Streaming only, when the cross-core canary runs: per scenario and endpoint, each round's share of its
-   * samples with the vCPUs near each other (CoreCanary). */
-  private final Map<String, Map<String, List<Double>>> nearRounds = new LinkedHashMap<>();
+  /** Streaming only, when the cross-core canary runs: per scenario and endpoint, each round's vCPU placement. */
+  private final Map<String, Map<String, List<String>>> placementRounds = new LinkedHashMap<>();
   private CoreCanary canary; // null: not built (no gcc) or --no-canary
 
   private BenchRunner(Options o) {
@@ -420,8 +419,8 @@ public final class BenchRunner {
         json.put("jit_ms_per_round", jitMillis);
         json.put("cpu_rounds", cpuRounds);
         json.put("cpu_kernel_share_rounds", kernelShareRounds);
-        if (!nearRounds.isEmpty()) {
-          json.put("vcpus_near_share_rounds", nearRounds);
+        if (!placementRounds.isEmpty()) {
+          json.put("vcpu_placement_rounds", placementRounds);
         }
       }
       json.put("results", results);
@@ -587,10 +586,10 @@ public final class BenchRunner {
         if (tagged) {
           canary.pause();
           CoreCanary.Window w = canary.window(measuredFrom, System.nanoTime());
-          nearRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).computeIfAbsent(name, k -> new ArrayList<>())
-              .add(w.nearShare());
-          log(String.format("  vCPUs near in %.0f%% of %d canary samples; a cross-core copy %.1f ns/KiB",
-              100 * w.nearShare(), w.samples(), w.crossCopyNsPerKiB()));
+          placementRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>())
+              .computeIfAbsent(name, k -> new ArrayList<>()).add(w.placement().label);
+          log(String.format("  vCPUs %s (%d canary samples); a cross-core copy %.1f ns/KiB", w.placement().label,
+              w.samples(), w.crossCopyNsPerKiB()));
         }
         double kernel = cpu.kernelShare();
         kernelShareRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>())
@@ -782,30 +781,34 @@ public final class BenchRunner {
 
   /** "min-max" of an endpoint's rounds, or "-" for a single round. */
   /**
-   * Each endpoint's rounds split by the canary's state: the median MB/s of the rounds measured with the vCPUs
-   * near each other (at least 80% of the samples) and of those with them apart (at most 20%). Whichever
-   * state an endpoint's median round fell in moved its figure by up to a fifth (thirty-second round).
+   * Each endpoint's rounds by the vCPU placement the canary saw (CoreCanary): the median MB/s of its rounds in
+   * each placement, and how many. Whichever placement an endpoint's median round fell in moved its figure by
+   * up to a fifth (thirty-second round), so endpoints compare best within one column.
    */
   private void reportByCoreState(String scenario, Collection<String> names) {
-    Map<String, List<Double>> near = nearRounds.get(scenario);
-    if (near == null) {
+    Map<String, List<String>> placements = placementRounds.get(scenario);
+    if (placements == null) {
       return;
     }
-    line("  by the cross-core canary's state in each round (MB/s: median of the rounds with the vCPUs near | apart,"
-        + " and how many):");
+    List<CoreCanary.Placement> columns = List.of(CoreCanary.Placement.values());
+    StringBuilder head = new StringBuilder(String.format("  %-15s", "vCPUs:"));
+    columns.forEach(c -> head.append(String.format(" %12s", c.label)));
+    line("  MB/s by the vCPUs' placement in each round (median of those rounds, and how many):");
+    line("%s", head);
     for (String name : names) {
-      List<Double> shares = near.getOrDefault(name, List.of());
+      List<String> tags = placements.getOrDefault(name, List.of());
       List<Double> mbs = rounds.get(scenario).get(name);
-      List<Double> close = new ArrayList<>();
-      List<Double> apart = new ArrayList<>();
-      for (int i = 0; i < shares.size(); i++) {
-        if (shares.get(i) >= 0.8) {
-          close.add(mbs.get(i));
-        } else if (shares.get(i) <= 0.2) {
-          apart.add(mbs.get(i));
+      StringBuilder row = new StringBuilder(String.format("  %-15s", name));
+      for (CoreCanary.Placement c : columns) {
+        List<Double> in = new ArrayList<>();
+        for (int i = 0; i < tags.size(); i++) {
+          if (tags.get(i).equals(c.label)) {
+            in.add(mbs.get(i));
+          }
         }
+        row.append(String.format(" %12s", medianOf(in)));
       }
-      line("  %-15s %9s | %-9s", name, medianOf(close), medianOf(apart));
+      line("%s", row);
     }
   }
 

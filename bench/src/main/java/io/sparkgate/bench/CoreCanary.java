@@ -13,33 +13,52 @@ import java.util.regex.Pattern;
 
 /**
  * Where the host has put the VM's two vCPUs while a streaming window runs. On this project's VMs the host
- * moves them, for seconds to minutes at a time, between cores that share a last-level cache (a round trip
- * between them of about 150 ns) and cores that do not (about 500 ns); in the second state a copy of data the
- * other core has just written takes twice as long, and every proxy streams slower (bench/README.md,
- * thirty-second round). Each streaming round is tagged with the share of samples in which the vCPUs were near,
- * so a round's figure can be read against the state it was measured in.
+ * moves them, for seconds to minutes at a time, between three placements, each with its own cost of moving
+ * data between them: the two hardware threads of one core (a round trip of about 110 ns, and a 256 KiB copy
+ * of what the other vCPU has just written at 10 ns/KiB, as fast as a copy within one), two cores that share
+ * a last-level cache (150 ns, 15 ns/KiB) and two cores that do not (500 ns, 31 ns/KiB). Every endpoint
+ * streams at a different speed in each (bench/README.md, thirty-second round), so each streaming round is
+ * tagged with the placement it ran in and its figure can be read against it.
  *
  * <p>The probe is {@code bench/tools/xcore.c}, which {@code bench/run.sh} compiles where gcc is installed; it
  * samples only while its gate file exists, so the latency scenarios run without it.
  */
 final class CoreCanary implements AutoCloseable {
-  /** Round trips were near 150 ns or near 500 ns, nothing between; this splits them. */
-  static final double NEAR_NS = 300;
+  /** Round trips were about 110, 150 or 500 ns: this splits the last from the others. */
+  static final double SHARED_CACHE_NS = 300;
+  /** Cross-core copies ran at about 10, 15 or 31 ns/KiB: this splits the first from the others. */
+  static final double SIBLINGS_NS_PER_KIB = 12;
+  /** A window is in one placement when at least this share of its samples were. */
+  static final double DOMINANT = 0.8;
   private static final Pattern SAMPLE = Pattern.compile("rtt_ns_p50=(\\S+) xcopy_ns_per_KiB=(\\S+)");
 
   private final Process process;
   private final Path gate;
   private final List<Sample> samples = new ArrayList<>(); // guarded by itself
 
-  /** One sample: when it was read, its median round trip and its median cross-core copy cost. */
-  record Sample(long nanoTime, double roundTripNs, double crossCopyNsPerKiB) {
-    boolean near() {
-      return roundTripNs < NEAR_NS;
+  /** Where the two vCPUs were. */
+  enum Placement {
+    SIBLINGS("one core"), SHARED_CACHE("shared L3"), APART("apart"), MIXED("mixed");
+
+    final String label;
+
+    Placement(String label) {
+      this.label = label;
     }
   }
 
-  /** The share of a window's samples with the vCPUs near, and their median cross-core copy cost. */
-  record Window(int samples, double nearShare, double crossCopyNsPerKiB) {}
+  /** One sample: when it was read, its median round trip and its median cross-core copy cost. */
+  record Sample(long nanoTime, double roundTripNs, double crossCopyNsPerKiB) {
+    Placement placement() {
+      if (roundTripNs >= SHARED_CACHE_NS) {
+        return Placement.APART;
+      }
+      return crossCopyNsPerKiB < SIBLINGS_NS_PER_KIB ? Placement.SIBLINGS : Placement.SHARED_CACHE;
+    }
+  }
+
+  /** A window's samples: how many, the placement of at least {@link #DOMINANT} of them, their median copy cost. */
+  record Window(int samples, Placement placement, double crossCopyNsPerKiB) {}
 
   private CoreCanary(Process process, Path gate) {
     this.process = process;
@@ -81,11 +100,16 @@ final class CoreCanary implements AutoCloseable {
       }
     }
     if (in.isEmpty()) {
-      return new Window(0, Double.NaN, Double.NaN);
+      return new Window(0, Placement.MIXED, Double.NaN);
     }
-    double near = in.stream().filter(Sample::near).count() / (double) in.size();
+    Placement dominant = Placement.MIXED;
+    for (Placement p : Placement.values()) {
+      if (in.stream().filter(x -> x.placement() == p).count() >= DOMINANT * in.size()) {
+        dominant = p;
+      }
+    }
     double[] copies = in.stream().mapToDouble(Sample::crossCopyNsPerKiB).sorted().toArray();
-    return new Window(in.size(), near, copies[copies.length / 2]);
+    return new Window(in.size(), dominant, copies[copies.length / 2]);
   }
 
   private void read() {
