@@ -779,7 +779,6 @@ public final class BenchRunner {
         paired.differences().size()));
   }
 
-  /** "min-max" of an endpoint's rounds, or "-" for a single round. */
   /**
    * Each endpoint's rounds by the vCPU placement the canary saw (CoreCanary): the median MB/s of its rounds in
    * each placement, and how many. Whichever placement an endpoint's median round fell in moved its figure by
@@ -821,6 +820,7 @@ public final class BenchRunner {
     return String.format("%.0f (%d)", m, v.length);
   }
 
+  /** "min-max" of an endpoint's rounds, or "-" for a single round. */
   private String spread(String scenario, String name) {
     return spread(rounds.getOrDefault(scenario, Map.of()).get(name));
   }
