@@ -25,13 +25,8 @@ class CoreCanaryTest {
       long before = System.nanoTime();
       Thread.sleep(300);
       assertEquals(0, canary.window(before, System.nanoTime()).samples(), "sampled with the gate shut");
-      canary.sample();
-      long from = System.nanoTime();
-      Thread.sleep(500);
-      canary.pause();
-      Thread.sleep(100); // a sample already printed may still be read
+      CoreCanary.Window w = openFor(canary, 500);
       long to = System.nanoTime();
-      CoreCanary.Window w = canary.window(from, to);
       assertTrue(w.samples() >= 3, "samples while open: " + w.samples());
       assertEquals(CoreCanary.Placement.SHARED_CACHE, w.placement());
       assertEquals(14.5, w.crossCopyNsPerKiB());
@@ -46,11 +41,7 @@ class CoreCanaryTest {
     Path probe = script("while :; do [ -e \"$1\" ] && echo 'T 0 rtt_ns_p10=1 rtt_ns_p50=150 xcopy_ns_per_KiB=15.0 x'"
         + " && echo 'T 0 rtt_ns_p10=1 rtt_ns_p50=500 xcopy_ns_per_KiB=31.0 x'; sleep 0.05; done");
     try (CoreCanary canary = CoreCanary.start(probe, work)) {
-      long from = System.nanoTime();
-      canary.sample();
-      Thread.sleep(500);
-      canary.pause();
-      CoreCanary.Window w = canary.window(from, System.nanoTime());
+      CoreCanary.Window w = openFor(canary, 500);
       assertTrue(w.samples() >= 4, "samples: " + w.samples());
       assertEquals(CoreCanary.Placement.MIXED, w.placement());
     }
@@ -98,6 +89,16 @@ class CoreCanaryTest {
       assertTrue(w.crossCopyNsPerKiB() > 0 && w.crossCopyNsPerKiB() < 10_000, "copy cost " + w.crossCopyNsPerKiB());
       assertTrue(w.placement() != CoreCanary.Placement.MIXED, "one sample has one placement: " + w);
     }
+  }
+
+  /** Opens the gate for {@code millis}, then the window from opening to a moment after shutting it. */
+  private static CoreCanary.Window openFor(CoreCanary canary, long millis) throws Exception {
+    long from = System.nanoTime();
+    canary.sample();
+    Thread.sleep(millis);
+    canary.pause();
+    Thread.sleep(100); // a sample already printed may still be read
+    return canary.window(from, System.nanoTime());
   }
 
   private Path script(String body) throws Exception {
