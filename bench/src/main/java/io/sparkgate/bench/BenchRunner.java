@@ -784,7 +784,7 @@ public final class BenchRunner {
    * each placement, and how many. Whichever placement an endpoint's median round fell in moved its figure by
    * up to a fifth (thirty-second round), so endpoints compare best within one column.
    */
-  private void reportByCoreState(String scenario, Collection<String> names) {
+  private void reportByPlacement(String scenario, Collection<String> names) {
     Map<String, List<String>> placements = placementRounds.get(scenario);
     if (placements == null) {
       return;
@@ -805,19 +805,11 @@ public final class BenchRunner {
             in.add(mbs.get(i));
           }
         }
-        row.append(String.format(" %12s", medianOf(in)));
+        String cell = in.isEmpty() ? "- (0)" : String.format("%.0f (%d)", Paired.median(in), in.size());
+        row.append(String.format(" %12s", cell));
       }
       line("%s", row);
     }
-  }
-
-  private static String medianOf(List<Double> xs) {
-    if (xs.isEmpty()) {
-      return "- (0)";
-    }
-    double[] v = xs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-    double m = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-    return String.format("%.0f (%d)", m, v.length);
   }
 
   /** "min-max" of an endpoint's rounds, or "-" for a single round. */
@@ -1014,7 +1006,7 @@ public final class BenchRunner {
             ratio(st, e.getKey(), STREAM, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
             ratio(st, e.getKey(), L7, x -> ((LoadGenerator.Streaming) x).mbPerSecond()));
       }
-      reportByCoreState("streaming_" + s, st.keySet());
+      reportByPlacement("streaming_" + s, st.keySet());
       line("");
       if (s >= 4) {
         double f = ((LoadGenerator.Streaming) st.get(FULL)).mbPerSecond();

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -71,7 +72,7 @@ class CoreCanaryTest {
     try {
       gcc = new ProcessBuilder("gcc", "-O2", "-pthread", "-o", binary.toString(), source.toString())
           .redirectErrorStream(true).start();
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       assumeTrue(false, "no gcc: " + e.getMessage());
       return;
     }
