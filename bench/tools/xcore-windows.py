@@ -15,14 +15,15 @@ from datetime import datetime, timedelta
 
 SHARED_CACHE_NS = 300  # round trips were about 110, 150 or 500 ns (thirty-second round)
 SIBLINGS_NS_PER_KIB = 12  # cross-core copies about 10, 15 or 31 ns/KiB
+DOMINANT = 0.8  # a window is in one placement when at least this share of its samples were (CoreCanary)
 PLACEMENTS = ("one core", "shared L3", "apart")
+WARMUP = timedelta(seconds=5)
 
 
 def placement(rtt, xcopy):
     if rtt >= SHARED_CACHE_NS:
         return "apart"
     return "one core" if xcopy < SIBLINGS_NS_PER_KIB else "shared L3"
-WARMUP = timedelta(seconds=5)
 
 
 def clock(s):
@@ -53,7 +54,7 @@ def main(log_path, canary_path, result_path):
         mbs = result["rounds"][key][name][rnd - 1]
         cpu = result["cpu_rounds"].get(key, {}).get(name, [None] * rnd)[rnd - 1]
         shares = [sum(1 for s in inside if placement(s[1], s[2]) == p) / len(inside) for p in PLACEMENTS]
-        tag = next((p for p, share in zip(PLACEMENTS, shares) if share >= 0.8), "mixed")
+        tag = next((p for p, share in zip(PLACEMENTS, shares) if share >= DOMINANT), "mixed")
         rows.append((streams, name, rnd, mbs, cpu, tag, statistics.median(s[2] for s in inside), len(inside)))
     print(f"{'streams':>7} {'endpoint':<16} {'round':>5} {'MB/s':>7} {'CPU s/GB':>8} {'vCPUs':>9} {'xcopy ns/KiB':>12} {'samples':>7}")
     for r in rows:
