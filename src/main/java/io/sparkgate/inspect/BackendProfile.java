@@ -48,7 +48,7 @@ public record BackendProfile(String sparkVersion, List<String> extensions, Map<S
   /** A fresh session on this backend. */
   public SessionView freshSession() {
     return new SessionView.Fixed(defaultCatalog, "default", catalogNames(), null, defaultFs, Set.copyOf(extensions),
-        Set.of());
+        Set.of(), Set.of());
   }
 
   /** This profile with each non-null override applied (configuration pins what the backend reports). */

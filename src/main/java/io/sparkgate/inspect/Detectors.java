@@ -69,7 +69,7 @@ final class Detectors {
       case "CreateDataFrameViewCommand" -> sink.fact(Fact.Kind.CATALOG_OP, "create_temp_view")
           .put("name", frame.str("name")).put("global", frame.str("is_global"))
           .put("where", frame.path()).emit();
-      case "Catalog" -> catalog(frame.message(), frame.path());
+      case "Catalog" -> catalog(frame.message(), frame.path(), session);
       case "PythonUDF", "ScalarScalaUDF", "JavaUDF", "PythonUDTF", "PythonDataSource" -> userCode(frame);
       case "StreamingQueryListenerCommand" -> {
         int payload = Proto.bytesSize(frame.message(), "listener_payload");
@@ -164,7 +164,7 @@ final class Detectors {
     String where = frame.path();
     Map<String, String> options = Proto.stringMap(m, "options");
     boolean streaming = frame.parent() != null && "true".equals(Proto.str(frame.parent().message(), "is_streaming"));
-    sink.fact(Fact.Kind.DATA_SOURCE, streaming ? "stream_read" : "read").put("format", Proto.str(m, "format"))
+    sink.fact(Fact.Kind.DATA_SOURCE, streaming ? "stream_read" : "read").put("format", format(Proto.str(m, "format")))
         .put("paths", String.join(",", Proto.strings(m, "paths"))).putAll("option.", options)
         .put("predicates", Proto.strings(m, "predicates").isEmpty() ? null : String.join(" AND ", Proto.strings(m, "predicates")))
         .put("where", where).emit();
@@ -178,7 +178,7 @@ final class Detectors {
       table(Fact.Kind.TABLE_WRITE, Proto.str(t, "save_method").toLowerCase(Locale.ROOT).replace("table_save_method_", ""),
           Proto.str(t, "table_name"), options, session, where);
     } else {
-      sink.fact(Fact.Kind.DATA_SOURCE, "write").put("format", Proto.str(m, "source")).put("paths", Proto.str(m, "path"))
+      sink.fact(Fact.Kind.DATA_SOURCE, "write").put("format", format(Proto.str(m, "source"))).put("paths", Proto.str(m, "path"))
           .put("mode", Proto.str(m, "mode")).putAll("option.", options).put("where", where).emit();
     }
   }
@@ -189,11 +189,21 @@ final class Detectors {
     if (table != null) {
       table(Fact.Kind.TABLE_WRITE, "stream", table, options, session, where);
     } else {
-      sink.fact(Fact.Kind.DATA_SOURCE, "stream_write").put("format", Proto.str(m, "format"))
+      sink.fact(Fact.Kind.DATA_SOURCE, "stream_write").put("format", format(Proto.str(m, "format")))
           .put("paths", Proto.str(m, "path")).put("sink", Proto.oneofCase(m, "sink_destination"))
           .putAll("option.", options).put("where", where).emit();
     }
   }
+
+  /**
+   * A reader's or writer's format; without one Spark uses spark.sql.sources.default, named here so that an
+   * allowlist can allow it (the name resolves to no data source if a client sends it as a format).
+   */
+  static String format(String f) {
+    return f == null || f.isEmpty() ? DEFAULT_FORMAT : f;
+  }
+
+  static final String DEFAULT_FORMAT = "(default)";
 
   /** A DataFrame-side table name, parsed as Spark's parseMultipartIdentifier does. */
   private TableRef table(Fact.Kind kind, String subkind, String ident, Map<String, String> options,
@@ -245,7 +255,7 @@ final class Detectors {
 
   // ---- catalog, config, functions ---------------------------------------------------------------------------
 
-  private void catalog(Message m, String where) {
+  private void catalog(Message m, String where, SessionView session) {
     String op = Proto.oneofCase(m, "cat_type");
     if (op == null) {
       sink.unclassified("unknown_case", where, "Catalog with no operation");
@@ -253,6 +263,13 @@ final class Detectors {
     }
     Message sub = (Message) m.getField(Proto.field(m, op));
     FactSink.Builder b = sink.fact(Fact.Kind.CATALOG_OP, op).put("source", "catalog_rpc").put("where", where);
+    if (op.equals("cache_table") || op.equals("uncache_table")) {
+      List<String> parts = Proto.str(sub, "table_name") == null ? null : sql.multipartIdentifier(Proto.str(sub, "table_name"));
+      if (parts != null) {
+        String table = TableRef.resolve(parts, session.currentCatalog(), session.currentDatabase(), session).qualified();
+        b.put("table", table).put("own", op.equals("uncache_table") && session.cachedBySession(table) ? "true" : null);
+      }
+    }
     String provider = Proto.str(sub, "source");
     if (provider != null && op.startsWith("create_")) {
       // catalog.createTable(name, path, source, ...): the source is a data source like a reader's format.

@@ -12,13 +12,14 @@ import java.util.function.Supplier;
  * Per (user, session id): the current catalog and database, so unqualified names resolve as the server
  * resolves them. Updated from the facts of requests the backend accepted (USE, SET CATALOG, catalog RPC
  * set_current_*, Config set of spark.sql.defaultCatalog, SET TIME ZONE) and the temporary SQL functions
- * it created (so that calling them is known not to reach a built-in). Sessions not seen for
+ * it created (so that calling them is known not to reach a built-in) and the tables it cached (so that it may
+ * uncache those, and only those: Spark's cache is shared by every session). Sessions not seen for
  * {@code idle} are forgotten. Thread-safe.
  */
 public final class SessionTracker {
   private record Key(String userId, String sessionId) {}
 
-  private record State(String catalog, String database, String timeZone, Set<String> functions) {}
+  private record State(String catalog, String database, String timeZone, Set<String> functions, Set<String> cached) {}
 
   /** A profile's fresh session, built once: most calls are on sessions that never changed catalog. */
   private record Fresh(BackendProfile profile, SessionView.Fixed view) {}
@@ -38,7 +39,7 @@ public final class SessionTracker {
     Fresh f = fresh(profile.get());
     State s = sessions.getIfPresent(new Key(userId, sessionId));
     if (s == null) return f.view();
-    return f.view().withState(s.catalog(), s.database(), s.timeZone(), s.functions());
+    return f.view().withState(s.catalog(), s.database(), s.timeZone(), s.functions(), s.cached());
   }
 
   private Fresh fresh(BackendProfile p) {
@@ -62,6 +63,7 @@ public final class SessionTracker {
     String database = null;
     String tz = null;
     Set<String> functions = null;
+    Set<String> cached = null;
     for (Fact f : facts.all()) {
       boolean setCatalog = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_catalog");
       boolean setDatabase = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_database");
@@ -70,15 +72,22 @@ public final class SessionTracker {
       boolean setTimeZone = "spark.sql.session.timeZone".equals(config);
       boolean tempFunction = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("create_sql_function")
           && "true".equals(f.get("temporary")) && f.get("name") != null;
-      if (!setCatalog && !setDatabase && !setDefaultCatalog && !setTimeZone && !tempFunction) continue;
+      String cache = f.kind() == Fact.Kind.CATALOG_OP && f.get("table") != null
+          && (f.subkind().equals("cache_table") || f.subkind().equals("uncache_table")) ? f.subkind() : null;
+      if (!setCatalog && !setDatabase && !setDefaultCatalog && !setTimeZone && !tempFunction && cache == null) continue;
       if (now == null) {
         now = view(userId, sessionId);
         catalog = now.currentCatalog();
         database = now.currentDatabase();
         tz = now.timeZone();
         functions = new java.util.HashSet<>(((SessionView.Fixed) now).functions());
+        cached = new java.util.HashSet<>(((SessionView.Fixed) now).cached());
       }
-      if (tempFunction) {
+      if (cache != null) {
+        String table = f.get("table").toLowerCase(java.util.Locale.ROOT);
+        if (cache.equals("cache_table")) cached.add(table);
+        else cached.remove(table);
+      } else if (tempFunction) {
         functions.add(f.get("name").toLowerCase(java.util.Locale.ROOT));
       } else if (setCatalog) {
         catalog = f.get("catalog") != null ? f.get("catalog") : f.get("catalog_name");
@@ -93,7 +102,8 @@ public final class SessionTracker {
         tz = f.get("value");
       }
     }
-    if (now != null) sessions.put(new Key(userId, sessionId), new State(catalog, database, tz, Set.copyOf(functions)));
+    if (now != null) sessions.put(new Key(userId, sessionId), new State(catalog, database, tz, Set.copyOf(functions),
+        Set.copyOf(cached)));
   }
 
   /** Drops a session (ReleaseSession). */

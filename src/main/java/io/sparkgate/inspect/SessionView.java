@@ -48,13 +48,19 @@ public interface SessionView {
     return false;
   }
 
+  /** True if this session cached the table (CACHE TABLE, catalog.cacheTable), by qualified name. */
+  default boolean cachedBySession(String table) {
+    return false;
+  }
+
   static SessionView of(String catalog, String database, Set<String> catalogs) {
     return new Fixed(catalog, database, Set.copyOf(catalogs), null);
   }
 
   /** An immutable view. */
   record Fixed(String currentCatalog, String currentDatabase, Set<String> catalogs, String timeZone,
-      String defaultFileSystem, Set<String> extensions, Set<String> functions) implements SessionView {
+      String defaultFileSystem, Set<String> extensions, Set<String> functions, Set<String> cached)
+      implements SessionView {
     public Fixed {
       Objects.requireNonNull(currentCatalog, "currentCatalog");
       Objects.requireNonNull(currentDatabase, "currentDatabase");
@@ -63,15 +69,18 @@ public interface SessionView {
           ? LOCAL_FILE_SYSTEM : defaultFileSystem.toLowerCase(Locale.ROOT);
       extensions = Set.copyOf(extensions);
       functions = Set.copyOf(functions);
+      cached = Set.copyOf(cached);
     }
 
     public Fixed(String currentCatalog, String currentDatabase, Set<String> catalogs, String timeZone) {
-      this(currentCatalog, currentDatabase, catalogs, timeZone, LOCAL_FILE_SYSTEM, Set.of(), Set.of());
+      this(currentCatalog, currentDatabase, catalogs, timeZone, LOCAL_FILE_SYSTEM, Set.of(), Set.of(), Set.of());
     }
 
-    /** This view with another current catalog, database and time zone (the server's part unchanged). */
-    public Fixed withState(String catalog, String database, String zone, Set<String> sessionFunctions) {
-      return new Fixed(catalog, database, catalogs, zone, defaultFileSystem, extensions, sessionFunctions);
+    /** This view with the session's own state replaced (the server's part unchanged). */
+    public Fixed withState(String catalog, String database, String zone, Set<String> sessionFunctions,
+        Set<String> cachedTables) {
+      return new Fixed(catalog, database, catalogs, zone, defaultFileSystem, extensions, sessionFunctions,
+          cachedTables);
     }
 
     /**
@@ -81,7 +90,7 @@ public interface SessionView {
     @Override
     public int hashCode() {
       return ((currentCatalog.hashCode() * 31 + currentDatabase.hashCode()) * 31 + Objects.hashCode(timeZone)) * 31
-          + functions.size();
+          + functions.size() * 7 + cached.size();
     }
 
     @Override
@@ -89,12 +98,17 @@ public interface SessionView {
       return o == this || o instanceof Fixed f && currentCatalog.equals(f.currentCatalog)
           && currentDatabase.equals(f.currentDatabase) && catalogs.equals(f.catalogs) && Objects.equals(timeZone, f.timeZone)
           && defaultFileSystem.equals(f.defaultFileSystem) && extensions.equals(f.extensions)
-          && functions.equals(f.functions);
+          && functions.equals(f.functions) && cached.equals(f.cached);
     }
 
     @Override
     public boolean isCatalog(String name) {
       return SESSION_CATALOG.equalsIgnoreCase(name) || catalogs.contains(name);
+    }
+
+    @Override
+    public boolean cachedBySession(String table) {
+      return !cached.isEmpty() && cached.contains(table.toLowerCase(Locale.ROOT));
     }
 
     @Override

@@ -454,6 +454,25 @@ final class SqlListener extends SqlBaseParserBaseListener {
         .put("source", "sql").put("where", where).emit();
   }
 
+  /** CACHE TABLE / UNCACHE TABLE: the cache is the server's, so whose entry it is matters. */
+  @Override
+  public void enterCacheTable(SqlBaseParser.CacheTableContext ctx) {
+    cacheOp("cache_table", ctx.identifierReference(), ctx);
+  }
+
+  @Override
+  public void enterUncacheTable(SqlBaseParser.UncacheTableContext ctx) {
+    cacheOp("uncache_table", ctx.identifierReference(), ctx);
+  }
+
+  private void cacheOp(String op, SqlBaseParser.IdentifierReferenceContext ident, ParserRuleContext ctx) {
+    List<String> parts = names(ident);
+    if (parts == null) return;
+    String table = scope.resolve(parts).qualified();
+    catalogOp(op, ctx).put("table", table)
+        .put("own", op.equals("uncache_table") && scope.session.cachedBySession(table) ? "true" : null).emit();
+  }
+
   @Override
   public void enterCreateView(SqlBaseParser.CreateViewContext ctx) {
     if (ctx.GLOBAL() != null) catalogOp("create_global_temp_view", ctx).put("name", text.text(ctx.identifierReference())).emit();

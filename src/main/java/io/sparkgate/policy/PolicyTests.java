@@ -85,8 +85,8 @@ public final class PolicyTests {
       String caseName = "case #" + i;
       try {
         Map<String, YamlNode> m = c.mapping("a test case", "name", "rpc", "principal", "groups", "tenant", "sql",
-            "config_set", "config_get", "artifact", "plan", "facts", "catalog", "database", "session_functions", "backend",
-            "expect", "rule");
+            "config_set", "config_get", "artifact", "plan", "facts", "catalog", "database", "session_functions", "cached_tables",
+            "backend", "expect", "rule");
         caseName = m.containsKey("name") ? m.get("name").nonEmpty("name") : caseName;
         failure = runCase(m, c.in("case '" + caseName + "'"), policy, fileProfile);
       } catch (PolicyException e) {
@@ -117,12 +117,13 @@ public final class PolicyTests {
       profile = b.isScalar() && b.scalar("backend").equals("unknown") ? null : profile(b);
     }
     SessionView.Fixed session = (SessionView.Fixed) (profile == null ? BackendProfile.UNKNOWN : profile).freshSession();
-    if (m.containsKey("catalog") || m.containsKey("database") || m.containsKey("session_functions")) {
-      // The session as if it had run USE / SET CATALOG and created these temporary SQL functions before.
+    if (m.containsKey("catalog") || m.containsKey("database") || m.containsKey("session_functions")
+        || m.containsKey("cached_tables")) {
+      // The session as if it had run USE / SET CATALOG, created these temporary SQL functions and cached these
+      // tables (qualified names) before.
       session = session.withState(m.containsKey("catalog") ? m.get("catalog").nonEmpty("catalog") : session.currentCatalog(),
           m.containsKey("database") ? m.get("database").nonEmpty("database") : "default", null,
-          m.containsKey("session_functions") ? Set.copyOf(m.get("session_functions").strings("session_functions")
-              .stream().map(f -> f.toLowerCase(java.util.Locale.ROOT)).toList()) : Set.of());
+          lowerCase(m, "session_functions"), lowerCase(m, "cached_tables"));
     }
     String rpc;
     byte[] request;
@@ -176,6 +177,11 @@ public final class PolicyTests {
       return "expected rule '" + m.get("rule").scalar("rule") + "', got '" + d.rule() + "'";
     }
     return null;
+  }
+
+  private static Set<String> lowerCase(Map<String, YamlNode> m, String key) {
+    if (!m.containsKey(key)) return Set.of();
+    return Set.copyOf(m.get(key).strings(key).stream().map(v -> v.toLowerCase(java.util.Locale.ROOT)).toList());
   }
 
   private static Facts facts(YamlNode node) {
