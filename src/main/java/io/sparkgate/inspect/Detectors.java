@@ -218,6 +218,7 @@ final class Detectors {
     FactSink.Builder b = sink.fact(kind, subkind);
     ref.addTo(b);
     b.put("written", ident).putAll("option.", options).put("source", "dataframe").put("where", where).emit();
+    FileQueries.report(sink, parts, "dataframe", where, session.defaultFileSystem());
     return ref;
   }
 

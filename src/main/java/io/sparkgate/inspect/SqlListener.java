@@ -71,24 +71,9 @@ final class SqlListener extends SqlBaseParserBaseListener {
     fileQuery(parts);
   }
 
-  /**
-   * {@code format.`path`}: with spark.sql.runSQLOnFiles (on by default) Spark's ResolveSQLOnFile reads a
-   * two-part name whose first part is a data source as a file query on the path in the second. Reported for
-   * the data sources Spark names and for class names (a dot in the first part), so the format and the path
-   * meet the same rules as a DataFrame read's.
-   */
   private void fileQuery(List<String> parts) {
-    if (parts.size() != 2) return;
-    String format = parts.get(0);
-    if (!FILE_QUERY_SOURCES.contains(format.toLowerCase(Locale.ROOT)) && format.indexOf('.') < 0) return;
-    sink.fact(Fact.Kind.DATA_SOURCE, "file_query").put("format", format).put("paths", parts.get(1))
-        .put("source", "sql").put("where", where).emit();
-    LocalPaths.report(sink, parts.get(1), "file_query", where, scope.session.defaultFileSystem());
+    FileQueries.report(sink, parts, "sql", where, scope.session.defaultFileSystem());
   }
-
-  /** Short names of data sources built into Spark 4.0 and the lakehouse formats, as file-query prefixes. */
-  private static final java.util.Set<String> FILE_QUERY_SOURCES = java.util.Set.of("parquet", "orc", "json", "csv",
-      "text", "avro", "binaryfile", "xml", "jdbc", "kafka", "libsvm", "image", "noop", "delta", "hudi", "iceberg");
 
   /** Every other identifierReference: its role is decided by the statement it sits in. */
   @Override
@@ -126,6 +111,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
       tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx).put("statement", kind).emit();
     } else if (isWrite(parent, kind)) {
       tableFact(Fact.Kind.TABLE_WRITE, kind, scope.resolve(parts), ctx).emit();
+      fileQuery(parts);
     } else {
       tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx).put("statement", kind).emit();
     }

@@ -151,7 +151,12 @@ final class SqlParsing {
     lexer.removeErrorListeners();
     lexer.addErrorListener(THROWING);
     CommonTokenStream tokens = new CommonTokenStream(lexer);
-    tokens.fill();
+    try {
+      tokens.fill();
+    } catch (StackOverflowError e) {
+      // Spark's lexer matches nested bracketed comments recursively: "/*" repeated thousands of times.
+      throw new SqlSyntaxException("comments nested too deep to read");
+    }
     if (lexer.has_unclosed_bracketed_comment) throw new SqlSyntaxException("unclosed bracketed comment");
     checkNesting(tokens);
 
