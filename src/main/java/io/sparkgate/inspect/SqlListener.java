@@ -42,8 +42,11 @@ final class SqlListener extends SqlBaseParserBaseListener {
   public void enterEveryRule(ParserRuleContext ctx) {
     if (!(ctx instanceof SqlBaseParser.StatementContext || ctx instanceof SqlBaseParser.SetResetStatementContext)) return;
     if (ctx.getParent() instanceof SqlBaseParser.SingleStatementContext) return;
-    sink.fact(Fact.Kind.SQL, SqlInspector.kindOf(ctx)).put("nested", "true").put("origin", "statement")
+    StatementKinds.Reading kind = StatementKinds.TABLE.nested(ctx);
+    sink.fact(Fact.Kind.SQL, kind.kind()).put("class", kind.kindClass()).put("insert", kind.insert())
+        .put("nested", "true").put("origin", "statement")
         .put("where", where).put("span_start", text.start(ctx)).put("span_end", text.end(ctx)).emit();
+    StatementKinds.reportUnknown(kind, where, sink);
   }
 
   // ---- tables ---------------------------------------------------------------------------------------------
