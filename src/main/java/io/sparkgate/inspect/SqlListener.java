@@ -251,6 +251,15 @@ final class SqlListener extends SqlBaseParserBaseListener {
 
   private void function(SqlBaseParser.FunctionNameContext fn, boolean tableValued) {
     List<String> parts;
+    if (fn.identFunc != null) {
+      // IDENTIFIER(x) with x taken as the call's argument: Spark's identifier clause naming a column
+      // (SELECT IDENTIFIER('c1') FROM t), which calls no function. As a table function it names nothing we
+      // can read, so it is refused.
+      if (tableValued) {
+        sink.unclassified("hidden_identifier", where, "table function " + text.text(fn.getParent()));
+      }
+      return;
+    }
     if (fn.IDENTIFIER_KW() != null) {
       // IDENTIFIER('`reflect`'): Spark parses the string as a multi-part identifier, quotes, comments and all.
       String literal = literalIdentifier(fn.expression());
