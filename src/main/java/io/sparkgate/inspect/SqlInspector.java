@@ -98,8 +98,10 @@ final class SqlInspector {
           .put("sql", sql).emit();
       return;
     }
-    sink.fact(Fact.Kind.SQL, statementKind(tree)).put("sql", sql).put("length", sql.length())
-        .put("origin", origin).put("where", where).emit();
+    StatementKinds.Reading kind = StatementKinds.TABLE.read(tree);
+    sink.fact(Fact.Kind.SQL, kind.kind()).put("class", kind.kindClass()).put("insert", kind.insert())
+        .put("sql", sql).put("length", sql.length()).put("origin", origin).put("where", where).emit();
+    StatementKinds.reportUnknown(kind, where, sink);
     if (sql.contains("${")) {
       // spark.sql.variable.substitute (default on) rewrites ${...} anywhere in the text before parsing,
       // so what we parsed may not be what runs.

@@ -42,8 +42,11 @@ final class SqlListener extends SqlBaseParserBaseListener {
   public void enterEveryRule(ParserRuleContext ctx) {
     if (!(ctx instanceof SqlBaseParser.StatementContext || ctx instanceof SqlBaseParser.SetResetStatementContext)) return;
     if (ctx.getParent() instanceof SqlBaseParser.SingleStatementContext) return;
-    sink.fact(Fact.Kind.SQL, SqlInspector.kindOf(ctx)).put("nested", "true").put("origin", "statement")
+    StatementKinds.Reading kind = StatementKinds.TABLE.nested(ctx);
+    sink.fact(Fact.Kind.SQL, kind.kind()).put("class", kind.kindClass()).put("insert", kind.insert())
+        .put("nested", "true").put("origin", "statement")
         .put("where", where).put("span_start", text.start(ctx)).put("span_end", text.end(ctx)).emit();
+    StatementKinds.reportUnknown(kind, where, sink);
   }
 
   // ---- tables ---------------------------------------------------------------------------------------------
@@ -234,6 +237,15 @@ final class SqlListener extends SqlBaseParserBaseListener {
 
   private void function(SqlBaseParser.FunctionNameContext fn, boolean tableValued) {
     List<String> parts;
+    if (fn.identFunc != null) {
+      // IDENTIFIER(x) with x taken as the call's argument: Spark's identifier clause naming a column
+      // (SELECT IDENTIFIER('c1') FROM t), which calls no function. As a table function it names nothing we
+      // can read, so it is refused.
+      if (tableValued) {
+        sink.unclassified("hidden_identifier", where, "table function " + text.text(fn.getParent()));
+      }
+      return;
+    }
     if (fn.IDENTIFIER_KW() != null) {
       // IDENTIFIER('`reflect`'): Spark parses the string as a multi-part identifier, quotes, comments and all.
       String literal = literalIdentifier(fn.expression());
