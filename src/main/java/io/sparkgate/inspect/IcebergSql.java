@@ -3,7 +3,6 @@ package io.sparkgate.inspect;
 import io.sparkgate.inspect.grammar.iceberg.IcebergSqlExtensionsLexer;
 import io.sparkgate.inspect.grammar.iceberg.IcebergSqlExtensionsParser;
 import io.sparkgate.inspect.grammar.iceberg.IcebergSqlExtensionsParser.StatementContext;
-import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -24,7 +23,6 @@ import org.antlr.v4.runtime.atn.PredictionContextCache;
 import org.antlr.v4.runtime.atn.PredictionMode;
 import org.antlr.v4.runtime.dfa.DFA;
 import org.antlr.v4.runtime.misc.ParseCancellationException;
-import org.antlr.v4.runtime.tree.ParseTree;
 
 /**
  * Iceberg's SQL extensions (partition fields, write order and distribution, identifier fields, branches and
@@ -80,7 +78,7 @@ final class IcebergSql {
     if (statement instanceof IcebergSqlExtensionsParser.CallContext call) {
       sink.fact(Fact.Kind.FUNCTION_CALL, "procedure").put("name", String.join(".", parts).toLowerCase(Locale.ROOT))
           .put("written", text.text(name)).put("where", where).emit();
-      for (var argument : call.callArgument()) arguments(argument, sink, where);
+      for (var argument : call.callArgument()) arguments(argument, sink, where, scope.session.defaultFileSystem());
       return true;
     }
     FactSink.Builder table = sink.fact(Fact.Kind.TABLE_WRITE, kind.name());
@@ -106,32 +104,52 @@ final class IcebergSql {
   }
 
   /**
-   * Procedures take locations as string arguments ({@code remove_orphan_files(location => 'file:/etc')}),
-   * also inside MAP(...) and ARRAY(...): every string constant is checked as a path.
+   * Procedures take locations as string arguments ({@code remove_orphan_files(location => 'file:/etc')}): as
+   * for a CALL Spark's grammar reads (SqlListener.enterCall), a string is a path when its argument's name says
+   * so or it looks like one, and a path argument that is not a plain string is refused. MAP(...) and
+   * ARRAY(...) strings are checked too, a map value also by its key.
    */
-  private static void arguments(IcebergSqlExtensionsParser.CallArgumentContext argument, FactSink sink, String where) {
-    String context = "procedure_argument";
+  private static void arguments(
+      IcebergSqlExtensionsParser.CallArgumentContext argument, FactSink sink, String where, String fs) {
+    String key = "";
     if (argument instanceof IcebergSqlExtensionsParser.NamedArgumentContext named) {
-      context += "." + identifier(named.identifier());
+      key = identifier(named.identifier());
     }
-    ArrayDeque<ParseTree> stack = new ArrayDeque<>();
-    stack.push(argument);
-    while (!stack.isEmpty()) {
-      ParseTree node = stack.pop();
-      String value = null;
-      if (node instanceof IcebergSqlExtensionsParser.StringLiteralContext s) {
-        StringBuilder b = new StringBuilder(); // adjacent literals are one string, as in Spark
-        for (var t : s.STRING()) b.append(SqlText.unescapeString(t.getText()));
-        value = b.toString();
-      } else if (node instanceof IcebergSqlExtensionsParser.TypeConstructorContext t) {
-        value = SqlText.unescapeString(t.STRING().getText());
+    String context = "procedure_argument" + (key.isEmpty() ? "" : "." + key);
+    var value = argument.getRuleContext(IcebergSqlExtensionsParser.ExpressionContext.class, 0);
+    if (value.constant() instanceof IcebergSqlExtensionsParser.StringLiteralContext s) {
+      String literal = string(s);
+      if (OptionFacts.isPathKey(key) || SqlListener.looksLikePath(literal)) {
+        LocalPaths.report(sink, literal, context, where, fs);
       }
-      if (value != null) {
-        LocalPaths.report(sink, value, context, where);
-      } else {
-        for (int i = node.getChildCount() - 1; i >= 0; i--) stack.push(node.getChild(i));
+      return;
+    }
+    if (OptionFacts.isPathKey(key)) sink.unclassified("computed_argument", where, "CALL argument " + argument.getText());
+    List<IcebergSqlExtensionsParser.ConstantContext> constants = value.stringMap() != null
+        ? value.stringMap().constant()
+        : value.stringArray() != null ? value.stringArray().constant() : List.of(value.constant());
+    for (int i = 0; i < constants.size(); i++) {
+      String s = string(constants.get(i));
+      if (s == null) continue;
+      boolean mapValue = value.stringMap() != null && i % 2 == 1;
+      String mapKey = mapValue ? string(constants.get(i - 1)) : null;
+      if (SqlListener.looksLikePath(s) || (mapKey != null && OptionFacts.isPathKey(mapKey))) {
+        LocalPaths.report(sink, s, context + (mapKey != null ? "." + mapKey : ""), where, fs);
       }
     }
+  }
+
+  /** A string constant's value (adjacent literals are one string, as in Spark), or null for other constants. */
+  private static String string(IcebergSqlExtensionsParser.ConstantContext constant) {
+    if (constant instanceof IcebergSqlExtensionsParser.StringLiteralContext s) {
+      StringBuilder b = new StringBuilder();
+      for (var t : s.STRING()) b.append(SqlText.unescapeString(t.getText()));
+      return b.toString();
+    }
+    if (constant instanceof IcebergSqlExtensionsParser.TypeConstructorContext t) {
+      return SqlText.unescapeString(t.STRING().getText());
+    }
+    return null;
   }
 
   private static List<String> parts(IcebergSqlExtensionsParser.MultipartIdentifierContext name) {

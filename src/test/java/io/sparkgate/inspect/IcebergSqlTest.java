@@ -129,7 +129,7 @@ final class IcebergSqlTest {
   }
 
   @Test
-  void procedure_calls_report_the_name_and_every_string_as_a_possible_path() {
+  void procedure_calls_report_the_name_and_the_strings_that_are_paths() {
     Facts facts = read("CALL Prod.System.Remove_Orphan_Files(table => 'db.sample', location => 'file:/etc', "
         + "dry_run => true)", ICEBERG_ONLY);
     assertEquals("iceberg.call", facts.ofKind(Fact.Kind.SQL).get(0).subkind());
@@ -138,17 +138,53 @@ final class IcebergSqlTest {
     assertEquals("procedure", call.subkind());
     assertEquals("prod.system.remove_orphan_files", call.get("name"));
     assertEquals("Prod.System.Remove_Orphan_Files", call.get("written"));
-    Fact path = facts.ofKind(Fact.Kind.PATH).stream().filter(f -> f.subkind().equals("file_scheme")).findFirst().orElseThrow();
+    Fact path = facts.ofKind(Fact.Kind.PATH).get(0);
+    assertEquals(1, facts.ofKind(Fact.Kind.PATH).size(), facts.toString()); // 'db.sample' is a table name
+    assertEquals("file_scheme", path.subkind());
     assertEquals("file:/etc", path.get("path"));
+    assertEquals("file", path.get("scheme"));
     assertEquals("procedure_argument.location", path.get("context"));
 
-    // positional arguments, adjacent literals, MAP(...) and ARRAY(...) values
+    // positional arguments, adjacent literals, MAP(...) values (also by their key) and ARRAY(...) elements
     Facts nested = read("CALL prod.system.rewrite_data_files('db.sample', 'file:' '/tmp/x', "
-        + "map('location', '/etc/passwd'), array('../up'))", ICEBERG_ONLY);
-    assertEquals(Set.of("file_scheme:file:/tmp/x", "absolute:/etc/passwd", "parent_ref:../up"),
-        nested.ofKind(Fact.Kind.PATH).stream().filter(f -> !f.subkind().equals("relative"))
-            .map(f -> f.subkind() + ":" + f.get("path")).collect(Collectors.toSet()));
-    assertTrue(nested.ofKind(Fact.Kind.PATH).stream().allMatch(f -> f.get("context").equals("procedure_argument")));
+        + "map('location', '/etc/passwd', 'warehouse', 'wh', 'min-input-files', '2'), array('../up'))", ICEBERG_ONLY);
+    assertEquals(Set.of("file_scheme:file:/tmp/x:procedure_argument", "absolute:/etc/passwd:procedure_argument.location",
+            "relative:wh:procedure_argument.warehouse", "parent_ref:../up:procedure_argument"),
+        nested.ofKind(Fact.Kind.PATH).stream().map(f -> f.subkind() + ":" + f.get("path") + ":" + f.get("context"))
+            .collect(Collectors.toSet()));
+
+    // a path argument that is not a string cannot be checked: refused, as for Spark's grammar
+    assertTrue(read("CALL prod.system.add_files(table => 'db.t', source_table => 'parquet.`/x`', location => 42)",
+        ICEBERG_ONLY).has(Fact.Kind.UNCLASSIFIED, "computed_argument"));
+  }
+
+  @Test
+  void through_the_inspector_when_the_backend_loads_iceberg() {
+    Inspector inspector = new Inspector();
+    String sql = "ALTER TABLE prod.db.sample ADD PARTITION FIELD bucket(16, id)";
+    Facts facts = inspector.inspectSql(sql, session(Set.of(ExtensionSql.ICEBERG, ExtensionSql.HUDI)));
+    assertEquals("iceberg.addPartitionField", facts.ofKind(Fact.Kind.SQL).get(0).subkind());
+    assertEquals("prod.db.sample", facts.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
+    assertFalse(facts.has(Fact.Kind.UNCLASSIFIED), facts.toString());
+    // the same text on a backend without the extension (the statement cache keys on the session's extensions)
+    assertTrue(inspector.inspectSql(sql, session(Set.of(ExtensionSql.HUDI))).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(inspector.inspectSql(sql, SessionView.DEFAULT).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+
+    SessionView both = session(Set.of(ExtensionSql.ICEBERG, ExtensionSql.HUDI));
+    assertTrue(inspector.inspectSql("RUN COMPACTION ON hudi_table", both).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(inspector.inspectSql("ALTER TABLE t CREATE BRANCH ${name}", both)
+        .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(inspector.inspectSql("ALTER TABLE t CREATE BRANCH b -- ${x}", both)
+        .has(Fact.Kind.UNCLASSIFIED, "variable_substitution"));
+    Facts immediate = inspector.inspectSql("EXECUTE IMMEDIATE 'ALTER TABLE t DROP BRANCH b'", both);
+    assertTrue(immediate.has(Fact.Kind.SQL, "iceberg.dropBranch"), immediate.toString());
+    assertEquals("spark_catalog.default.t", immediate.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
+    // Spark's grammar comes first: what it reads is never read again with Iceberg's
+    assertTrue(inspector.inspectSql("CALL prod.system.expire_snapshots('db.t')", both).has(Fact.Kind.SQL, "call"));
+  }
+
+  private static SessionView session(Set<String> extensions) {
+    return new SessionView.Fixed("spark_catalog", "default", Set.of("prod"), null, "file", extensions, Set.of());
   }
 
   @Test
