@@ -19,7 +19,7 @@
  * </ul>
  *
  * <p>A statement Spark's grammar refuses is tried with the grammars of the session extensions the backend
- * loads ({@link io.sparkgate.inspect.ExtensionSql}): Iceberg's, generated at build time from the {@code .g4}
+ * loads ({@code ExtensionSql}): Iceberg's, generated at build time from the {@code .g4}
  * in its sources jar into {@code io.sparkgate.inspect.grammar.iceberg}.
  *
  * <p>Out of reach of a static parse, and so reported as UNCLASSIFIED: {@code ${var}} substitution
