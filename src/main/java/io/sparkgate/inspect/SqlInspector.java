@@ -92,6 +92,11 @@ final class SqlInspector {
     try {
       tree = parsing.parse(sql, SqlParsing.STATEMENT);
     } catch (SqlParsing.SqlSyntaxException e) {
+      // Statements only a session extension of the backend reads (Iceberg's ALTER TABLE ... ADD PARTITION FIELD).
+      if (ExtensionSql.read(sql, scope.session.extensions(), origin, where, scope, sink)) {
+        substitution(sql, where, sink);
+        return;
+      }
       sink.fact(Fact.Kind.SQL, "unparseable").put("sql", sql).put("length", sql.length()).put("origin", origin)
           .put("where", where).emit();
       sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql").put("where", where).put("detail", e.getMessage())
@@ -102,12 +107,16 @@ final class SqlInspector {
     sink.fact(Fact.Kind.SQL, kind.kind()).put("class", kind.kindClass()).put("insert", kind.insert())
         .put("sql", sql).put("length", sql.length()).put("origin", origin).put("where", where).emit();
     StatementKinds.reportUnknown(kind, where, sink);
+    substitution(sql, where, sink);
+    walk(tree, new SqlListener(this, new SqlText(sql), scope, sink, where, nesting));
+  }
+
+  private static void substitution(String sql, String where, FactSink sink) {
     if (sql.contains("${")) {
       // spark.sql.variable.substitute (default on) rewrites ${...} anywhere in the text before parsing,
       // so what we parsed may not be what runs.
       sink.unclassified("variable_substitution", where, "SQL contains ${...}");
     }
-    walk(tree, new SqlListener(this, new SqlText(sql), scope, sink, where, nesting));
   }
 
   /** An expression string (selectExpr, expr(), filter("...")): Spark parses these with singleExpression. */

@@ -583,7 +583,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
   }
 
   /** A string a procedure would take as a path: a scheme, a root, a home or a parent reference. */
-  private static boolean looksLikePath(String s) {
+  static boolean looksLikePath(String s) {
     String k = LocalPaths.classify(s);
     return k != null && !k.equals("relative") && !(k.equals("uri") && s.indexOf('/') < 0);
   }

@@ -18,6 +18,10 @@
  *       parses ({@code FROM} as an alias); our facts follow the grammar, not intuition.
  * </ul>
  *
+ * <p>A statement Spark's grammar refuses is tried with the grammars of the session extensions the backend
+ * loads ({@code ExtensionSql}): Iceberg's, generated at build time from the {@code .g4}
+ * in its sources jar into {@code io.sparkgate.inspect.grammar.iceberg}.
+ *
  * <p>Out of reach of a static parse, and so reported as UNCLASSIFIED: {@code ${var}} substitution
  * (variable_substitution), {@code IDENTIFIER(:param)} and {@code EXECUTE IMMEDIATE variable}
  * (hidden_identifier, dynamic_sql).
