@@ -103,12 +103,33 @@ class BypassIT {
 
   // --- through Sparkgate with the shipped policy ----------------------------------------------------------------
 
-  /**
-   * One attempt. {@code marker} is a path under the test's directory that the attempt makes exist if it gets to
-   * run: script transforms touch it, writes write to it.
-   */
+  /** One attempt, given a marker for what it would run or write. */
   interface Attempt {
-    void run(SparkSession spark, Path marker) throws Exception;
+    void run(SparkSession spark, Marker marker) throws Exception;
+  }
+
+  /**
+   * A path under the test's directory that an attempt makes exist if it gets to run: script transforms touch
+   * it, writes write to it. Remembers whether the attempt asked for it, that is whether it can tell.
+   */
+  static final class Marker {
+    private final Path path;
+    private boolean used;
+
+    Marker(Path path) {
+      this.path = path;
+    }
+
+    @Override
+    public String toString() {
+      used = true;
+      return path.toString();
+    }
+
+    /** Whether the attempt ran: meaningful only if the attempt used the marker. */
+    boolean ran() {
+      return Files.exists(path);
+    }
   }
 
   /** An attack and the rules that may refuse it: the first is the one that owns it, others are acceptable. */
@@ -137,7 +158,7 @@ class BypassIT {
   }
 
   /** A shell command for a script transform: reads its input, then leaves the marker. */
-  private static String touch(Path marker) {
+  private static String touch(Marker marker) {
     return "cat >/dev/null; touch " + marker;
   }
 
@@ -240,7 +261,7 @@ class BypassIT {
                 .collectAsList()),
         attack("CREATE TABLE ... USING text LOCATION '<local file>'", paths,
             (s, m) -> {
-              sql(s, "CREATE TABLE bypass_ext (value STRING) USING text LOCATION '" + secret + "'");
+              sql(s, "CREATE TABLE IF NOT EXISTS bypass_ext (value STRING) USING text LOCATION '" + secret + "'");
               sql(s, "SELECT * FROM bypass_ext");
             }),
         attack("INSERT OVERWRITE DIRECTORY '<local dir>'", paths,
@@ -302,13 +323,27 @@ class BypassIT {
             (s, m) -> s.range(1).createOrReplaceGlobalTempView("gv")));
   }
 
+  /**
+   * Each way in works against the bare server: a refusal through the proxy then means the policy stopped it,
+   * not that Spark would have failed it anyway.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("attacks")
+  void worksDirectly(Attack attack) throws Exception {
+    Marker marker = new Marker(dir.resolve("direct-" + Integer.toHexString(attack.name().hashCode())));
+    attack.attempt().run(direct, marker);
+    if (marker.used) {
+      assertTrue(marker.ran(), attack.name() + ": ran directly but left no " + marker.path);
+    }
+  }
+
   @ParameterizedTest(name = "{0}")
   @MethodSource("attacks")
   void isRefused(Attack attack) {
-    Path marker = dir.resolve("ran-" + Integer.toHexString(attack.name().hashCode()));
+    Marker marker = new Marker(dir.resolve("proxied-" + Integer.toHexString(attack.name().hashCode())));
     assertAll(attack.name(),
         () -> refused(attack.name(), attack.rules(), () -> attack.attempt().run(spark, marker)),
-        () -> assertFalse(Files.exists(marker), "it ran on the server: " + marker + " exists"));
+        () -> assertFalse(marker.ran(), "it ran on the server: " + marker.path + " exists"));
   }
 
   /** An action that may throw anything (a client call). */
