@@ -15,20 +15,22 @@ public record BackendProfileConfig(
     Optional<String> sparkVersion,
     Optional<List<String>> extensions,
     Optional<Map<String, String>> catalogs,
-    Optional<String> defaultCatalog) {
+    Optional<String> defaultCatalog,
+    Optional<String> defaultFs) {
 
   public static BackendProfileConfig defaults() {
     return new BackendProfileConfig(Duration.ofMinutes(5), Optional.empty(), Optional.empty(), Optional.empty(),
-        Optional.empty());
+        Optional.empty(), Optional.empty());
   }
 
   static BackendProfileConfig read(Node node) {
-    node.allowOnly("refresh_interval", "spark_version", "extensions", "catalogs", "default_catalog");
+    node.allowOnly("refresh_interval", "spark_version", "extensions", "catalogs", "default_catalog", "default_fs");
     return new BackendProfileConfig(
         node.duration("refresh_interval", Duration.ofMinutes(5), Duration.ofSeconds(1), Duration.ofDays(1)),
         node.optionalString("spark_version"),
         node.has("extensions") ? Optional.of(node.stringList("extensions")) : Optional.empty(),
         node.has("catalogs") ? Optional.of(node.stringMap("catalogs")) : Optional.empty(),
-        node.optionalString("default_catalog"));
+        node.optionalString("default_catalog"),
+        node.optionalString("default_fs"));
   }
 }

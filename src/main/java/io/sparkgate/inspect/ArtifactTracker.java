@@ -98,8 +98,10 @@ public final class ArtifactTracker {
     FactSink.Builder b = sink.fact(Fact.Kind.ARTIFACT, stage).put("name", name)
         .put("prefix", slash < 0 ? "" : name.substring(0, slash + 1)).put("where", "add_artifacts");
     String rest = slash < 0 ? name : name.substring(slash + 1);
-    if (LocalPaths.classify(rest) != null && !"relative".equals(LocalPaths.classify(rest))) {
-      LocalPaths.report(sink, rest, "artifact_name", "add_artifacts");
+    // An artifact name is relative to the server's artifact directory; only an escape from it is a path.
+    String kind = LocalPaths.classify(rest);
+    if (kind != null && !kind.equals("relative") && !kind.equals("uri")) {
+      LocalPaths.report(sink, rest, "artifact_name", "add_artifacts", SessionView.LOCAL_FILE_SYSTEM);
     }
     return b;
   }

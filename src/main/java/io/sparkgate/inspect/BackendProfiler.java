@@ -24,8 +24,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Reads a {@link BackendProfile} from the backend over Spark Connect itself: AnalyzePlan spark_version,
- * Config get_all with prefix {@code spark.sql.catalog.}, and get_option for {@code spark.sql.extensions} and
- * {@code spark.sql.defaultCatalog}. Uses its own session id, so user sessions are untouched.
+ * Config get_all with prefix {@code spark.sql.catalog.}, and get_option for {@code spark.sql.extensions},
+ * {@code spark.sql.defaultCatalog} and the default file system ({@code spark.hadoop.fs.defaultFS}, {@code fs.defaultFS}). Uses its own session id, so user sessions are untouched.
  */
 public final class BackendProfiler {
   static final String SERVICE = "spark.connect.SparkConnectService";
@@ -57,7 +57,8 @@ public final class BackendProfiler {
         ConfigRequest.newBuilder().setSessionId(session).setUserContext(user)
             .setOperation(ConfigRequest.Operation.newBuilder()
                 .setGetOption(ConfigRequest.GetOption.newBuilder()
-                    .addKeys("spark.sql.extensions").addKeys("spark.sql.defaultCatalog"))).build());
+                    .addKeys("spark.sql.extensions").addKeys("spark.sql.defaultCatalog")
+                    .addKeys("spark.hadoop.fs.defaultFS").addKeys("fs.defaultFS"))).build());
     return fromResponses(version.getSparkVersion().getVersion(), all.getPairsList(), options.getPairsList());
   }
 
@@ -74,15 +75,20 @@ public final class BackendProfiler {
     }
     List<String> extensions = new ArrayList<>();
     String defaultCatalog = null;
+    String defaultFs = null;
     for (KeyValue kv : options) {
       if (!kv.hasValue()) continue;
       if (kv.getKey().equals("spark.sql.extensions")) {
         for (String e : kv.getValue().split(",")) if (!e.isBlank()) extensions.add(e.strip());
       } else if (kv.getKey().equals("spark.sql.defaultCatalog")) {
         defaultCatalog = kv.getValue();
+      } else if (kv.getKey().endsWith("fs.defaultFS") && defaultFs == null) {
+        defaultFs = kv.getValue();
       }
     }
-    return new BackendProfile(version, extensions, catalogs, defaultCatalog);
+    // Unset in the session's conf means Hadoop's default (file:///) unless core-site.xml says otherwise, which
+    // Spark's conf does not show: the local reading is the cautious one, and backend.profile.default_fs pins it.
+    return new BackendProfile(version, extensions, catalogs, defaultCatalog, defaultFs);
   }
 
   private <Req extends Message, Resp extends Message> Resp call(String method, Resp prototype, Req request) {

@@ -38,7 +38,7 @@ final class Detectors {
    */
   boolean detect(Frame frame, SessionView session, PlanWalker walker) {
     Shape shape = frame.shape();
-    if (shape.pathFields) genericPaths(frame.message(), frame.path());
+    if (shape.pathFields) genericPaths(frame.message(), frame.path(), session.defaultFileSystem());
     boolean typed = true;
     switch (shape.name) {
       case "SQL" -> {
@@ -99,8 +99,12 @@ final class Detectors {
           sink.fact(Fact.Kind.USER_CODE, "create_resource_profile").put("where", frame.path()).emit();
         }
       }
-      case "UnresolvedFunction", "CallFunction" -> function(frame.str("function_name"), "scalar", frame);
-      case "UnresolvedTableValuedFunction" -> function(frame.str("function_name"), "table_valued", frame);
+      // Spark's planner reads a CallFunction's name, and an UnresolvedFunction's marked user-defined, as a
+      // multi-part identifier; any other UnresolvedFunction name is one part, dots and all.
+      case "UnresolvedFunction" -> function(frame.str("function_name"), "scalar", frame, session,
+          "true".equals(frame.str("is_user_defined_function")));
+      case "CallFunction" -> function(frame.str("function_name"), "scalar", frame, session, true);
+      case "UnresolvedTableValuedFunction" -> function(frame.str("function_name"), "table_valued", frame, session, true);
       case "CompressedOperation" -> Compressed.inspect(frame.message(), frame, config, sink, walker);
       case "Set" -> configSet(frame);
       case "Unset" -> {
@@ -212,18 +216,25 @@ final class Detectors {
     });
   }
 
-  /** Every string field named path/paths and every path-like option, anywhere. */
-  private void genericPaths(Message m, String where) {
+  /**
+   * Every string field named path, paths or location, every path in a string map (options, table properties),
+   * and every dotted option key (a Hadoop setting for the read or write), anywhere.
+   */
+  private void genericPaths(Message m, String where, String defaultFs) {
     String ctx = m.getDescriptorForType().getName();
-    String p = Proto.str(m, "path");
-    if (p != null) LocalPaths.report(sink, p, ctx, where);
-    for (String each : Proto.strings(m, "paths")) LocalPaths.report(sink, each, ctx, where);
-    Proto.stringMap(m, "options").forEach((k, v) -> {
-      String key = k.toLowerCase(Locale.ROOT);
-      if (key.equals("path") || key.equals("paths") || key.equals("checkpointlocation") || key.endsWith(".path")) {
-        LocalPaths.report(sink, v, ctx + ".options." + k, where);
-      }
-    });
+    for (String field : List.of("path", "location")) {
+      String p = Proto.str(m, field);
+      if (p != null) LocalPaths.report(sink, p, ctx, where, defaultFs);
+    }
+    for (String each : Proto.strings(m, "paths")) LocalPaths.report(sink, each, ctx, where, defaultFs);
+    for (var fd : m.getDescriptorForType().getFields()) {
+      if (!fd.isMapField()) continue;
+      boolean options = fd.getName().equals("options");
+      Proto.stringMap(m, fd.getName()).forEach((k, v) -> {
+        if (options) OptionFacts.option(sink, k, v, ctx + ".options", where, defaultFs);
+        else OptionFacts.property(sink, k, v, ctx + "." + fd.getName(), where, defaultFs);
+      });
+    }
   }
 
   // ---- catalog, config, functions ---------------------------------------------------------------------------
@@ -236,6 +247,11 @@ final class Detectors {
     }
     Message sub = (Message) m.getField(Proto.field(m, op));
     FactSink.Builder b = sink.fact(Fact.Kind.CATALOG_OP, op).put("source", "catalog_rpc").put("where", where);
+    String provider = Proto.str(sub, "source");
+    if (provider != null && op.startsWith("create_")) {
+      // catalog.createTable(name, path, source, ...): the source is a data source like a reader's format.
+      sink.fact(Fact.Kind.DATA_SOURCE, "table_provider").put("format", provider).put("where", where).emit();
+    }
     sub.getAllFields().forEach((fd, v) -> {
       if (fd.isMapField()) b.putAll(fd.getName() + ".", Proto.stringMap(sub, fd.getName()));
       else if (fd.getJavaType() != com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE) b.put(fd.getName(), v);
@@ -258,12 +274,15 @@ final class Detectors {
     }
   }
 
-  private void function(String name, String subkind, Frame frame) {
+  private void function(String name, String subkind, Frame frame, SessionView session, boolean multipart) {
     if (name == null) return;
-    String lower = name.toLowerCase(Locale.ROOT);
-    int dot = lower.lastIndexOf('.');
-    sink.fact(Fact.Kind.FUNCTION_CALL, subkind).put("name", dot < 0 ? lower : lower.substring(dot + 1))
-        .put("qualified", lower).put("written", name).put("source", "dataframe").put("where", frame.path()).emit();
+    List<String> parts = multipart ? sql.multipartIdentifier(name) : List.of(name);
+    if (parts == null) {
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_identifier").put("identifier", name).put("where", frame.path()).emit();
+      return;
+    }
+    FunctionNames.fact(sink, subkind, parts, session).put("written", name).put("source", "dataframe")
+        .put("where", frame.path()).emit();
   }
 
   // ---- user code --------------------------------------------------------------------------------------------

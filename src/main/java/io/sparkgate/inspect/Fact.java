@@ -24,8 +24,9 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
      * map_partitions, group_map, co_group_map, apply_in_pandas_with_state, transform_with_state,
      * foreach_writer, foreach_batch, streaming_listener, register_function, register_table_function,
      * register_data_source, ml_command, ml_method_call, execute_external_command, pipeline_command,
-     * create_resource_profile, sql_function. Attributes: udf_type (python|scala|java), function_name,
-     * class_name, eval_type, payload_bytes, name, path, runner, command.
+     * create_resource_profile, script_transform (SELECT TRANSFORM/MAP/REDUCE ... USING: form, command),
+     * routine_language (CREATE FUNCTION ... LANGUAGE other than SQL). Attributes: udf_type
+     * (python|scala|java), function_name, class_name, eval_type, payload_bytes, name, path, runner, command.
      */
     USER_CODE,
     /** A google.protobuf.Any extension: type_url, location (relation|command|expression|...). */
@@ -44,9 +45,15 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
      * (syntax=option, option key).
      */
     TIME_TRAVEL,
-    /** A function named in SQL or a plan: name (lower case), written, table_valued. */
+    /**
+     * A function named in SQL or a plan (subkind scalar, table_valued, procedure): name (last part, lower
+     * case), qualified, namespace (empty, builtin, session, catalog), session_function, written.
+     */
     FUNCTION_CALL,
-    /** key, value (Config RPC, SQL SET, SET TIME ZONE, pipeline sql_conf). */
+    /**
+     * key, value (subkind config_rpc, sql, pipeline; or option: a dotted data source option key, which Spark
+     * copies into the read's or write's Hadoop configuration).
+     */
     CONFIG_SET,
     /** key ({@code *} for a bare RESET). */
     CONFIG_UNSET,
@@ -58,11 +65,25 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
     CREATE_FUNCTION_USING,
     /** EXECUTE IMMEDIATE: query (a string literal) or variable. */
     EXECUTE_IMMEDIATE,
-    /** A data source read or write (subkind read|write|stream_read|stream_write): format, paths, option.*. */
+    /**
+     * A data source (subkind read|write|stream_read|stream_write|table_provider|file_query): format (as
+     * written: a short name or a class), paths, option.*.
+     */
     DATA_SOURCE,
-    /** A local filesystem path (subkind file_scheme|absolute|parent_ref): path, context. */
+    /**
+     * A path (subkind file_scheme|absolute|relative|parent_ref|local_keyword|uri): path, scheme (what it
+     * reaches: its own, else the server's default file system), context.
+     */
     PATH,
-    /** Catalog calls and statements (subkind: set_current_catalog, set_current_database, drop_table, ...). */
+    /**
+     * A class the server would load by name (subkind serde, input_format, output_format, storage_handler,
+     * record_writer, record_reader): class_name.
+     */
+    CLASS_NAME,
+    /**
+     * Catalog calls and statements (subkind: set_current_catalog, set_current_database, drop_table,
+     * create_sql_function (name, temporary), create_temp_view, create_global_temp_view, ...).
+     */
     CATALOG_OP,
     /** An uploaded artifact (subkind begin|batch|complete): name, prefix, size, crc, crc_ok, sha256. */
     ARTIFACT,

@@ -3,14 +3,18 @@ package io.sparkgate.inspect;
 import java.util.Locale;
 
 /**
- * Which paths reach the server's local filesystem: a {@code file:} scheme, no scheme at all with an absolute
- * path (Hadoop resolves it against fs.defaultFS, which is the local filesystem on most single-node servers),
- * a {@code ..} segment anywhere, or a relative path without a scheme (the server's working directory). Plain string checks; the only question is "is there a scheme".
+ * Every path a request names becomes a PATH fact with the scheme it will actually reach: its own, or for a
+ * path without one the scheme of the server's default file system (Hadoop resolves it against fs.defaultFS,
+ * which is the local file system unless the cluster says otherwise). Subkinds say how it was written:
+ * {@code file_scheme} ({@code file:}, {@code local:}), {@code absolute} and {@code relative} (no scheme),
+ * {@code parent_ref} (a {@code ..} segment anywhere), {@code local_keyword} ({@code LOAD DATA LOCAL},
+ * {@code INSERT OVERWRITE LOCAL DIRECTORY}) and {@code uri} (any other scheme). Policies decide by
+ * {@code scheme}; plain string checks, the only question being "is there a scheme".
  */
 final class LocalPaths {
   private LocalPaths() {}
 
-  /** The PATH subkind for this path, or null if it is not local. */
+  /** How the path is written (a PATH subkind), or null for an empty one. */
   static String classify(String path) {
     if (path == null) return null;
     String p = path.strip();
@@ -18,17 +22,36 @@ final class LocalPaths {
     String lower = p.toLowerCase(Locale.ROOT);
     if (lower.startsWith("file:") || lower.startsWith("local:")) return "file_scheme";
     if (hasParentSegment(p)) return "parent_ref";
-    if (scheme(p) == null && (p.startsWith("/") || p.startsWith("\\") || p.startsWith("~") || isWindowsDrive(p))) {
-      return "absolute";
-    }
-    // No scheme and relative: resolved against the server process's working directory on fs.defaultFS.
-    if (scheme(p) == null) return "relative";
-    return null;
+    if (scheme(p) != null) return "uri";
+    if (p.startsWith("/") || p.startsWith("\\") || p.startsWith("~") || isWindowsDrive(p)) return "absolute";
+    return "relative"; // resolved against the working directory on fs.defaultFS
   }
 
-  static void report(FactSink sink, String path, String context, String where) {
+  /** True if the path reaches the local file system when the default file system is {@code defaultFs}. */
+  static boolean isLocal(String path, String defaultFs) {
     String kind = classify(path);
-    if (kind != null) sink.fact(Fact.Kind.PATH, kind).put("path", path).put("context", context).put("where", where).emit();
+    if (kind == null) return false;
+    return "file".equals(effectiveScheme(path, kind, defaultFs)) || "parent_ref".equals(kind);
+  }
+
+  static void report(FactSink sink, String path, String context, String where, String defaultFs) {
+    String kind = classify(path);
+    if (kind == null) return;
+    sink.fact(Fact.Kind.PATH, kind).put("path", path).put("scheme", effectiveScheme(path, kind, defaultFs))
+        .put("context", context).put("where", where).emit();
+  }
+
+  /** A path the statement itself says is local ({@code LOCAL INPATH}, {@code LOCAL DIRECTORY}). */
+  static void reportLocal(FactSink sink, String path, String context, String where) {
+    sink.fact(Fact.Kind.PATH, "local_keyword").put("path", path).put("scheme", "file").put("context", context)
+        .put("where", where).emit();
+  }
+
+  private static String effectiveScheme(String path, String kind, String defaultFs) {
+    if (kind.equals("file_scheme")) return "file";
+    String s = scheme(path.strip());
+    if (s != null) return s.toLowerCase(Locale.ROOT);
+    return defaultFs == null ? SessionView.LOCAL_FILE_SYSTEM : defaultFs;
   }
 
   private static boolean hasParentSegment(String p) {

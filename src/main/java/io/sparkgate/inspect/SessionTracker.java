@@ -11,16 +11,17 @@ import java.util.function.Supplier;
 /**
  * Per (user, session id): the current catalog and database, so unqualified names resolve as the server
  * resolves them. Updated from the facts of requests the backend accepted (USE, SET CATALOG, catalog RPC
- * set_current_*, Config set of spark.sql.defaultCatalog, SET TIME ZONE). Sessions not seen for
+ * set_current_*, Config set of spark.sql.defaultCatalog, SET TIME ZONE) and the temporary SQL functions
+ * it created (so that calling them is known not to reach a built-in). Sessions not seen for
  * {@code idle} are forgotten. Thread-safe.
  */
 public final class SessionTracker {
   private record Key(String userId, String sessionId) {}
 
-  private record State(String catalog, String database, String timeZone) {}
+  private record State(String catalog, String database, String timeZone, Set<String> functions) {}
 
   /** A profile's fresh session, built once: most calls are on sessions that never changed catalog. */
-  private record Fresh(BackendProfile profile, SessionView view, Set<String> catalogs) {}
+  private record Fresh(BackendProfile profile, SessionView.Fixed view) {}
 
   private final Supplier<BackendProfile> profile;
   private final Cache<Key, State> sessions;
@@ -37,14 +38,14 @@ public final class SessionTracker {
     Fresh f = fresh(profile.get());
     State s = sessions.getIfPresent(new Key(userId, sessionId));
     if (s == null) return f.view();
-    return new SessionView.Fixed(s.catalog(), s.database(), f.catalogs(), s.timeZone());
+    return f.view().withState(s.catalog(), s.database(), s.timeZone(), s.functions());
   }
 
   private Fresh fresh(BackendProfile p) {
     Fresh f = fresh;
     if (f == null || f.profile() != p) {
       // Racing threads may each build it; they build equal ones. The profile changes only when re-read.
-      f = new Fresh(p, p.freshSession(), Set.copyOf(p.catalogNames()));
+      f = new Fresh(p, (SessionView.Fixed) p.freshSession());
       fresh = f;
     }
     return f;
@@ -60,20 +61,26 @@ public final class SessionTracker {
     String catalog = null;
     String database = null;
     String tz = null;
+    Set<String> functions = null;
     for (Fact f : facts.all()) {
       boolean setCatalog = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_catalog");
       boolean setDatabase = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_database");
       String config = f.kind() == Fact.Kind.CONFIG_SET ? f.get("key") : null;
       boolean setDefaultCatalog = "spark.sql.defaultCatalog".equals(config);
       boolean setTimeZone = "spark.sql.session.timeZone".equals(config);
-      if (!setCatalog && !setDatabase && !setDefaultCatalog && !setTimeZone) continue;
+      boolean tempFunction = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("create_sql_function")
+          && "true".equals(f.get("temporary")) && f.get("name") != null;
+      if (!setCatalog && !setDatabase && !setDefaultCatalog && !setTimeZone && !tempFunction) continue;
       if (now == null) {
         now = view(userId, sessionId);
         catalog = now.currentCatalog();
         database = now.currentDatabase();
         tz = now.timeZone();
+        functions = new java.util.HashSet<>(((SessionView.Fixed) now).functions());
       }
-      if (setCatalog) {
+      if (tempFunction) {
+        functions.add(f.get("name").toLowerCase(java.util.Locale.ROOT));
+      } else if (setCatalog) {
         catalog = f.get("catalog") != null ? f.get("catalog") : f.get("catalog_name");
         database = "default";
       } else if (setDatabase) {
@@ -86,7 +93,7 @@ public final class SessionTracker {
         tz = f.get("value");
       }
     }
-    if (now != null) sessions.put(new Key(userId, sessionId), new State(catalog, database, tz));
+    if (now != null) sessions.put(new Key(userId, sessionId), new State(catalog, database, tz, Set.copyOf(functions)));
   }
 
   /** Drops a session (ReleaseSession). */

@@ -1,15 +1,21 @@
 package io.sparkgate.inspect;
 
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 
 /**
  * What the inspector needs to know about a session to resolve names as the server will: its current catalog
- * and database, and which names are catalogs (the backend's {@code spark.sql.catalog.*}).
+ * and database, which names are catalogs (the backend's {@code spark.sql.catalog.*}), the file system that
+ * scheme-less paths resolve against, the session extensions whose grammars the server parses with, and the
+ * temporary SQL functions the session created.
  */
 public interface SessionView {
   /** Spark's built-in session catalog; its name matches case-insensitively, as in Spark's CatalogManager. */
   String SESSION_CATALOG = "spark_catalog";
+
+  /** Hadoop's own default for fs.defaultFS: what a path without a scheme means when nothing says otherwise. */
+  String LOCAL_FILE_SYSTEM = "file";
 
   /** A fresh session on a server with only the session catalog. */
   SessionView DEFAULT = of(SESSION_CATALOG, "default", Set.of());
@@ -27,37 +33,73 @@ public interface SessionView {
     return null;
   }
 
+  /** The scheme of the server's fs.defaultFS, lower case: {@code file} unless the profile says otherwise. */
+  default String defaultFileSystem() {
+    return LOCAL_FILE_SYSTEM;
+  }
+
+  /** The session extensions the server loads (spark.sql.extensions class names). */
+  default Set<String> extensions() {
+    return Set.of();
+  }
+
+  /** True if the session created a temporary SQL function of this name (case-insensitive). */
+  default boolean isSessionFunction(String name) {
+    return false;
+  }
+
   static SessionView of(String catalog, String database, Set<String> catalogs) {
     return new Fixed(catalog, database, Set.copyOf(catalogs), null);
   }
 
   /** An immutable view. */
-  record Fixed(String currentCatalog, String currentDatabase, Set<String> catalogs, String timeZone)
-      implements SessionView {
+  record Fixed(String currentCatalog, String currentDatabase, Set<String> catalogs, String timeZone,
+      String defaultFileSystem, Set<String> extensions, Set<String> functions) implements SessionView {
     public Fixed {
       Objects.requireNonNull(currentCatalog, "currentCatalog");
       Objects.requireNonNull(currentDatabase, "currentDatabase");
       catalogs = Set.copyOf(catalogs);
+      defaultFileSystem = defaultFileSystem == null || defaultFileSystem.isEmpty()
+          ? LOCAL_FILE_SYSTEM : defaultFileSystem.toLowerCase(Locale.ROOT);
+      extensions = Set.copyOf(extensions);
+      functions = Set.copyOf(functions);
+    }
+
+    public Fixed(String currentCatalog, String currentDatabase, Set<String> catalogs, String timeZone) {
+      this(currentCatalog, currentDatabase, catalogs, timeZone, LOCAL_FILE_SYSTEM, Set.of(), Set.of());
+    }
+
+    /** This view with another current catalog, database and time zone (the server's part unchanged). */
+    public Fixed withState(String catalog, String database, String zone, Set<String> sessionFunctions) {
+      return new Fixed(catalog, database, catalogs, zone, defaultFileSystem, extensions, sessionFunctions);
     }
 
     /**
-     * Leaves out the catalog set (equal views still hash alike): the statement cache hashes a view on every
-     * call, and the set's hash walks all its names.
+     * Leaves out the sets (equal views still hash alike): the statement cache hashes a view on every call,
+     * and a set's hash walks all its names.
      */
     @Override
     public int hashCode() {
-      return (currentCatalog.hashCode() * 31 + currentDatabase.hashCode()) * 31 + Objects.hashCode(timeZone);
+      return ((currentCatalog.hashCode() * 31 + currentDatabase.hashCode()) * 31 + Objects.hashCode(timeZone)) * 31
+          + functions.size();
     }
 
     @Override
     public boolean equals(Object o) {
       return o == this || o instanceof Fixed f && currentCatalog.equals(f.currentCatalog)
-          && currentDatabase.equals(f.currentDatabase) && catalogs.equals(f.catalogs) && Objects.equals(timeZone, f.timeZone);
+          && currentDatabase.equals(f.currentDatabase) && catalogs.equals(f.catalogs) && Objects.equals(timeZone, f.timeZone)
+          && defaultFileSystem.equals(f.defaultFileSystem) && extensions.equals(f.extensions)
+          && functions.equals(f.functions);
     }
 
     @Override
     public boolean isCatalog(String name) {
       return SESSION_CATALOG.equalsIgnoreCase(name) || catalogs.contains(name);
+    }
+
+    @Override
+    public boolean isSessionFunction(String name) {
+      return !functions.isEmpty() && functions.contains(name.toLowerCase(Locale.ROOT));
     }
   }
 }

@@ -69,7 +69,8 @@ final class Shape {
     this.name = type.getName();
     this.isAny = type.getFullName().equals(Any.getDescriptor().getFullName());
     this.pathFields = type.findFieldByName("path") != null || type.findFieldByName("paths") != null
-        || type.findFieldByName("options") != null;
+        || type.findFieldByName("location") != null
+        || type.getFields().stream().anyMatch(f -> f.isMapField() && !isMessage(mapValue(f)));
     this.pipelineCommand = type.getFullName().startsWith("spark.connect.PipelineCommand");
     this.messageMap = type.getFields().stream().anyMatch(f -> f.isMapField() && isMessage(mapValue(f)));
     List<OneofDescriptor> reviewed = new ArrayList<>();

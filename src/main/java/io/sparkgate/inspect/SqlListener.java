@@ -45,6 +45,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
       for (var p : ctx.optionsClause().propertyList().property()) read.put("option." + propertyKey(p), propertyValue(p));
     }
     read.emit();
+    fileQuery(parts);
     if (ctx.temporalClause() != null) timeTravel(ref, parts.size(), ctx);
   }
 
@@ -53,7 +54,27 @@ final class SqlListener extends SqlBaseParserBaseListener {
     List<String> parts = names(ctx.identifierReference());
     if (parts == null || (parts.size() == 1 && isCte(ctx, parts.get(0)))) return;
     tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx.identifierReference()).emit();
+    fileQuery(parts);
   }
+
+  /**
+   * {@code format.`path`}: with spark.sql.runSQLOnFiles (on by default) Spark's ResolveSQLOnFile reads a
+   * two-part name whose first part is a data source as a file query on the path in the second. Reported for
+   * the data sources Spark names and for class names (a dot in the first part), so the format and the path
+   * meet the same rules as a DataFrame read's.
+   */
+  private void fileQuery(List<String> parts) {
+    if (parts.size() != 2) return;
+    String format = parts.get(0);
+    if (!FILE_QUERY_SOURCES.contains(format.toLowerCase(Locale.ROOT)) && format.indexOf('.') < 0) return;
+    sink.fact(Fact.Kind.DATA_SOURCE, "file_query").put("format", format).put("paths", parts.get(1))
+        .put("source", "sql").put("where", where).emit();
+    LocalPaths.report(sink, parts.get(1), "file_query", where, scope.session.defaultFileSystem());
+  }
+
+  /** Short names of data sources built into Spark 4.0 and the lakehouse formats, as file-query prefixes. */
+  private static final java.util.Set<String> FILE_QUERY_SOURCES = java.util.Set.of("parquet", "orc", "json", "csv",
+      "text", "avro", "binaryfile", "xml", "jdbc", "kafka", "libsvm", "image", "noop", "delta", "hudi", "iceberg");
 
   /** Every other identifierReference: its role is decided by the statement it sits in. */
   @Override
@@ -76,8 +97,14 @@ final class SqlListener extends SqlBaseParserBaseListener {
           .put("written", text.text(ctx)).put("where", where).emit();
     } else if (parent instanceof SqlBaseParser.CreateUserDefinedFunctionContext udf) {
       String language = udf.routineCharacteristics() == null ? null : languageOf(udf);
-      sink.fact(Fact.Kind.USER_CODE, "sql_function").put("name", String.join(".", parts))
-          .put("language", language).put("where", where).emit();
+      if (language == null || language.equalsIgnoreCase("SQL")) {
+        // A SQL function's body is SQL in this same tree: its functions, tables and paths are facts as usual.
+        catalogOp("create_sql_function", ctx).put("name", String.join(".", parts))
+            .put("temporary", udf.TEMPORARY() != null ? "true" : "false").emit();
+      } else {
+        sink.fact(Fact.Kind.USER_CODE, "routine_language").put("name", String.join(".", parts))
+            .put("language", language).put("where", where).emit();
+      }
     } else if (kind.contains("Namespace") || kind.contains("Function") || kind.contains("Variable")
         || kind.startsWith("show")) {
       catalogOp(kind, ctx).put("name", String.join(".", parts)).emit();
@@ -103,8 +130,11 @@ final class SqlListener extends SqlBaseParserBaseListener {
     return false;
   }
 
+  /** SQL, PYTHON, ...: the word after LANGUAGE, or null when not given (SQL). */
   private String languageOf(SqlBaseParser.CreateUserDefinedFunctionContext udf) {
-    for (var lang : udf.routineCharacteristics().routineLanguage()) return text.text(lang);
+    for (var lang : udf.routineCharacteristics().routineLanguage()) {
+      return lang.SQL() != null ? "SQL" : lang.IDENTIFIER() != null ? SqlText.unquoteIdentifier(lang.IDENTIFIER().getText()) : text.text(lang);
+    }
     return null;
   }
 
@@ -193,24 +223,22 @@ final class SqlListener extends SqlBaseParserBaseListener {
   }
 
   private void function(SqlBaseParser.FunctionNameContext fn, boolean tableValued) {
-    String name;
+    List<String> parts;
     if (fn.IDENTIFIER_KW() != null) {
-      name = literalIdentifier(fn.expression());
-      if (name == null) {
+      // IDENTIFIER('`reflect`'): Spark parses the string as a multi-part identifier, quotes, comments and all.
+      String literal = literalIdentifier(fn.expression());
+      parts = literal == null ? null : inspector.multipartIdentifier(literal);
+      if (parts == null) {
         sink.unclassified("hidden_identifier", where, "function name from IDENTIFIER(" + text.text(fn.expression()) + ")");
         return;
       }
     } else if (fn.qualifiedName() != null) {
-      List<String> parts = new ArrayList<>();
+      parts = new ArrayList<>();
       for (var id : fn.qualifiedName().identifier()) parts.add(SqlText.unquoteIdentifier(id.getText()));
-      name = String.join(".", parts);
     } else {
-      name = text.text(fn); // FILTER, LEFT, RIGHT used as function names
+      parts = List.of(text.text(fn)); // FILTER, LEFT, RIGHT used as function names
     }
-    String lower = name.toLowerCase(Locale.ROOT);
-    int dot = lower.lastIndexOf('.');
-    sink.fact(Fact.Kind.FUNCTION_CALL, tableValued ? "table_valued" : "scalar")
-        .put("name", dot < 0 ? lower : lower.substring(dot + 1)).put("qualified", lower)
+    FunctionNames.fact(sink, tableValued ? "table_valued" : "scalar", parts, scope.session)
         .put("written", text.text(fn)).put("source", "sql").put("where", where).emit();
   }
 
@@ -219,6 +247,16 @@ final class SqlListener extends SqlBaseParserBaseListener {
   /** SET key=value / SET key / SET -v / SET: Spark splits the raw remainder at the first '='. */
   @Override
   public void enterSetConfiguration(SqlBaseParser.SetConfigurationContext ctx) {
+    if (ctx.configKey() != null) {
+      // SET `key` [= value]: the key is the quoted identifier, unquoted (Spark's parser strips the quotes).
+      String key = SqlText.unquoteIdentifier(text.text(ctx.configKey()));
+      if (ctx.EQ() == null) {
+        sink.fact(Fact.Kind.CONFIG_READ, "sql").put("key", key).put("where", where).emit();
+      } else {
+        configSet(key, stripSemicolons(text.remainder(ctx.EQ().getSymbol()).strip()));
+      }
+      return;
+    }
     String rest = stripSemicolons(text.remainder(ctx.SET().getSymbol()).strip());
     int eq = rest.indexOf('=');
     if (eq < 0) {
@@ -245,7 +283,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
 
   @Override
   public void enterResetConfiguration(SqlBaseParser.ResetConfigurationContext ctx) {
-    String key = stripSemicolons(text.remainder(ctx.RESET().getSymbol()).strip());
+    String key = SqlText.unquoteIdentifier(stripSemicolons(text.remainder(ctx.RESET().getSymbol()).strip()));
     sink.fact(Fact.Kind.CONFIG_UNSET, "sql").put("key", key.isEmpty() ? "*" : key).put("where", where).emit();
   }
 
@@ -286,7 +324,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
     if (paths.isEmpty()) paths = List.of("");
     for (String path : paths) {
       sink.fact(Fact.Kind.ADD_RESOURCE, type).put("path", path).put("where", where).emit();
-      LocalPaths.report(sink, path, "add_" + type, where);
+      LocalPaths.report(sink, path, "add_" + type, where, fs());
     }
   }
 
@@ -301,7 +339,9 @@ final class SqlListener extends SqlBaseParserBaseListener {
         .put("name", parts == null ? text.text(ctx.identifierReference()) : String.join(".", parts))
         .put("class_name", SqlText.unescapeString(ctx.stringLit().getText()))
         .put("resources", String.join(",", resources)).put("where", where).emit();
-    for (var r : ctx.resource()) LocalPaths.report(sink, SqlText.unescapeString(r.stringLit().getText()), "create_function", where);
+    for (var r : ctx.resource()) {
+      LocalPaths.report(sink, SqlText.unescapeString(r.stringLit().getText()), "create_function", where, fs());
+    }
   }
 
   @Override
@@ -340,6 +380,187 @@ final class SqlListener extends SqlBaseParserBaseListener {
     }
     scope.setCatalog(name);
     catalogOp("set_current_catalog", ref).put("name", name).put("catalog", name).emit();
+  }
+
+  // ---- script transforms, class names, data sources ---------------------------------------------------------
+
+  /** SELECT TRANSFORM / MAP / REDUCE ... USING 'script': a shell command on every executor (since 3.2, no Hive). */
+  @Override
+  public void enterTransformClause(SqlBaseParser.TransformClauseContext ctx) {
+    String form = ctx.kind == null ? "transform" : ctx.kind.getText().toLowerCase(Locale.ROOT);
+    sink.fact(Fact.Kind.USER_CODE, "script_transform").put("form", form)
+        .put("command", ctx.script == null ? null : SqlText.unescapeString(ctx.script.getText()))
+        .put("where", where).emit();
+    if (ctx.recordWriter != null) className("record_writer", ctx.recordWriter);
+    if (ctx.recordReader != null) className("record_reader", ctx.recordReader);
+  }
+
+  @Override
+  public void enterRowFormatSerde(SqlBaseParser.RowFormatSerdeContext ctx) {
+    if (ctx.name != null) className("serde", ctx.name);
+  }
+
+  @Override
+  public void enterSetTableSerDe(SqlBaseParser.SetTableSerDeContext ctx) {
+    if (ctx.stringLit() != null) className("serde", ctx.stringLit());
+  }
+
+  @Override
+  public void enterTableFileFormat(SqlBaseParser.TableFileFormatContext ctx) {
+    if (ctx.inFmt != null) className("input_format", ctx.inFmt);
+    if (ctx.outFmt != null) className("output_format", ctx.outFmt);
+  }
+
+  @Override
+  public void enterStorageHandler(SqlBaseParser.StorageHandlerContext ctx) {
+    if (ctx.stringLit() != null) className("storage_handler", ctx.stringLit());
+  }
+
+  private void className(String role, SqlBaseParser.StringLitContext literal) {
+    sink.fact(Fact.Kind.CLASS_NAME, role).put("class_name", SqlText.unescapeString(literal.getText()))
+        .put("where", where).emit();
+  }
+
+  /** USING provider (CREATE TABLE, CREATE TEMPORARY VIEW, INSERT OVERWRITE DIRECTORY): a data source. */
+  @Override
+  public void enterTableProvider(SqlBaseParser.TableProviderContext ctx) {
+    String subkind = ctx.getParent() instanceof SqlBaseParser.CreateTempViewUsingContext ? "read"
+        : ctx.getParent() instanceof SqlBaseParser.InsertOverwriteDirContext ? "write" : "table_provider";
+    sink.fact(Fact.Kind.DATA_SOURCE, subkind).put("format", String.join(".", SqlInspector.parts(ctx.multipartIdentifier())))
+        .put("source", "sql").put("where", where).emit();
+  }
+
+  @Override
+  public void enterCreateView(SqlBaseParser.CreateViewContext ctx) {
+    if (ctx.GLOBAL() != null) catalogOp("create_global_temp_view", ctx).put("name", text.text(ctx.identifierReference())).emit();
+  }
+
+  @Override
+  public void enterCreateTempViewUsing(SqlBaseParser.CreateTempViewUsingContext ctx) {
+    String name = text.text(ctx.tableIdentifier());
+    catalogOp(ctx.GLOBAL() != null ? "create_global_temp_view" : "create_temp_view", ctx).put("name", name).emit();
+  }
+
+  // ---- paths and options ------------------------------------------------------------------------------------
+
+  /** LOCATION of tables, CTAS, namespaces, partitions and ALTER ... SET LOCATION. */
+  @Override
+  public void enterLocationSpec(SqlBaseParser.LocationSpecContext ctx) {
+    if (ctx.stringLit() != null) path(ctx.stringLit(), "location", false);
+  }
+
+  @Override
+  public void enterInsertOverwriteDir(SqlBaseParser.InsertOverwriteDirContext ctx) {
+    if (ctx.path != null) path(ctx.path, "insert_overwrite_directory", ctx.LOCAL() != null);
+    else if (ctx.LOCAL() != null) LocalPaths.reportLocal(sink, "", "insert_overwrite_directory", where);
+  }
+
+  @Override
+  public void enterInsertOverwriteHiveDir(SqlBaseParser.InsertOverwriteHiveDirContext ctx) {
+    if (ctx.path != null) path(ctx.path, "insert_overwrite_directory", ctx.LOCAL() != null);
+  }
+
+  @Override
+  public void enterLoadData(SqlBaseParser.LoadDataContext ctx) {
+    if (ctx.path != null) path(ctx.path, "load_data", ctx.LOCAL() != null);
+  }
+
+  private void path(SqlBaseParser.StringLitContext literal, String context, boolean local) {
+    String path = SqlText.unescapeString(literal.getText());
+    if (local) LocalPaths.reportLocal(sink, path, context, where);
+    else LocalPaths.report(sink, path, context, where, fs());
+  }
+
+  /**
+   * Every property list: data source options ({@code OPTIONS}, {@code WITH (...)}) carry paths and Hadoop
+   * settings; table, namespace and serde properties carry paths ({@code location}, Iceberg's
+   * {@code write.data.path}).
+   */
+  @Override
+  public void enterPropertyList(SqlBaseParser.PropertyListContext ctx) {
+    boolean options = isOptions(ctx);
+    for (var p : ctx.property()) {
+      String key = propertyKey(p);
+      String value = propertyValue(p);
+      if (options) OptionFacts.option(sink, key, value, "options", where, fs());
+      else OptionFacts.property(sink, key, value, "properties", where, fs());
+    }
+  }
+
+  /** OPTIONS of CREATE TABLE in Spark 4: values are expressions, folded by the server. */
+  @Override
+  public void enterExpressionPropertyList(SqlBaseParser.ExpressionPropertyListContext ctx) {
+    for (var p : ctx.expressionProperty()) {
+      String key = propertyKey(p.propertyKey());
+      String value = p.expression() == null ? "" : literalString(p.expression());
+      if (value == null) {
+        if (OptionFacts.isPathKey(key) || key.indexOf('.') > 0) {
+          sink.unclassified("computed_option", where, "OPTIONS " + key + " = " + text.text(p.expression()));
+        }
+        continue;
+      }
+      OptionFacts.option(sink, key, value, "options", where, fs());
+    }
+  }
+
+  private static boolean isOptions(SqlBaseParser.PropertyListContext ctx) {
+    ParserRuleContext parent = ctx.getParent();
+    if (parent instanceof SqlBaseParser.OptionsClauseContext) return true;
+    if (parent instanceof SqlBaseParser.CacheTableContext) return false;
+    // The keyword just before the list says what it is: OPTIONS (...), TBLPROPERTIES (...), DBPROPERTIES ...
+    for (int i = 0; i < parent.getChildCount(); i++) {
+      if (parent.getChild(i) == ctx && i > 0 && parent.getChild(i - 1) instanceof TerminalNode t) {
+        return t.getSymbol().getType() == SqlBaseLexer.OPTIONS;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * CALL catalog.system.procedure(...): Iceberg's and Hudi's procedures take locations and paths as string
+   * arguments ({@code remove_orphan_files(location => 'file:/etc')}), by name or by position. Every string
+   * that looks like a path is one; a computed string could be anything and is not guessed at.
+   */
+  @Override
+  public void enterCall(SqlBaseParser.CallContext ctx) {
+    for (var arg : ctx.functionArgument()) {
+      var named = arg.namedArgumentExpression();
+      String key = named == null ? "" : SqlText.unquoteIdentifier(named.key.getText());
+      ParserRuleContext value = named == null ? arg.expression() : named.value;
+      String context = "procedure_argument" + (key.isEmpty() ? "" : "." + key);
+      String literal = literalString(value);
+      if (literal != null) {
+        if (OptionFacts.isPathKey(key) || looksLikePath(literal)) LocalPaths.report(sink, literal, context, where, fs());
+        continue;
+      }
+      for (Token t : tokensOf(value)) {
+        String s = t.getType() == SqlBaseLexer.STRING_LITERAL ? SqlText.unescapeString(t.getText()) : null;
+        if (s != null && looksLikePath(s)) LocalPaths.report(sink, s, context, where, fs());
+      }
+      if (OptionFacts.isPathKey(key)) sink.unclassified("computed_argument", where, "CALL argument " + text.text(arg));
+    }
+  }
+
+  /** A string a procedure would take as a path: a scheme, a root, a home or a parent reference. */
+  private static boolean looksLikePath(String s) {
+    String k = LocalPaths.classify(s);
+    return k != null && !k.equals("relative") && !(k.equals("uri") && s.indexOf('/') < 0);
+  }
+
+  /** The value of an expression that is only string literals (adjacent ones concatenate), else null. */
+  private static String literalString(ParserRuleContext expr) {
+    List<Token> tokens = tokensOf(expr);
+    if (tokens.isEmpty()) return null;
+    StringBuilder b = new StringBuilder();
+    for (Token t : tokens) {
+      if (t.getType() != SqlBaseLexer.STRING_LITERAL && t.getType() != SqlBaseLexer.DOUBLEQUOTED_STRING) return null;
+      b.append(SqlText.unescapeString(t.getText()));
+    }
+    return b.toString();
+  }
+
+  private String fs() {
+    return scope.session.defaultFileSystem();
   }
 
   // ---- helpers --------------------------------------------------------------------------------------------
@@ -411,7 +632,10 @@ final class SqlListener extends SqlBaseParserBaseListener {
   }
 
   private String propertyKey(SqlBaseParser.PropertyContext p) {
-    var key = p.propertyKey();
+    return propertyKey(p.propertyKey());
+  }
+
+  private static String propertyKey(SqlBaseParser.PropertyKeyContext key) {
     if (key.stringLit() != null) return SqlText.unescapeString(key.stringLit().getText());
     List<String> parts = new ArrayList<>();
     for (var id : key.errorCapturingIdentifier()) parts.add(SqlText.unquoteIdentifier(id.identifier().getText()));

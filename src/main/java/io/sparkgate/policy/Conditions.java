@@ -12,12 +12,17 @@ import java.util.TreeSet;
 final class Conditions {
   private Conditions() {}
 
-  /** True if some fact of one of the kinds matches the subkind and every attribute matcher. */
-  record FactCondition(Set<Fact.Kind> kinds, StringMatcher subkind, Map<String, StringMatcher> attrs)
-      implements Condition {
+  /**
+   * True if some fact of one of the kinds matches the subkind and every attribute matcher, and no
+   * {@code attrNot} matcher: the allowlist form ("a function whose name is not one of these"). An attribute
+   * missing from the fact is not on any allowlist, so it never saves the fact.
+   */
+  record FactCondition(Set<Fact.Kind> kinds, StringMatcher subkind, Map<String, StringMatcher> attrs,
+      Map<String, StringMatcher> attrsNot) implements Condition {
     FactCondition {
       kinds = Set.copyOf(kinds);
       attrs = Map.copyOf(attrs);
+      attrsNot = Map.copyOf(attrsNot);
     }
 
     @Override
@@ -34,6 +39,10 @@ final class Conditions {
       if (subkind != null && !subkind.matches(f.subkind())) return false;
       for (Map.Entry<String, StringMatcher> a : attrs.entrySet()) {
         if (!a.getValue().matches(f.get(a.getKey()))) return false; // a missing attribute never matches
+      }
+      for (Map.Entry<String, StringMatcher> a : attrsNot.entrySet()) {
+        String v = f.get(a.getKey());
+        if (v != null && a.getValue().matches(v)) return false;
       }
       return true;
     }

@@ -266,7 +266,7 @@ public final class PolicyCompiler {
     Map<String, YamlNode> m = node.mapping("a condition");
     Set<String> keys = m.keySet();
     if (keys.contains("fact")) {
-      m = node.mapping("a fact condition", "fact", "subkind", "attr");
+      m = node.mapping("a fact condition", "fact", "subkind", "attr", "attr_not");
       Set<Fact.Kind> kinds = EnumSet.noneOf(Fact.Kind.class);
       for (String k : m.get("fact").strings("fact")) {
         try {
@@ -282,7 +282,13 @@ public final class PolicyCompiler {
         if (a.isEmpty()) throw m.get("attr").error("attr must not be empty");
         a.forEach((k, v) -> attrs.put(k, matcher(v, "attr." + k)));
       }
-      return new Conditions.FactCondition(kinds, subkind, attrs);
+      Map<String, StringMatcher> attrsNot = new LinkedHashMap<>();
+      if (m.containsKey("attr_not")) {
+        Map<String, YamlNode> a = m.get("attr_not").mapping("attr_not");
+        if (a.isEmpty()) throw m.get("attr_not").error("attr_not must not be empty");
+        a.forEach((k, v) -> attrsNot.put(k, matcher(v, "attr_not." + k)));
+      }
+      return new Conditions.FactCondition(kinds, subkind, attrs, attrsNot);
     }
     if (keys.size() != 1) {
       throw node.error("a condition is one of fact (with subkind/attr), any, all, not or backend; got " + keys);

@@ -39,7 +39,8 @@ public final class PolicyStage implements AutoCloseable {
     BackendProfileConfig pc = config.backend().profile();
     BackendProfiler profiler = new BackendProfiler(backend, "sparkgate-profiler", 10_000);
     ProfileSource profiles = new ProfileSource(profiler::read, new ProfileSource.Overrides(pc.sparkVersion().orElse(null),
-        pc.extensions().orElse(null), pc.catalogs().orElse(null), pc.defaultCatalog().orElse(null)));
+        pc.extensions().orElse(null), pc.catalogs().orElse(null), pc.defaultCatalog().orElse(null),
+        pc.defaultFs().orElse(null)));
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "sparkgate-policy");
       t.setDaemon(true);

@@ -26,8 +26,9 @@ public final class ProfileSource {
   private final AtomicReference<BackendProfile> current = new AtomicReference<>();
 
   /** Configured values that win over what the backend reports (null: not configured). */
-  public record Overrides(String sparkVersion, List<String> extensions, Map<String, String> catalogs, String defaultCatalog) {
-    public static final Overrides NONE = new Overrides(null, null, null, null);
+  public record Overrides(String sparkVersion, List<String> extensions, Map<String, String> catalogs, String defaultCatalog,
+      String defaultFs) {
+    public static final Overrides NONE = new Overrides(null, null, null, null, null);
 
     boolean complete() {
       return extensions != null && catalogs != null;
@@ -58,8 +59,8 @@ public final class ProfileSource {
       BackendProfile p = apply(reader.get());
       BackendProfile old = current.getAndSet(p);
       if (!p.equals(old)) {
-        log.info("backend profile: Spark {}, extensions {}, catalogs {}, default catalog {}", p.sparkVersion(),
-            p.extensions(), p.catalogs(), p.defaultCatalog());
+        log.info("backend profile: Spark {}, extensions {}, catalogs {}, default catalog {}, default file system {}",
+            p.sparkVersion(), p.extensions(), p.catalogs(), p.defaultCatalog(), p.defaultFs());
       }
       return true;
     } catch (RuntimeException e) {
@@ -81,6 +82,7 @@ public final class ProfileSource {
   }
 
   private BackendProfile apply(BackendProfile read) {
-    return read.with(overrides.sparkVersion(), overrides.extensions(), overrides.catalogs(), overrides.defaultCatalog());
+    return read.with(overrides.sparkVersion(), overrides.extensions(), overrides.catalogs(), overrides.defaultCatalog(),
+        overrides.defaultFs());
   }
 }

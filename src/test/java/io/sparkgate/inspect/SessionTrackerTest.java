@@ -83,7 +83,7 @@ final class SessionTrackerTest {
       assertEquals(Map.of("spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog", "iceberg", "org.apache.iceberg.spark.SparkCatalog"), p.catalogs());
       assertEquals(2, p.extensions().size());
       assertEquals("spark_catalog", p.defaultCatalog());
-      assertEquals("4.0.0", p.with("4.0.0", null, null, null).sparkVersion());
+      assertEquals("4.0.0", p.with("4.0.0", null, null, null, null).sparkVersion());
     } finally {
       channel.shutdownNow();
       server.shutdownNow();

@@ -1,0 +1,62 @@
+package io.sparkgate.inspect;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * What an option or property map can carry besides plain settings: paths (a data source's {@code path}, a
+ * table's {@code location}, Iceberg's {@code write.data.path}, a catalog's {@code warehouse}) and Hadoop
+ * settings. Spark copies every data source option into the Hadoop configuration of the read or write, so a
+ * dotted key ({@code fs.file.impl}, {@code fs.viewfs.mounttable...}, {@code parquet.read.support.class}) is a
+ * configuration change as much as {@code SET} is, and is reported as one.
+ */
+final class OptionFacts {
+  private OptionFacts() {}
+
+  /** A data source option ({@code OPTIONS}, {@code WITH (...)}, a reader's or writer's options). */
+  static void option(FactSink sink, String key, String value, String context, String where, String defaultFs) {
+    property(sink, key, value, context, where, defaultFs);
+    if (key.indexOf('.') > 0) {
+      sink.fact(Fact.Kind.CONFIG_SET, "option").put("key", key).put("value", value).put("context", context)
+          .put("where", where).emit();
+    }
+  }
+
+  /** A table, namespace or serde property: only its paths matter here. */
+  static void property(FactSink sink, String key, String value, String context, String where, String defaultFs) {
+    if (value == null || !isPathKey(key)) return;
+    for (String path : paths(key, value)) LocalPaths.report(sink, path, context + "." + key, where, defaultFs);
+  }
+
+  static boolean isPathKey(String key) {
+    String k = key.toLowerCase(Locale.ROOT);
+    return k.equals("paths") || k.endsWith("path") || k.endsWith("location") || k.endsWith("dir")
+        || k.endsWith("directory") || k.equals("warehouse") || k.endsWith(".warehouse") || k.equals("uri")
+        || k.endsWith(".uri");
+  }
+
+  /**
+   * The {@code paths} option holds a JSON array (how DataFrameReader passes several); read its strings, and
+   * for anything else the value is one path.
+   */
+  private static List<String> paths(String key, String value) {
+    String v = value.strip();
+    if (!key.equalsIgnoreCase("paths") || !v.startsWith("[")) return List.of(value);
+    List<String> out = new ArrayList<>();
+    int i = 0;
+    while ((i = v.indexOf('"', i)) >= 0) {
+      StringBuilder b = new StringBuilder();
+      int j = i + 1;
+      for (; j < v.length() && v.charAt(j) != '"'; j++) {
+        char c = v.charAt(j);
+        if (c == '\\' && j + 1 < v.length()) c = v.charAt(++j);
+        b.append(c);
+      }
+      out.add(b.toString());
+      i = j + 1;
+    }
+    // Not a well-formed array: the whole text, so that nothing is left unchecked.
+    return out.isEmpty() ? List.of(value) : out;
+  }
+}
