@@ -400,6 +400,10 @@ class BypassIT {
           assertEquals(1, sql(spark, "SELECT a FROM v").get(0).getInt(0));
           assertEquals(1, spark.table("v").collectAsList().get(0).getInt(0));
         }),
+        new Work("the higher-order function transform(array, lambda), not a script transform", () -> {
+          List<Row> rows = sql(spark, "SELECT transform(array(1, 2), x -> x + 1) AS a");
+          assertEquals(List.of(2, 3), rows.get(0).getList(0));
+        }),
         new Work("spark.range(10).selectExpr(id * 2)", () -> {
           List<Row> rows = spark.range(10).selectExpr("id * 2").collectAsList();
           assertEquals(90L, rows.stream().mapToLong(r -> r.getLong(0)).sum());
