@@ -32,6 +32,20 @@ final class SqlListener extends SqlBaseParserBaseListener {
     this.nesting = nesting;
   }
 
+  // ---- statements inside statements -------------------------------------------------------------------------
+
+  /**
+   * A statement inside another (a SQL script's body, EXPLAIN's subject) is a statement of its own kind: the
+   * top-level SQL fact names only the outer one, and a policy on statement kinds must see them all.
+   */
+  @Override
+  public void enterEveryRule(ParserRuleContext ctx) {
+    if (!(ctx instanceof SqlBaseParser.StatementContext || ctx instanceof SqlBaseParser.SetResetStatementContext)) return;
+    if (ctx.getParent() instanceof SqlBaseParser.SingleStatementContext) return;
+    sink.fact(Fact.Kind.SQL, SqlInspector.kindOf(ctx)).put("nested", "true").put("origin", "statement")
+        .put("where", where).put("span_start", text.start(ctx)).put("span_end", text.end(ctx)).emit();
+  }
+
   // ---- tables ---------------------------------------------------------------------------------------------
 
   @Override

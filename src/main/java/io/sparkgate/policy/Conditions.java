@@ -13,12 +13,13 @@ final class Conditions {
   private Conditions() {}
 
   /**
-   * True if some fact of one of the kinds matches the subkind and every attribute matcher, and no
-   * {@code attrNot} matcher: the allowlist form ("a function whose name is not one of these"). An attribute
+   * True if some fact of one of the kinds matches the subkind and every attribute matcher, and neither
+   * {@code subkindNot} nor any {@code attrsNot} matcher: the allowlist form ("a function whose name is not one
+   * of these"). An attribute
    * missing from the fact is not on any allowlist, so it never saves the fact.
    */
-  record FactCondition(Set<Fact.Kind> kinds, StringMatcher subkind, Map<String, StringMatcher> attrs,
-      Map<String, StringMatcher> attrsNot) implements Condition {
+  record FactCondition(Set<Fact.Kind> kinds, StringMatcher subkind, StringMatcher subkindNot,
+      Map<String, StringMatcher> attrs, Map<String, StringMatcher> attrsNot) implements Condition {
     FactCondition {
       kinds = Set.copyOf(kinds);
       attrs = Map.copyOf(attrs);
@@ -37,6 +38,7 @@ final class Conditions {
 
     private boolean matches(Fact f) {
       if (subkind != null && !subkind.matches(f.subkind())) return false;
+      if (subkindNot != null && subkindNot.matches(f.subkind())) return false;
       for (Map.Entry<String, StringMatcher> a : attrs.entrySet()) {
         if (!a.getValue().matches(f.get(a.getKey()))) return false; // a missing attribute never matches
       }

@@ -266,7 +266,7 @@ public final class PolicyCompiler {
     Map<String, YamlNode> m = node.mapping("a condition");
     Set<String> keys = m.keySet();
     if (keys.contains("fact")) {
-      m = node.mapping("a fact condition", "fact", "subkind", "attr", "attr_not");
+      m = node.mapping("a fact condition", "fact", "subkind", "subkind_not", "attr", "attr_not");
       Set<Fact.Kind> kinds = EnumSet.noneOf(Fact.Kind.class);
       for (String k : m.get("fact").strings("fact")) {
         try {
@@ -276,6 +276,7 @@ public final class PolicyCompiler {
         }
       }
       StringMatcher subkind = m.containsKey("subkind") ? matcher(m.get("subkind"), "subkind") : null;
+      StringMatcher subkindNot = m.containsKey("subkind_not") ? matcher(m.get("subkind_not"), "subkind_not") : null;
       Map<String, StringMatcher> attrs = new LinkedHashMap<>();
       if (m.containsKey("attr")) {
         Map<String, YamlNode> a = m.get("attr").mapping("attr");
@@ -288,7 +289,7 @@ public final class PolicyCompiler {
         if (a.isEmpty()) throw m.get("attr_not").error("attr_not must not be empty");
         a.forEach((k, v) -> attrsNot.put(k, matcher(v, "attr_not." + k)));
       }
-      return new Conditions.FactCondition(kinds, subkind, attrs, attrsNot);
+      return new Conditions.FactCondition(kinds, subkind, subkindNot, attrs, attrsNot);
     }
     if (keys.size() != 1) {
       throw node.error("a condition is one of fact (with subkind/attr), any, all, not or backend; got " + keys);

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 
 /**
@@ -84,7 +85,8 @@ public final class PolicyTests {
       String caseName = "case #" + i;
       try {
         Map<String, YamlNode> m = c.mapping("a test case", "name", "rpc", "principal", "groups", "tenant", "sql",
-            "config_set", "config_get", "artifact", "facts", "catalog", "database", "backend", "expect", "rule");
+            "config_set", "config_get", "artifact", "plan", "facts", "catalog", "database", "session_functions", "backend",
+            "expect", "rule");
         caseName = m.containsKey("name") ? m.get("name").nonEmpty("name") : caseName;
         failure = runCase(m, c.in("case '" + caseName + "'"), policy, fileProfile);
       } catch (PolicyException e) {
@@ -114,11 +116,13 @@ public final class PolicyTests {
       YamlNode b = m.get("backend");
       profile = b.isScalar() && b.scalar("backend").equals("unknown") ? null : profile(b);
     }
-    SessionView session = (profile == null ? BackendProfile.UNKNOWN : profile).freshSession();
-    if (m.containsKey("catalog") || m.containsKey("database")) {
-      session = new SessionView.Fixed(m.containsKey("catalog") ? m.get("catalog").nonEmpty("catalog") : session.currentCatalog(),
-          m.containsKey("database") ? m.get("database").nonEmpty("database") : "default",
-          (profile == null ? BackendProfile.UNKNOWN : profile).catalogNames(), null);
+    SessionView.Fixed session = (SessionView.Fixed) (profile == null ? BackendProfile.UNKNOWN : profile).freshSession();
+    if (m.containsKey("catalog") || m.containsKey("database") || m.containsKey("session_functions")) {
+      // The session as if it had run USE / SET CATALOG and created these temporary SQL functions before.
+      session = session.withState(m.containsKey("catalog") ? m.get("catalog").nonEmpty("catalog") : session.currentCatalog(),
+          m.containsKey("database") ? m.get("database").nonEmpty("database") : "default", null,
+          m.containsKey("session_functions") ? Set.copyOf(m.get("session_functions").strings("session_functions")
+              .stream().map(f -> f.toLowerCase(java.util.Locale.ROOT)).toList()) : Set.of());
     }
     String rpc;
     byte[] request;
@@ -137,6 +141,10 @@ public final class PolicyTests {
       inputs++;
       rpc = "Config";
       request = TestRequest.configGet(m.get("config_get").strings("config_get"), principal);
+    } else if (m.containsKey("plan")) {
+      inputs++;
+      rpc = "ExecutePlan";
+      request = TestRequest.plan(m.get("plan"), principal);
     } else if (m.containsKey("artifact")) {
       inputs++;
       rpc = "AddArtifacts";
@@ -148,10 +156,10 @@ public final class PolicyTests {
     if (m.containsKey("rpc")) rpc = m.get("rpc").nonEmpty("rpc");
     Facts facts;
     if (m.containsKey("facts")) {
-      if (inputs > 0) throw where.error("give either facts or a request (sql, config_set, config_get, artifact)");
+      if (inputs > 0) throw where.error("give either facts or a request (sql, config_set, config_get, artifact, plan)");
       facts = inspector.inspect(rpc, request, session).plus(facts(m.get("facts")));
     } else {
-      if (inputs > 1) throw where.error("give one of sql, config_set, config_get, artifact");
+      if (inputs > 1) throw where.error("give one of sql, config_set, config_get, artifact, plan");
       facts = inspector.inspect(rpc, request, session, inspector.newArtifactTracker());
     }
     ProfileSource source = profile == null ? new ProfileSource(() -> {
@@ -188,11 +196,13 @@ public final class PolicyTests {
   }
 
   static BackendProfile profile(YamlNode node) {
-    Map<String, YamlNode> m = node.mapping("backend", "spark_version", "extensions", "catalogs", "default_catalog");
+    Map<String, YamlNode> m = node.mapping("backend", "spark_version", "extensions", "catalogs", "default_catalog",
+        "default_fs");
     Map<String, String> catalogs = new LinkedHashMap<>();
     if (m.containsKey("catalogs")) m.get("catalogs").mapping("catalogs").forEach((k, v) -> catalogs.put(k, v.nonEmpty(k)));
     return new BackendProfile(m.containsKey("spark_version") ? m.get("spark_version").scalar("spark_version") : "",
         m.containsKey("extensions") ? m.get("extensions").strings("extensions") : List.of(), catalogs,
-        m.containsKey("default_catalog") ? m.get("default_catalog").nonEmpty("default_catalog") : null);
+        m.containsKey("default_catalog") ? m.get("default_catalog").nonEmpty("default_catalog") : null,
+        m.containsKey("default_fs") ? m.get("default_fs").nonEmpty("default_fs") : null);
   }
 }

@@ -29,6 +29,22 @@ final class TestRequest {
         .build().toByteArray();
   }
 
+  /**
+   * A plan written as protobuf JSON (the Spark Connect proto's field names), for cases only the DataFrame API
+   * sends: {@code {"root": {"project": {...}}}} or {@code {"command": {...}}}.
+   */
+  static byte[] plan(YamlNode json, String user) {
+    Plan.Builder plan = Plan.newBuilder();
+    try {
+      com.google.protobuf.util.JsonFormat.parser().merge(json.nonEmpty("plan"), plan);
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw json.error("plan is not a spark.connect.Plan in protobuf JSON: " + e.getMessage());
+    }
+    return ExecutePlanRequest.newBuilder().setSessionId(SESSION).setUserContext(user(user))
+        .setOperationId("00000000-0000-4000-8000-0000000000aa").setClientType("sparkgate-policy-test")
+        .setPlan(plan).build().toByteArray();
+  }
+
   static byte[] configSet(Map<String, String> pairs, String user) {
     ConfigRequest.Set.Builder set = ConfigRequest.Set.newBuilder();
     pairs.forEach((k, v) -> set.addPairs(KeyValue.newBuilder().setKey(k).setValue(v)));
