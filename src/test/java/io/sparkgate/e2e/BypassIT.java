@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.apache.spark.SparkUnsupportedOperationException;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
@@ -141,7 +142,9 @@ class BypassIT {
   }
 
   private static Attack attack(String name, String rule, Attempt attempt) {
-    return new Attack(name, List.of(rule), attempt);
+    // reflect and friends are refused by name ahead of the function allowlist, which does not list them either.
+    List<String> rules = rule.equals("no-reflection") ? List.of(rule, "functions-allowlist") : List.of(rule);
+    return new Attack(name, rules, attempt);
   }
 
   /**
@@ -168,7 +171,7 @@ class BypassIT {
     String transform = "no-script-transform";
     String paths = "paths-allowlist";
     String config = "config-allowlist";
-    String javaCalls = "functions-allowlist";
+    String javaCalls = "no-reflection";
     String globalViews = "no-global-temp-views";
     return Stream.of(
         // Script transforms: a shell command run by the server's user.
@@ -252,6 +255,8 @@ class BypassIT {
             (s, m) -> sql(s, "SELECT * FROM text.`" + serverLogName + "`")),
         attack("spark.table(\"text.`/etc/passwd`\")", paths,
             (s, m) -> s.table("text.`/etc/passwd`").collectAsList()),
+        attack("spark.read.table(\"text.`<relative path>`\")", paths,
+            (s, m) -> s.read().table("text.`" + serverLogName + "`").collectAsList()),
         opaque("SELECT * FROM IDENTIFIER('text.`...`')", paths,
             (s, m) -> sql(s, "SELECT * FROM IDENTIFIER('text.`" + secret + "`')")),
         opaque("SELECT * FROM IDENTIFIER('te' || 'xt.`...`')", paths,
@@ -392,7 +397,21 @@ class BypassIT {
           assertEquals("UTC", spark.conf().get("spark.sql.session.timeZone"));
         }),
         new Work("CREATE TEMPORARY FUNCTION ... RETURN (a SQL function), then call it", () -> {
-          sql(spark, "CREATE OR REPLACE TEMPORARY FUNCTION plus1(x INT) RETURNS INT RETURN x + 1");
+          sql(spark, "CREATE OR REPLACE TEMPORARY FUNCTION two() RETURNS INT RETURN 1 + 1");
+          assertEquals(3, sql(spark, "SELECT two() + 1").get(0).getInt(0));
+        }),
+        new Work("CREATE TEMPORARY FUNCTION plus1(x INT) ... reaches the server", () -> {
+          // The shared server loads Iceberg's SQL extensions, whose parser (1.10) lacks parseRoutineParam: there a
+          // SQL function with parameters fails with an empty UnsupportedOperationException. What is checked is
+          // that the proxy forwards it and fails only as the bare server does; where it works, it is called.
+          String create = "CREATE OR REPLACE TEMPORARY FUNCTION plus1(x INT) RETURNS INT RETURN x + 1";
+          try {
+            sql(spark, create);
+          } catch (SparkUnsupportedOperationException e) {
+            assertFalse(String.valueOf(e.getMessage()).contains("SPARKGATE"), e.getMessage());
+            assertThrows(SparkUnsupportedOperationException.class, () -> sql(direct, create));
+            return;
+          }
           assertEquals(2, sql(spark, "SELECT plus1(1)").get(0).getInt(0));
         }),
         new Work("CREATE TEMPORARY VIEW AS SELECT, then read it", () -> {
