@@ -21,6 +21,8 @@ final class Detectors {
       "timestampasof", "versionasof", "snapshot-id", "as-of-timestamp", "branch", "tag", "start-snapshot-id",
       "end-snapshot-id", "start-timestamp", "end-timestamp", "as.of.instant");
 
+  private static final java.util.regex.Pattern PLAIN_NAME = java.util.regex.Pattern.compile("[A-Za-z0-9_]+");
+
   private final InspectorConfig config;
   private final SqlInspector sql;
   private final FactSink sink;
@@ -101,8 +103,12 @@ final class Detectors {
       }
       // Spark's planner reads a CallFunction's name, and an UnresolvedFunction's marked user-defined, as a
       // multi-part identifier; any other UnresolvedFunction name is one part, dots and all.
-      case "UnresolvedFunction" -> function(frame.str("function_name"), "scalar", frame, session,
-          "true".equals(frame.str("is_user_defined_function")));
+      case "UnresolvedFunction" -> {
+        // A plain name reads the same either way; only for another is the flag read (a parse of the message).
+        String name = frame.str("function_name");
+        boolean plain = name != null && PLAIN_NAME.matcher(name).matches();
+        function(name, "scalar", frame, session, !plain && "true".equals(frame.str("is_user_defined_function")));
+      }
       case "CallFunction" -> function(frame.str("function_name"), "scalar", frame, session, true);
       case "UnresolvedTableValuedFunction" -> function(frame.str("function_name"), "table_valued", frame, session, true);
       case "CompressedOperation" -> Compressed.inspect(frame.message(), frame, config, sink, walker);

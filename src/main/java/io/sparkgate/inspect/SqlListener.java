@@ -231,9 +231,19 @@ final class SqlListener extends SqlBaseParserBaseListener {
     function(ctx.functionName(), false);
   }
 
+  /**
+   * Table-valued functions of extensions read tables by path ({@code hudi_metadata('/data/t')}): every string
+   * argument that looks like a path is one.
+   */
   @Override
   public void enterFunctionTable(SqlBaseParser.FunctionTableContext ctx) {
     function(ctx.functionName(), true);
+    for (var arg : ctx.functionTableArgument()) {
+      for (Token t : tokensOf(arg)) {
+        String s = t.getType() == SqlBaseLexer.STRING_LITERAL ? SqlText.unescapeString(t.getText()) : null;
+        if (s != null && looksLikePath(s)) LocalPaths.report(sink, s, "table_function_argument", where, fs());
+      }
+    }
   }
 
   private void function(SqlBaseParser.FunctionNameContext fn, boolean tableValued) {

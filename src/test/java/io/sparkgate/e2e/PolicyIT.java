@@ -87,7 +87,7 @@ class PolicyIT {
 
   @Test
   void allowDestLocalConfigIsRefused() {
-    refused("no-dangerous-config", () -> spark.conf().set("spark.sql.artifact.copyFromLocalToFs.allowDestLocal", "true"));
+    refused("config-allowlist", () -> spark.conf().set("spark.sql.artifact.copyFromLocalToFs.allowDestLocal", "true"));
   }
 
   /**
@@ -122,7 +122,7 @@ class PolicyIT {
 
   @Test
   void readingALocalFileIsRefused() {
-    refused("no-local-paths", () -> spark.read().text("/etc/hostname").collectAsList());
+    refused("paths-allowlist", () -> spark.read().text("/etc/hostname").collectAsList());
   }
 
   @Test

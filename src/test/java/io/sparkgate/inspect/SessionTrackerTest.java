@@ -52,6 +52,25 @@ final class SessionTrackerTest {
   }
 
   @Test
+  void temporary_sql_functions_are_the_sessions_own() {
+    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
+    tracker.observe("u", "s", inspector.inspectSql("CREATE TEMPORARY FUNCTION Plus1(x INT) RETURNS INT RETURN x + 1",
+        tracker.view("u", "s")));
+    tracker.observe("u", "s", inspector.inspectSql("CREATE FUNCTION kept(x INT) RETURNS INT RETURN x", tracker.view("u", "s")));
+    Fact call = inspector.inspectSql("SELECT plus1(1), session.PLUS1(2), kept(3)", tracker.view("u", "s"))
+        .ofKind(Fact.Kind.FUNCTION_CALL).get(0);
+    assertEquals("true", call.get("session_function"));
+    List<Fact> calls = inspector.inspectSql("SELECT plus1(1), session.PLUS1(2), kept(3)", tracker.view("u", "s"))
+        .ofKind(Fact.Kind.FUNCTION_CALL);
+    assertEquals("true", calls.get(1).get("session_function"));
+    assertEquals(null, calls.get(2).get("session_function"), "a persistent function is not the session's");
+    assertEquals(null, inspector.inspectSql("SELECT plus1(1)", tracker.view("u", "other"))
+        .ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("session_function"), "another session's function");
+    assertEquals(null, inspector.inspectSql("SELECT db.plus1(1)", tracker.view("u", "s"))
+        .ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("session_function"), "a catalog function of that name");
+  }
+
+  @Test
   void profiler_reads_the_backend_over_connect() throws Exception {
     String name = InProcessServerBuilder.generateName();
     var service = io.grpc.ServerServiceDefinition.builder(BackendProfiler.SERVICE)
@@ -69,7 +88,9 @@ final class SessionTrackerTest {
                     .addPairs(kv("spark.sql.catalog.iceberg.type", "hadoop"));
               } else {
                 r.addPairs(kv("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions,org.apache.spark.sql.hudi.HoodieSparkSessionExtension"))
-                    .addPairs(KeyValue.newBuilder().setKey("spark.sql.defaultCatalog"));
+                    .addPairs(KeyValue.newBuilder().setKey("spark.sql.defaultCatalog"))
+                    .addPairs(KeyValue.newBuilder().setKey("spark.hadoop.fs.defaultFS"))
+                    .addPairs(kv("fs.defaultFS", "hdfs://namenode:8020"));
               }
               out.onNext(r.build());
               out.onCompleted();
@@ -84,6 +105,7 @@ final class SessionTrackerTest {
       assertEquals(2, p.extensions().size());
       assertEquals("spark_catalog", p.defaultCatalog());
       assertEquals("4.0.0", p.with("4.0.0", null, null, null, null).sparkVersion());
+      assertEquals("hdfs", p.defaultFs(), "fs.defaultFS read into the profile");
     } finally {
       channel.shutdownNow();
       server.shutdownNow();

@@ -50,6 +50,19 @@ public final class DemoClient {
       System.out.println();
       System.out.println("spark.createDataFrame(4 rows).filter(\"year > 1900\").orderBy(\"year\").show():");
       df.filter("year > 1900").orderBy("year").show();
+
+      // What the shipped policy stops: a shell command on the server, and a read of its local files.
+      for (String refused : List.of("SELECT TRANSFORM(id) USING 'id -un' AS (who) FROM range(1)",
+          "CREATE TEMPORARY VIEW pw USING text OPTIONS (path '/etc/passwd')")) {
+        System.out.println();
+        System.out.println("spark.sql(\"" + refused + "\"):");
+        try {
+          spark.sql(refused).collectAsList();
+          System.out.println("  NOT refused: the proxy let it through");
+        } catch (RuntimeException e) {
+          System.out.println("  refused: " + e.getMessage());
+        }
+      }
     } finally {
       spark.close();
     }
