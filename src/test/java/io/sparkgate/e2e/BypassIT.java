@@ -1,0 +1,444 @@
+package io.sparkgate.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sparkgate.Sparkgate;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.apache.spark.SparkUnsupportedOperationException;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Ways around the shipped shared-server policy, tried with the real JVM client against the real Spark 4.0
+ * server. Direct to the server, the danger is shown to be real: a script transform runs a shell command as the
+ * server's user, a temporary view reads a local file, a relative path reads the server's working directory,
+ * {@code IDENTIFIER('reflect')} calls Java. Through Sparkgate every way in (script transforms in each SQL form,
+ * local paths in SQL, options and the DataFrame API, config keys in backticks, Java calls under other names,
+ * global temporary views) is refused under the rule that owns it, with a message that names the rule and says
+ * what to do instead, while ordinary SQL and DataFrame work passes.
+ *
+ * <p>An attempt that would run a command or write a file aims it at a marker path, so a refusal that came only
+ * after the damage was done (a failed query rather than a refused one) fails the test too.
+ */
+@ExtendWith(SparkServerExtension.class)
+class BypassIT {
+  @TempDir static Path dir;
+  private static Path secret;
+  private static String serverLogName;
+  private static Sparkgate proxy;
+  private static SparkSession direct;
+  private static SparkSession spark;
+
+  private static final List<String> SECRET_LINES = List.of("root-password=hunter2", "api-key=s3cr3t");
+
+  @BeforeAll
+  static void start(SparkConnectServerProcess server) throws Exception {
+    secret = dir.resolve("secret.txt");
+    Files.write(secret, SECRET_LINES);
+    // The server runs in its work directory, where it writes its log: a relative path a user can guess.
+    serverLogName = server.logFile().getFileName().toString();
+    proxy = Sparkgate.start(ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER,
+        ProxyConfigs.backend(server.port()), ProxyConfigs.policy("shared-server.yaml")));
+    direct = SparkClients.connect(server.directUrl());
+    spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    ProxyConfigs.closeAll(direct, spark, proxy);
+  }
+
+  // --- direct to the server: what the policy must stop is real ------------------------------------------------
+
+  @Test
+  void directScriptTransformRunsAShellCommandAsTheServersUser() throws Exception {
+    List<Row> rows = direct.sql("SELECT TRANSFORM(id) USING 'id -un' AS (who) FROM range(1)").collectAsList();
+    assertEquals(1, rows.size());
+    assertEquals(shell("id -un"), rows.get(0).getString(0));
+    assertEquals(System.getProperty("user.name"), rows.get(0).getString(0));
+  }
+
+  @Test
+  void directTemporaryViewReadsALocalFile() {
+    direct.sql("CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (path '" + secret + "')");
+    List<String> lines = direct.sql("SELECT value FROM leaked").collectAsList().stream()
+        .map(r -> r.getString(0)).toList();
+    assertEquals(SECRET_LINES, lines);
+    assertTrue(direct.sql("SELECT count(*) FROM text.`/etc/passwd`").collectAsList().get(0).getLong(0) > 0);
+  }
+
+  @Test
+  void directRelativePathReadsTheServersWorkingDirectory() {
+    long matching = direct.read().text(serverLogName).filter("value LIKE '%SparkConnectServer%'").count();
+    assertTrue(matching > 0, "the server's own log, read by its relative name");
+  }
+
+  /** Spark 4.0 takes IDENTIFIER for a function name, back-quoted or not: a name a name-matching rule may miss. */
+  @Test
+  void directIdentifierCallsReflect() {
+    String home = direct.sql("SELECT IDENTIFIER('`reflect`')('java.lang.System','getProperty','user.home')")
+        .collectAsList().get(0).getString(0);
+    assertEquals(System.getProperty("user.home"), home);
+    assertEquals(home, direct.sql("SELECT IDENTIFIER('reflect')('java.lang.System','getProperty','user.home')")
+        .collectAsList().get(0).getString(0));
+  }
+
+  // --- through Sparkgate with the shipped policy ----------------------------------------------------------------
+
+  /** One attempt, given a marker for what it would run or write. */
+  interface Attempt {
+    void run(SparkSession spark, Marker marker) throws Exception;
+  }
+
+  /**
+   * A path under the test's directory that an attempt makes exist if it gets to run: script transforms touch
+   * it, writes write to it. Remembers whether the attempt asked for it, that is whether it can tell.
+   */
+  static final class Marker {
+    private final Path path;
+    private boolean used;
+
+    Marker(Path path) {
+      this.path = path;
+    }
+
+    @Override
+    public String toString() {
+      used = true;
+      return path.toString();
+    }
+
+    /** Whether the attempt ran: meaningful only if the attempt used the marker. */
+    boolean ran() {
+      return Files.exists(path);
+    }
+  }
+
+  /** An attack and the rules that may refuse it: the first is the one that owns it, others are acceptable. */
+  record Attack(String name, List<String> rules, Attempt attempt) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  private static Attack attack(String name, String rule, Attempt attempt) {
+    // reflect and friends are refused by name ahead of the function allowlist, which does not list them either.
+    List<String> rules = rule.equals("no-reflection") ? List.of(rule, "functions-allowlist") : List.of(rule);
+    return new Attack(name, rules, attempt);
+  }
+
+  /**
+   * For ways in whose text alone does not say what they run (a name computed at run time, SQL held in a
+   * variable): refused as not understood, or under the rule for what it would run.
+   */
+  private static Attack opaque(String name, String rule, Attempt attempt) {
+    return new Attack(name, List.of(rule, "no-unclassified", "statements-allowlist"), attempt);
+  }
+
+  /** Runs SQL to the end: commands run when spark.sql is called, queries when their result is collected. */
+  private static List<Row> sql(SparkSession s, String text) {
+    return s.sql(text).collectAsList();
+  }
+
+  /** A shell command for a script transform: reads its input, then leaves the marker. */
+  private static String touch(Marker marker) {
+    return "cat >/dev/null; touch " + marker;
+  }
+
+  private static final String REFLECT_ARGS = "('java.lang.System','getProperty','user.home')";
+
+  static Stream<Attack> attacks() {
+    String transform = "no-script-transform";
+    String paths = "paths-allowlist";
+    String config = "config-allowlist";
+    String javaCalls = "no-reflection";
+    String globalViews = "no-global-temp-views";
+    return Stream.of(
+        // Script transforms: a shell command run by the server's user.
+        attack("SELECT TRANSFORM ... USING", transform,
+            (s, m) -> sql(s, "SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)")),
+        attack("select transform, lower case, comments and line breaks", transform,
+            (s, m) -> sql(s, "select/**/transform ( id )\n-- x\nusing '" + touch(m) + "' as (who) from range(1)")),
+        attack("TRANSFORM with ROW FORMAT DELIMITED", transform,
+            (s, m) -> sql(s, "SELECT TRANSFORM(id, id) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' USING '"
+                + touch(m) + "' AS (a, b) FROM range(1)")),
+        attack("FROM ... SELECT TRANSFORM", transform,
+            (s, m) -> sql(s, "FROM range(1) SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who)")),
+        attack("FROM ... MAP ... USING", transform,
+            (s, m) -> sql(s, "FROM range(1) MAP id USING '" + touch(m) + "' AS x")),
+        attack("FROM ... REDUCE ... USING", transform,
+            (s, m) -> sql(s, "FROM range(1) REDUCE id USING '" + touch(m) + "' AS x")),
+        attack("MAP ... USING ... FROM", transform,
+            (s, m) -> sql(s, "MAP id USING '" + touch(m) + "' AS x FROM range(1)")),
+        attack("TRANSFORM in a subquery", transform,
+            (s, m) -> sql(s, "SELECT * FROM (SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)) t")),
+        attack("TRANSFORM in a CTE", transform,
+            (s, m) -> sql(s, "WITH w AS (SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)) "
+                + "SELECT who FROM w")),
+        attack("TRANSFORM in an IN subquery", transform,
+            (s, m) -> sql(s, "SELECT 1 WHERE 'x' IN (SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) "
+                + "FROM range(1))")),
+        attack("TRANSFORM under a DataFrame built on spark.sql", transform,
+            (s, m) -> s.sql("SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)")
+                .filter("who IS NOT NULL").selectExpr("upper(who)").limit(1).collectAsList()),
+        attack("TRANSFORM in a temporary view", transform,
+            (s, m) -> {
+              sql(s, "CREATE OR REPLACE TEMPORARY VIEW tv AS SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) "
+                  + "FROM range(1)");
+              s.table("tv").collectAsList();
+            }),
+        attack("TRANSFORM in a SQL table function", transform,
+            (s, m) -> {
+              sql(s, "CREATE OR REPLACE TEMPORARY FUNCTION tf() RETURNS TABLE (who STRING) RETURN "
+                  + "SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)");
+              sql(s, "SELECT * FROM tf()");
+            }),
+        opaque("TRANSFORM in EXECUTE IMMEDIATE 'literal'", transform,
+            (s, m) -> sql(s, "EXECUTE IMMEDIATE \"SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)\"")),
+        opaque("TRANSFORM in EXECUTE IMMEDIATE of a session variable", transform,
+            (s, m) -> {
+              sql(s, "DECLARE OR REPLACE VARIABLE q STRING DEFAULT \"SELECT TRANSFORM(id) USING '" + touch(m)
+                  + "' AS (who) FROM range(1)\"");
+              sql(s, "EXECUTE IMMEDIATE q");
+            }),
+
+        // The server's local file system.
+        attack("CREATE TEMPORARY VIEW USING text OPTIONS (path '/etc/passwd')", paths,
+            (s, m) -> {
+              sql(s, "CREATE TEMPORARY VIEW pw USING text OPTIONS (path '/etc/passwd')");
+              sql(s, "SELECT count(*) FROM pw");
+            }),
+        attack("CREATE TEMPORARY VIEW USING text over a file written by the test", paths,
+            (s, m) -> {
+              sql(s, "CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (path '" + secret + "')");
+              sql(s, "SELECT value FROM leaked");
+            }),
+        attack("OPTIONS (PATH ...), key in upper case", paths,
+            (s, m) -> sql(s, "CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (PATH '" + secret + "')")),
+        attack("OPTIONS (`path` ...), key in backticks", paths,
+            (s, m) -> sql(s, "CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (`path` '" + secret + "')")),
+        attack("OPTIONS ('path' = ...), key as a string", paths,
+            (s, m) -> sql(s, "CREATE OR REPLACE TEMPORARY VIEW leaked USING csv OPTIONS ('path' = '" + secret + "')")),
+        attack("spark.read.text(\"/etc/passwd\")", paths,
+            (s, m) -> s.read().text("/etc/passwd").collectAsList()),
+        attack("spark.read.format(text).option(path, file:///etc/passwd).load()", paths,
+            (s, m) -> s.read().format("text").option("path", "file:///etc/passwd").load().collectAsList()),
+        attack("spark.read.format(text).option(PATH, ...).load(), key in upper case", paths,
+            (s, m) -> s.read().format("text").option("PATH", secret.toString()).load().collectAsList()),
+        attack("spark.read.text of a relative path (the server's log)", paths,
+            (s, m) -> s.read().text(serverLogName).collectAsList()),
+        attack("SELECT * FROM text.`/etc/passwd`", paths,
+            (s, m) -> sql(s, "SELECT * FROM text.`/etc/passwd`")),
+        attack("SELECT * FROM csv.`file:/etc/passwd`", paths,
+            (s, m) -> sql(s, "SELECT * FROM csv.`file:/etc/passwd`")),
+        attack("SELECT * FROM text.`relative path`", paths,
+            (s, m) -> sql(s, "SELECT * FROM text.`" + serverLogName + "`")),
+        attack("spark.table(\"text.`/etc/passwd`\")", paths,
+            (s, m) -> s.table("text.`/etc/passwd`").collectAsList()),
+        attack("spark.read.table(\"text.`<relative path>`\")", paths,
+            (s, m) -> s.read().table("text.`" + serverLogName + "`").collectAsList()),
+        opaque("SELECT * FROM IDENTIFIER('text.`...`')", paths,
+            (s, m) -> sql(s, "SELECT * FROM IDENTIFIER('text.`" + secret + "`')")),
+        opaque("SELECT * FROM IDENTIFIER('te' || 'xt.`...`')", paths,
+            (s, m) -> sql(s, "SELECT * FROM IDENTIFIER('te' || 'xt.`" + secret + "`')")),
+        opaque("SELECT * FROM IDENTIFIER(:t) with t bound to text.`...`", paths,
+            (s, m) -> s.sql("SELECT * FROM IDENTIFIER(:t)", Map.<String, Object>of("t", "text.`" + secret + "`"))
+                .collectAsList()),
+        attack("CREATE TABLE ... USING text LOCATION '<local file>'", paths,
+            (s, m) -> {
+              sql(s, "CREATE TABLE IF NOT EXISTS bypass_ext (value STRING) USING text LOCATION '" + secret + "'");
+              sql(s, "SELECT * FROM bypass_ext");
+            }),
+        attack("INSERT OVERWRITE DIRECTORY '<local dir>'", paths,
+            (s, m) -> sql(s, "INSERT OVERWRITE DIRECTORY '" + m + "' USING text SELECT 'x'")),
+        attack("DataFrame write.text('<local dir>')", paths,
+            (s, m) -> s.range(1).selectExpr("'x' AS value").write().text(m.toString())),
+
+        // Session configuration.
+        attack("SET `spark.sql.catalog.x`=... (key in backticks)", config,
+            (s, m) -> sql(s, "SET `spark.sql.catalog.x`=com.example.Evil")),
+        attack("SET `spark.sql.catalog.x` = ... (backticks and spaces)", config,
+            (s, m) -> sql(s, "SET `spark.sql.catalog.x`   =   com.example.Evil")),
+        attack("SET spark.sql.catalog.x=...", config,
+            (s, m) -> sql(s, "SET spark.sql.catalog.x=com.example.Evil")),
+        attack("spark.conf.set(spark.sql.catalog.x, ...)", config,
+            (s, m) -> s.conf().set("spark.sql.catalog.x", "com.example.Evil")),
+
+        // Functions that call Java.
+        attack("SELECT reflect(...)", javaCalls,
+            (s, m) -> sql(s, "SELECT reflect" + REFLECT_ARGS)),
+        attack("SELECT `ReFlect`(...)", javaCalls,
+            (s, m) -> sql(s, "SELECT `ReFlect`" + REFLECT_ARGS)),
+        attack("SELECT java_method(...)", javaCalls,
+            (s, m) -> sql(s, "SELECT java_method" + REFLECT_ARGS)),
+        attack("SELECT IDENTIFIER('`reflect`')(...)", javaCalls,
+            (s, m) -> sql(s, "SELECT IDENTIFIER('`reflect`')" + REFLECT_ARGS)),
+        attack("SELECT IDENTIFIER('reflect')(...)", javaCalls,
+            (s, m) -> sql(s, "SELECT IDENTIFIER('reflect')" + REFLECT_ARGS)),
+        opaque("SELECT IDENTIFIER('re' || 'flect')(...)", javaCalls,
+            (s, m) -> sql(s, "SELECT IDENTIFIER('re' || 'flect')" + REFLECT_ARGS)),
+        opaque("SELECT IDENTIFIER(f)(...) with a session variable f = 'reflect'", javaCalls,
+            (s, m) -> {
+              sql(s, "DECLARE OR REPLACE VARIABLE f STRING DEFAULT 'reflect'");
+              sql(s, "SELECT IDENTIFIER(f)" + REFLECT_ARGS);
+            }),
+        opaque("SELECT IDENTIFIER(:f)(...) with f bound to 'reflect'", javaCalls,
+            (s, m) -> s.sql("SELECT IDENTIFIER(:f)" + REFLECT_ARGS, Map.<String, Object>of("f", "reflect"))
+                .collectAsList()),
+        opaque("EXECUTE IMMEDIATE of a session variable holding SELECT reflect(...)", javaCalls,
+            (s, m) -> {
+              sql(s, "DECLARE OR REPLACE VARIABLE q STRING DEFAULT \"SELECT reflect" + REFLECT_ARGS + "\"");
+              sql(s, "EXECUTE IMMEDIATE q");
+            }),
+        attack("reflect in a SQL function's body", javaCalls,
+            (s, m) -> {
+              sql(s, "CREATE OR REPLACE TEMPORARY FUNCTION home() RETURNS STRING RETURN reflect" + REFLECT_ARGS);
+              sql(s, "SELECT home()");
+            }),
+        attack("DataFrame selectExpr(reflect(...))", javaCalls,
+            (s, m) -> s.range(1).selectExpr("reflect" + REFLECT_ARGS).collectAsList()),
+        attack("DataFrame functions.call_function(\"reflect\", ...)", javaCalls,
+            (s, m) -> s.range(1).select(functions.call_function("reflect", functions.lit("java.lang.System"),
+                functions.lit("getProperty"), functions.lit("user.home"))).collectAsList()),
+
+        // Global temporary views: shared by every session on the server.
+        attack("CREATE GLOBAL TEMP VIEW", globalViews,
+            (s, m) -> sql(s, "CREATE OR REPLACE GLOBAL TEMP VIEW gv AS SELECT 1 AS a")),
+        attack("DataFrame createOrReplaceGlobalTempView", globalViews,
+            (s, m) -> s.range(1).createOrReplaceGlobalTempView("gv")));
+  }
+
+  /**
+   * Each way in works against the bare server: a refusal through the proxy then means the policy stopped it,
+   * not that Spark would have failed it anyway.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("attacks")
+  void worksDirectly(Attack attack) throws Exception {
+    Marker marker = new Marker(dir.resolve("direct-" + Integer.toHexString(attack.name().hashCode())));
+    attack.attempt().run(direct, marker);
+    if (marker.used) {
+      assertTrue(marker.ran(), attack.name() + ": ran directly but left no " + marker.path);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("attacks")
+  void isRefused(Attack attack) {
+    Marker marker = new Marker(dir.resolve("proxied-" + Integer.toHexString(attack.name().hashCode())));
+    assertAll(attack.name(),
+        () -> refused(attack.name(), attack.rules(), () -> attack.attempt().run(spark, marker)),
+        () -> assertFalse(marker.ran(), "it ran on the server: " + marker.path + " exists"));
+  }
+
+  /** An action that may throw anything (a client call). */
+  interface Action {
+    void run() throws Exception;
+  }
+
+  /** Words that start a remedy in a refusal message: what the user can do instead. */
+  private static final Pattern REMEDY = Pattern.compile("(?i)\\b(use|ask|read|run|leave|instead)\\b");
+
+  private static void refused(String name, List<String> rules, Action action) {
+    Exception e = assertThrows(Exception.class, action::run, name + ": not refused");
+    String shown = e.getMessage();
+    System.out.println(name + ": client shows (" + e.getClass().getName() + "): " + shown);
+    assertTrue(shown != null && shown.contains("[SPARKGATE_POLICY_DENIED]"), name + ": " + shown);
+    assertTrue(rules.stream().anyMatch(rule -> shown.contains("rule '" + rule + "'")),
+        name + ": not by " + rules + ": " + shown);
+    assertTrue(shown.contains("SQLSTATE: 42501"), shown);
+    assertFalse(shown.contains("INTERNAL_ERROR"), shown);
+    String reason = shown.substring(shown.indexOf("refused this request:") + 1);
+    assertTrue(REMEDY.matcher(reason).find(), name + ": no remedy in: " + shown);
+  }
+
+  // --- ordinary work still passes through Sparkgate -------------------------------------------------------------
+
+  record Work(String name, Action action) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  static Stream<Work> ordinaryWork() {
+    return Stream.of(
+        new Work("GROUP BY over range", () -> {
+          List<Row> rows = sql(spark, "SELECT id % 3 AS k, count(*) FROM range(30) GROUP BY k ORDER BY k");
+          assertEquals(3, rows.size());
+          rows.forEach(r -> assertEquals(10L, r.getLong(1)));
+        }),
+        new Work("SET spark.sql.shuffle.partitions=8", () -> {
+          sql(spark, "SET spark.sql.shuffle.partitions=8");
+          assertEquals("8", spark.conf().get("spark.sql.shuffle.partitions"));
+        }),
+        new Work("SET TIME ZONE 'UTC'", () -> {
+          sql(spark, "SET TIME ZONE 'UTC'");
+          assertEquals("UTC", spark.conf().get("spark.sql.session.timeZone"));
+        }),
+        new Work("CREATE TEMPORARY FUNCTION ... RETURN (a SQL function), then call it", () -> {
+          sql(spark, "CREATE OR REPLACE TEMPORARY FUNCTION two() RETURNS INT RETURN 1 + 1");
+          assertEquals(3, sql(spark, "SELECT two() + 1").get(0).getInt(0));
+        }),
+        new Work("CREATE TEMPORARY FUNCTION plus1(x INT) ... reaches the server", () -> {
+          // The shared server loads Iceberg's SQL extensions, whose parser (1.10) lacks parseRoutineParam: there a
+          // SQL function with parameters fails with an empty UnsupportedOperationException. What is checked is
+          // that the proxy forwards it and fails only as the bare server does; where it works, it is called.
+          String create = "CREATE OR REPLACE TEMPORARY FUNCTION plus1(x INT) RETURNS INT RETURN x + 1";
+          try {
+            sql(spark, create);
+          } catch (SparkUnsupportedOperationException e) {
+            assertFalse(String.valueOf(e.getMessage()).contains("SPARKGATE"), e.getMessage());
+            assertThrows(SparkUnsupportedOperationException.class, () -> sql(direct, create));
+            return;
+          }
+          assertEquals(2, sql(spark, "SELECT plus1(1)").get(0).getInt(0));
+        }),
+        new Work("CREATE TEMPORARY VIEW AS SELECT, then read it", () -> {
+          sql(spark, "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 1 AS a");
+          assertEquals(1, sql(spark, "SELECT a FROM v").get(0).getInt(0));
+          assertEquals(1, spark.table("v").collectAsList().get(0).getInt(0));
+        }),
+        new Work("the higher-order function transform(array, lambda), not a script transform", () -> {
+          List<Row> rows = sql(spark, "SELECT transform(array(1, 2), x -> x + 1) AS a");
+          assertEquals(List.of(2, 3), rows.get(0).getList(0));
+        }),
+        new Work("spark.range(10).selectExpr(id * 2)", () -> {
+          List<Row> rows = spark.range(10).selectExpr("id * 2").collectAsList();
+          assertEquals(90L, rows.stream().mapToLong(r -> r.getLong(0)).sum());
+        }));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("ordinaryWork")
+  void passes(Work work) throws Exception {
+    work.action().run();
+  }
+
+  private static String shell(String command) throws IOException, InterruptedException {
+    Process p = new ProcessBuilder("sh", "-c", command).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+    assertEquals(0, p.waitFor(), out);
+    return out;
+  }
+}
