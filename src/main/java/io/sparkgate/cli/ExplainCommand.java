@@ -78,7 +78,7 @@ public final class ExplainCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     SessionView session = new SessionView.Fixed(catalog, database, Set.copyOf(Arrays.asList(catalogs)), null,
-        SessionView.LOCAL_FILE_SYSTEM, Set.copyOf(Arrays.asList(extensions)), Set.of());
+        SessionView.LOCAL_FILE_SYSTEM, Set.copyOf(Arrays.asList(extensions)), Set.of(), Set.of());
     Inspector inspector = new Inspector();
     Facts facts;
     if (input.sql != null) {

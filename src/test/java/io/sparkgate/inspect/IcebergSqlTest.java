@@ -184,7 +184,7 @@ final class IcebergSqlTest {
   }
 
   private static SessionView session(Set<String> extensions) {
-    return new SessionView.Fixed("spark_catalog", "default", Set.of("prod"), null, "file", extensions, Set.of());
+    return new SessionView.Fixed("spark_catalog", "default", Set.of("prod"), null, "file", extensions, Set.of(), Set.of());
   }
 
   @Test
