@@ -108,6 +108,15 @@ final class SqlParsing {
   }
 
   private static final AtomicReference<Caches> CACHES = new AtomicReference<>();
+
+  /**
+   * Empties the shared tree cache: a test that checks what is cached must not depend on what ran before it in
+   * the same JVM (a full cache's admission policy may turn a new text away).
+   */
+  static void clearTrees() {
+    TREES.invalidateAll();
+    TREES.cleanUp();
+  }
   /**
    * Counting the states walks every decision of the grammar (thousands), which cost more than parsing a short
    * statement; the size is checked every this many parses instead. What a parse can add is bounded by the

@@ -46,6 +46,7 @@ final class SqlCachesTest {
 
   @Test
   void a_repeated_text_gets_the_same_tree_and_a_long_one_is_parsed_each_time() {
+    SqlParsing.clearTrees();
     SqlParsing parsing = new SqlParsing(SqlParserFlags.SPARK_4_0_DEFAULTS, 100);
     String sql = "SELECT * FROM t WHERE id = '" + UUID.randomUUID() + "'";
     assertSame(parsing.parse(sql, SqlParsing.STATEMENT), parsing.parse(sql, SqlParsing.STATEMENT));
