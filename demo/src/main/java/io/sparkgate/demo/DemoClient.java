@@ -59,7 +59,7 @@ public final class DemoClient {
         try {
           spark.sql(refused).collectAsList();
           System.out.println("  NOT refused: the proxy let it through");
-        } catch (RuntimeException e) {
+        } catch (Exception e) { // AnalysisException, which Scala throws unchecked
           System.out.println("  refused: " + e.getMessage());
         }
       }
