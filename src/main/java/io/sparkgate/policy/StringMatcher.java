@@ -59,11 +59,26 @@ interface StringMatcher {
     return v -> v != null && p.matcher(v).matches();
   }
 
-  /** Any of them; with literals when every one has some. */
+  /**
+   * Any of them; with literals when every one has some. Exact names (globs without wildcards) are looked up
+   * in one set, so an allowlist of hundreds of names costs one lookup, not one comparison per name.
+   */
   static StringMatcher anyOf(List<StringMatcher> matchers) {
     List<StringMatcher> copy = List.copyOf(matchers);
+    Set<String> exact = new HashSet<>();
+    List<StringMatcher> others = new java.util.ArrayList<>();
+    for (StringMatcher m : copy) {
+      Literals l = m.literals();
+      if (l != null && l.prefixes().isEmpty() && l.values().size() == 1) {
+        exact.add(l.values().iterator().next().toLowerCase(Locale.ROOT));
+      } else {
+        others.add(m);
+      }
+    }
     StringMatcher any = v -> {
-      for (StringMatcher m : copy) if (m.matches(v)) return true;
+      if (v == null) return false;
+      if (!exact.isEmpty() && exact.contains(v.toLowerCase(Locale.ROOT))) return true;
+      for (StringMatcher m : others) if (m.matches(v)) return true;
       return false;
     };
     Set<String> values = new HashSet<>();

@@ -1,0 +1,26 @@
+package io.sparkgate.policy;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+final class StringMatcherTest {
+
+  /** A list of exact names is one set lookup; it must still match exactly as the globs one by one would. */
+  @Test
+  void anyOf_exactNamesAndPatterns_matchAsEachWould() {
+    StringMatcher m = StringMatcher.anyOf(List.of(StringMatcher.glob("abs"), StringMatcher.glob("Upper"),
+        StringMatcher.glob("*.system.expire_snapshots"), StringMatcher.regex(Pattern.compile("[-+*/]+"))));
+    assertTrue(m.matches("ABS"));
+    assertTrue(m.matches("upper"));
+    assertTrue(m.matches("cat.system.expire_snapshots"));
+    assertTrue(m.matches("*"));
+    assertFalse(m.matches("abs "), "no trimming");
+    assertFalse(m.matches("reflect"));
+    assertFalse(m.matches(null), "a missing attribute never matches");
+    assertFalse(m.matches(""));
+  }
+}
