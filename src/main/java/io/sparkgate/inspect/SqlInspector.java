@@ -152,7 +152,7 @@ final class SqlInspector {
   private boolean withinLength(String sql, String origin, String where, FactSink sink) {
     if (sql.length() <= config.maxSqlChars()) return true;
     sink.fact(Fact.Kind.SQL, "too_long").put("length", sql.length()).put("origin", origin).put("where", where)
-        .put("sql", sql.substring(0, 256)).emit();
+        .put("sql", sql.substring(0, Math.min(sql.length(), 256))).emit(); // the bound may be under 256
     sink.fact(Fact.Kind.UNCLASSIFIED, "sql_too_long").put("where", where).put("length", sql.length())
         .put("limit", config.maxSqlChars()).emit();
     return false;

@@ -133,4 +133,15 @@ final class SqlInspectorTest {
     String deep = "SELECT " + "(".repeat(5000) + "1" + ")".repeat(5000);
     assertTrue(inspector.inspectSql(deep, session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
   }
+
+  /** Found by RequestBytesFuzzTest: under a bound shorter than the 256 characters shown, the cut ran past the end. */
+  @Test
+  void sqlTooLong_underABoundShorterThanTheShownPrefix_isAFactNotAnException() {
+    Inspector strict = new Inspector(new InspectorConfig(1024, 64, 64L << 20, 10_000, Set.of()),
+        SqlParserFlags.SPARK_4_0_DEFAULTS);
+    String sql = "SELECT " + "a, ".repeat(30) + "b FROM t"; // over 64 characters, under 256
+    Facts f = strict.inspectSql(sql, session);
+    assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "sql_too_long"), f.toString());
+    assertEquals(sql, f.ofKind(Fact.Kind.SQL).get(0).get("sql"));
+  }
 }
