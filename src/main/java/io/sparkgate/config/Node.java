@@ -200,14 +200,21 @@ final class Node {
       return fallback;
     }
     long n;
+    // Past a long is out of range: neither a parse error nor a size wrapped around into range.
+    String outOfRange = "must be between " + min + " and " + max + " bytes, got " + describe(value);
     if (value.isIntegralNumber()) {
+      if (!value.canConvertToLong()) throw errorAt(key, outOfRange);
       n = value.longValue();
     } else {
       Matcher m = SIZE.matcher(value.asText().trim());
       if (!value.isTextual() || !m.matches()) {
         throw errorAt(key, "must be a size such as 128MiB, 64KiB or a number of bytes, got " + describe(value));
       }
-      n = Long.parseLong(m.group(1)) * unit(m.group(2));
+      try {
+        n = Math.multiplyExact(Long.parseLong(m.group(1)), unit(m.group(2)));
+      } catch (NumberFormatException | ArithmeticException e) {
+        throw errorAt(key, outOfRange);
+      }
     }
     if (n < min || n > max) {
       throw errorAt(key, "must be between " + min + " and " + max + " bytes, got " + n);

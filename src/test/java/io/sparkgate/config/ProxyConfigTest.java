@@ -171,6 +171,12 @@ final class ProxyConfigTest {
     assertTrue(error("listen:\n  event_loop_spin: 99999999999999999999us\n" + TLS + BACKEND)
         .contains("listen.event_loop_spin: must be between 0s and 1ms, got '99999999999999999999us'"));
     assertTrue(error("listen:\n  max_inbound_message_size: lots\n" + TLS + BACKEND).contains("listen.max_inbound_message_size: must be a size"));
+    // Found by ProxyConfigFuzzTest: digits beyond a long threw NumberFormatException, and a size past a long
+    // (2^34 GiB + 1 GiB, 2^64 + 1 MiB) wrapped around to one in range and was accepted as 1 GiB or 1 MiB.
+    for (String size : new String[] {"99999999999999999999MiB", "17179869185GiB", "18446744073710600192"}) {
+      assertTrue(error("listen:\n  max_inbound_message_size: " + size + "\n" + TLS + BACKEND)
+          .contains("listen.max_inbound_message_size: must be between 1024 and 2147483647 bytes, got"), size);
+    }
     assertTrue(error(TLS + "backend:\n  address: localhost\n").contains("backend.address: must be host:port"));
     assertTrue(error(TLS + "backend:\n  address: localhost:99999\n").contains("backend.address: port must be between 1 and 65535"));
     assertTrue(error(TLS).contains("backend: is required"));
