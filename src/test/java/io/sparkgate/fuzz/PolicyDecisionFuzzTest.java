@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.github.benmanes.caffeine.cache.Ticker;
+import com.google.protobuf.CodedInputStream;
 import io.grpc.Context;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -82,9 +83,10 @@ final class PolicyDecisionFuzzTest {
         RequestRewriters.builtIn(), data.consumeBoolean());
     for (int n = data.consumeInt(1, 3); n > 0 && data.remainingBytes() > 0; n--) {
       FuzzRequests.Request request = FuzzRequests.build(data);
+      // The session as the hook will see it (the backend's extensions decide which grammars read SQL).
+      SessionView view = sessionOf(request.bytes(), sessions);
       boolean mustRefuse = fault == 1 || fault == 2
-          // UNCLASSIFIED never depends on the session's catalog, so a fresh session's facts tell.
-          || INSPECTOR.inspect(request.method(), request.bytes(), SessionView.DEFAULT).has(Fact.Kind.UNCLASSIFIED);
+          || INSPECTOR.inspect(request.method(), request.bytes(), view).has(Fact.Kind.UNCLASSIFIED);
       TestEvidence.Recorded r = TestEvidence.record(() -> {
         CallHook call = Context.current().withValue(Principal.KEY, principal)
             .call(() -> hook.newCall(method(request.method()), new Metadata()));
@@ -100,10 +102,38 @@ final class PolicyDecisionFuzzTest {
       } else if (request.method().equals("AddArtifacts") && r.thrown() == null) {
         // An artifact begun and never finished is only known at the end of the stream; it must be refused there.
         ArtifactTracker tracker = INSPECTOR.newArtifactTracker();
-        INSPECTOR.inspect(request.method(), request.bytes(), SessionView.DEFAULT, tracker);
+        INSPECTOR.inspect(request.method(), request.bytes(), view, tracker);
         assertFalse(INSPECTOR.finishArtifacts(tracker).has(Fact.Kind.UNCLASSIFIED), () -> request + " left an unfinished artifact and was let through: " + r.fields());
       }
     }
+  }
+
+  /**
+   * The session view the hook uses for these bytes: its session_id (field 1) and user_context.user_id
+   * (field 2.1), read as PolicyHook reads them, the default where they cannot be read.
+   */
+  private static SessionView sessionOf(byte[] request, SessionTracker sessions) {
+    String session = "";
+    String user = "";
+    try {
+      CodedInputStream in = CodedInputStream.newInstance(request);
+      for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+        if (tag == (1 << 3 | 2)) {
+          session = in.readStringRequireUtf8();
+        } else if (tag == (2 << 3 | 2)) {
+          CodedInputStream uc = in.readBytes().newCodedInput();
+          for (int t = uc.readTag(); t != 0; t = uc.readTag()) {
+            if (t == (1 << 3 | 2)) user = uc.readStringRequireUtf8();
+            else uc.skipField(t);
+          }
+        } else {
+          in.skipField(tag);
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // As the hook: what was read so far stands.
+    }
+    return sessions.view(user, session);
   }
 
   private static List<Policy> shippedPolicies() {

@@ -12,7 +12,7 @@ import io.sparkgate.fuzz.FuzzRequests;
 final class BuiltRequestFuzzTest {
   @FuzzTest
   void inspect_builtAndMutatedRequests_readAlikeBothWaysAndNeverEmpty(FuzzedDataProvider data) {
-    int variant = data.consumeInt(0, 3);
+    int variant = data.consumeInt(0, RequestProperties.VARIANTS - 1);
     RequestProperties.check(FuzzRequests.build(data), variant);
   }
 }

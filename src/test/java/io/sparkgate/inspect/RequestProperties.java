@@ -8,6 +8,8 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.Message;
 import io.sparkgate.fuzz.FuzzRequests;
 import java.io.IOException;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -17,14 +19,21 @@ import java.util.Set;
 final class RequestProperties {
   private RequestProperties() {}
 
-  private static final SessionView[] SESSIONS = {
-    SessionView.DEFAULT,
-    SessionView.of("cat", "db", Set.of("cat", "other")),
-  };
   /** Every bound small enough for short fuzzer inputs to cross it: depth, SQL length, inflated size, facts. */
   private static final Inspector SMALL_BOUNDS =
       new Inspector(new InspectorConfig(16, 64, 1024, 10, Set.of()), SqlParserFlags.SPARK_4_0_DEFAULTS);
   private static final Inspector DEFAULTS = new Inspector();
+  /** A backend with Hudi's and Iceberg's session extensions, whose grammars the inspector then reads too. */
+  private static final SessionView LAKEHOUSE = new BackendProfile("3.5.7",
+      List.of("org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+          "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"),
+      Map.of("cat", "org.apache.iceberg.spark.SparkCatalog"), null).freshSession();
+  /** The variants every request can be checked under: bounds by session. */
+  private static final Inspector[] INSPECTORS = {DEFAULTS, SMALL_BOUNDS, DEFAULTS, SMALL_BOUNDS};
+  private static final SessionView[] SESSIONS = {
+    SessionView.DEFAULT, SessionView.of("cat", "db", Set.of("cat", "other")), LAKEHOUSE, LAKEHOUSE,
+  };
+  static final int VARIANTS = INSPECTORS.length;
 
   /**
    * The request read from its encoding and from protobuf's parse gives the same facts (the proxy relies on
@@ -33,8 +42,8 @@ final class RequestProperties {
    * and no exception escapes or is swallowed into an inspector_error fact, which, though refused, is a bug.
    */
   static Facts check(FuzzRequests.Request request, int variant) {
-    Inspector inspector = (variant & 1) == 0 ? DEFAULTS : SMALL_BOUNDS;
-    SessionView session = SESSIONS[(variant >> 1) & 1];
+    Inspector inspector = INSPECTORS[variant];
+    SessionView session = SESSIONS[variant];
     Facts encoded = inspector.inspect(request.method(), request.bytes(), session, null, true);
     Facts parsed = inspector.inspect(request.method(), request.bytes(), session, null, false);
     assertEquals(parsed.all(), encoded.all(), () -> "encoded and parsed readings differ for " + request);
