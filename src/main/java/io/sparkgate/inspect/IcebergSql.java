@@ -119,7 +119,7 @@ final class IcebergSql {
     var value = argument.getRuleContext(IcebergSqlExtensionsParser.ExpressionContext.class, 0);
     if (value.constant() instanceof IcebergSqlExtensionsParser.StringLiteralContext s) {
       String literal = string(s);
-      if (OptionFacts.isPathKey(key) || SqlListener.looksLikePath(literal)) {
+      if (OptionFacts.isPathKey(key) || LocalPaths.looksLikePath(literal)) {
         LocalPaths.report(sink, literal, context, where, fs);
       }
       return;
@@ -133,7 +133,7 @@ final class IcebergSql {
       if (s == null) continue;
       boolean mapValue = value.stringMap() != null && i % 2 == 1;
       String mapKey = mapValue ? string(constants.get(i - 1)) : null;
-      if (SqlListener.looksLikePath(s) || (mapKey != null && OptionFacts.isPathKey(mapKey))) {
+      if (LocalPaths.looksLikePath(s) || (mapKey != null && OptionFacts.isPathKey(mapKey))) {
         LocalPaths.report(sink, s, context + (mapKey != null ? "." + mapKey : ""), where, fs);
       }
     }

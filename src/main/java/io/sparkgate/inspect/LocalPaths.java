@@ -27,11 +27,13 @@ final class LocalPaths {
     return "relative"; // resolved against the working directory on fs.defaultFS
   }
 
-  /** True if the path reaches the local file system when the default file system is {@code defaultFs}. */
-  static boolean isLocal(String path, String defaultFs) {
-    String kind = classify(path);
-    if (kind == null) return false;
-    return "file".equals(effectiveScheme(path, kind, defaultFs)) || "parent_ref".equals(kind);
+  /**
+   * A string an argument would mean as a path (a procedure's or a table function's): a scheme with a slash,
+   * a root, a home or a parent reference. A bare word is not one: it may as well name a table.
+   */
+  static boolean looksLikePath(String s) {
+    String k = classify(s);
+    return k != null && !k.equals("relative") && !(k.equals("uri") && s.indexOf('/') < 0);
   }
 
   static void report(FactSink sink, String path, String context, String where, String defaultFs) {

@@ -227,12 +227,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
   @Override
   public void enterFunctionTable(SqlBaseParser.FunctionTableContext ctx) {
     function(ctx.functionName(), true);
-    for (var arg : ctx.functionTableArgument()) {
-      for (Token t : tokensOf(arg)) {
-        String s = t.getType() == SqlBaseLexer.STRING_LITERAL ? SqlText.unescapeString(t.getText()) : null;
-        if (s != null && looksLikePath(s)) LocalPaths.report(sink, s, "table_function_argument", where, fs());
-      }
-    }
+    for (var arg : ctx.functionTableArgument()) pathLiterals(arg, "table_function_argument");
   }
 
   private void function(SqlBaseParser.FunctionNameContext fn, boolean tableValued) {
@@ -571,30 +566,42 @@ final class SqlListener extends SqlBaseParserBaseListener {
       String context = "procedure_argument" + (key.isEmpty() ? "" : "." + key);
       String literal = literalString(value);
       if (literal != null) {
-        if (OptionFacts.isPathKey(key) || looksLikePath(literal)) LocalPaths.report(sink, literal, context, where, fs());
+        if (OptionFacts.isPathKey(key) || LocalPaths.looksLikePath(literal)) {
+          LocalPaths.report(sink, literal, context, where, fs());
+        }
         continue;
       }
-      for (Token t : tokensOf(value)) {
-        String s = t.getType() == SqlBaseLexer.STRING_LITERAL ? SqlText.unescapeString(t.getText()) : null;
-        if (s != null && looksLikePath(s)) LocalPaths.report(sink, s, context, where, fs());
-      }
+      pathLiterals(value, context);
       if (OptionFacts.isPathKey(key)) sink.unclassified("computed_argument", where, "CALL argument " + text.text(arg));
     }
   }
 
-  /** A string a procedure would take as a path: a scheme, a root, a home or a parent reference. */
-  static boolean looksLikePath(String s) {
-    String k = LocalPaths.classify(s);
-    return k != null && !k.equals("relative") && !(k.equals("uri") && s.indexOf('/') < 0);
+  /** Every string literal inside {@code ctx} that looks like a path is reported as one. */
+  private void pathLiterals(ParserRuleContext ctx, String context) {
+    for (Token t : tokensOf(ctx)) {
+      String s = t.getType() == SqlBaseLexer.STRING_LITERAL ? SqlText.unescapeString(t.getText()) : null;
+      if (s != null && LocalPaths.looksLikePath(s)) LocalPaths.report(sink, s, context, where, fs());
+    }
   }
 
-  /** The value of an expression that is only string literals (adjacent ones concatenate), else null. */
+  /** The value of an expression that is only string literals, either quote (adjacent ones concatenate). */
   private static String literalString(ParserRuleContext expr) {
+    return literals(expr, true);
+  }
+
+  /**
+   * The concatenated value of an expression made only of string literals, else null; double-quoted ones
+   * count only where they are strings, not identifiers.
+   */
+  private static String literals(ParserRuleContext expr, boolean doubleQuoted) {
+    if (expr == null) return null;
     List<Token> tokens = tokensOf(expr);
     if (tokens.isEmpty()) return null;
     StringBuilder b = new StringBuilder();
     for (Token t : tokens) {
-      if (t.getType() != SqlBaseLexer.STRING_LITERAL && t.getType() != SqlBaseLexer.DOUBLEQUOTED_STRING) return null;
+      boolean string = t.getType() == SqlBaseLexer.STRING_LITERAL
+          || (doubleQuoted && t.getType() == SqlBaseLexer.DOUBLEQUOTED_STRING);
+      if (!string) return null;
       b.append(SqlText.unescapeString(t.getText()));
     }
     return b.toString();
@@ -632,16 +639,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
   }
 
   /** IDENTIFIER('a.b'): the literal's value; anything else (parameters, expressions) is null. */
-  private String literalIdentifier(ParserRuleContext expr) {
-    if (expr == null) return null;
-    List<Token> tokens = tokensOf(expr);
-    if (tokens.isEmpty()) return null;
-    StringBuilder b = new StringBuilder();
-    for (Token t : tokens) {
-      if (t.getType() != SqlBaseLexer.STRING_LITERAL) return null;
-      b.append(SqlText.unescapeString(t.getText()));
-    }
-    return b.toString();
+  private static String literalIdentifier(ParserRuleContext expr) {
+    return literals(expr, false);
   }
 
   /**
