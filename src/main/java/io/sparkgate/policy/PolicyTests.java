@@ -31,10 +31,6 @@ public final class PolicyTests {
     this.compiler = compiler;
   }
 
-  public static PolicyTests withBuiltInRewriters() {
-    return new PolicyTests(new PolicyCompiler(Effect.DENY, RequestRewriters.builtIn().keySet()));
-  }
-
   /** Totals of a run. */
   public record Summary(int passed, int failed) {
     public boolean ok() {

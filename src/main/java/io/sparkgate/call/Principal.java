@@ -1,13 +1,12 @@
-package io.sparkgate.auth;
+package io.sparkgate.call;
 
-import io.grpc.Context;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The verified identity of the client behind one call, available to every later stage (identity
- * propagation, policy, audit) through {@link #current()} while the call runs.
+ * The verified identity of the client behind one call: what the authenticate stage puts into the {@link
+ * Call}, and what every later stage (identity propagation, policy, routing, audit) reads from it.
  *
  * @param name the user the backend sees as {@code UserContext.user_id}
  * @param clientCertSubject the subject of the verified mTLS client certificate, when there was one
@@ -25,9 +24,6 @@ public record Principal(
     ANONYMOUS
   }
 
-  /** The principal of the call running in the current gRPC {@link Context}. */
-  public static final Context.Key<Principal> KEY = Context.key("sparkgate-principal");
-
   public Principal {
     Objects.requireNonNull(name, "name");
     groups = List.copyOf(groups);
@@ -36,15 +32,7 @@ public record Principal(
     Objects.requireNonNull(clientCertSubject, "clientCertSubject");
   }
 
-  /**
-   * The principal of the call being started, for its hooks to keep ({@link io.sparkgate.forward.CallHook.Factory#newCall});
-   * null outside the start of an authenticated call, including in the call's later callbacks.
-   */
-  public static Principal current() {
-    return KEY.get();
-  }
-
-  static Principal anonymous(Method method) {
+  public static Principal anonymous(Method method) {
     return new Principal("anonymous", List.of(), Optional.empty(), method, Optional.empty());
   }
 }

@@ -16,10 +16,14 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.ClientCalls;
+import io.sparkgate.call.InspectStage;
+import io.sparkgate.call.Pipeline;
+import io.sparkgate.call.Stage;
 import io.sparkgate.config.AuditConfig;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.forward.TestMethods;
+import io.sparkgate.inspect.Inspector;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
 import io.sparkgate.proto.spark.Plan;
@@ -37,13 +41,18 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-final class AuditInterceptorTest {
+final class AuditStageTest {
   @TempDir Path dir;
 
   private static final String SESSION = "2b1e9b4c-1111-4a6e-9d3c-3e3b6f1c2a10";
   private static final String OPERATION = "8c0e7d8e-2222-4a6e-9d3c-3e3b6f1c2a10";
 
-  private List<JsonNode> runAndReadAudit(FakeSparkConnect backend, CallHook.Factory hooks, Runnable calls)
+  /** The proxy's stages as Sparkgate assembles them without a policy, with {@code stage} last. */
+  private static Pipeline stages(AuditStage audit, Stage stage) {
+    return Pipeline.of(audit, InspectStage.headOnly(new Inspector()), stage);
+  }
+
+  private List<JsonNode> runAndReadAudit(FakeSparkConnect backend, Stage stage, Runnable calls)
       throws Exception {
     AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30,
         Duration.ofDays(1), 1000, AuditConfig.Fsync.BATCH, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
@@ -53,8 +62,8 @@ final class AuditInterceptorTest {
     ManagedChannel backendChannel = InProcessChannelBuilder.forName(backendName).build();
     String proxyName = InProcessServerBuilder.generateName();
     Server proxy = InProcessServerBuilder.forName(proxyName)
-        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null, hooks))
-        .intercept(new AuditInterceptor(auditLog, Clock.systemUTC()))
+        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null,
+            stages(new AuditStage(auditLog, Clock.systemUTC()), stage)))
         .build().start();
     client = InProcessChannelBuilder.forName(proxyName).build();
     try {
@@ -82,6 +91,16 @@ final class AuditInterceptorTest {
 
   private ManagedChannel client;
 
+  private static final Stage PASS = call -> CallHook.PASS_THROUGH;
+
+  private static String[] json(JsonNode array) {
+    String[] out = new String[array.size()];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = array.get(i).asText();
+    }
+    return out;
+  }
+
   private static byte[] executeRequest() {
     return ExecutePlanRequest.newBuilder().setSessionId(SESSION).setOperationId(OPERATION)
         .setClientType("_SPARK_CONNECT_SCALA spark/4.0.0")
@@ -97,7 +116,7 @@ final class AuditInterceptorTest {
         .setServerSideSessionId("server-side-1")
         .setArrowBatch(ExecutePlanResponse.ArrowBatch.newBuilder().setRowCount(250).setData(ByteString.copyFrom(new byte[100])))
         .build().toByteArray();
-    List<JsonNode> records = runAndReadAudit(backend, CallHook.Factory.PASS_THROUGH, () -> {
+    List<JsonNode> records = runAndReadAudit(backend, PASS, () -> {
       Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(client, TestMethods.get("ExecutePlan"),
           CallOptions.DEFAULT, executeRequest());
       it.forEachRemaining(b -> {});
@@ -119,8 +138,8 @@ final class AuditInterceptorTest {
   }
 
   /**
-   * Records are built by the writer after the call: a large first request is read at once instead of being
-   * held, and evidence a stage adds after the call ended (here from the hook's onClose) stays out.
+   * Records are built by the writer after the call: a large first request is hashed at once instead of being
+   * held, and what a stage records after the call ended (here in its hook's onClose) stays out.
    */
   @Test
   void largeRequestReadAtOnce_lateEvidenceIgnored() throws Exception {
@@ -128,18 +147,16 @@ final class AuditInterceptorTest {
         .setPlan(Plan.newBuilder().setRoot(Relation.newBuilder().setSql(
             SQL.newBuilder().setQuery("SELECT 1 /* " + "x".repeat(100_000) + " */"))))
         .build().toByteArray();
-    CallHook.Factory late = (method, headers) -> new CallHook() {
-      private final CallEvidence evidence = CallEvidence.current();
-
+    Stage late = call -> new CallHook() {
       @Override
       public byte[] onRequest(byte[] message) {
-        evidence.put("stage", "seen");
+        call.audit().auditRule("seen");
         return message;
       }
 
       @Override
       public void onClose(Status status) {
-        evidence.put("late", "after the end");
+        call.audit().auditRule("after the end");
       }
     };
     List<JsonNode> records = runAndReadAudit(new FakeSparkConnect(), late, () ->
@@ -150,19 +167,15 @@ final class AuditInterceptorTest {
     assertEquals(SESSION, r.get("session_id").asText());
     assertEquals(HashChain.sha256Hex(large), r.get("request_sha256").asText());
     assertEquals(large.length, r.get("bytes_in").asLong());
-    assertEquals("seen", r.get("stage").asText());
-    assertTrue(!r.has("late"), r.toString());
+    assertEquals(List.of("seen"), List.of(json(r.get("audit_rules"))), r.toString());
   }
 
   @Test
   void refusedCall_recordedWithStatusAndEvidence() throws Exception {
-    CallHook.Factory refuse = (method, headers) -> new CallHook() {
-      private final CallEvidence evidence = CallEvidence.current();
-
+    Stage refuse = call -> new CallHook() {
       @Override
       public byte[] onRequest(byte[] message) throws StatusException {
-        evidence.put("decision", "deny");
-        evidence.put("rule", "no-user-code");
+        call.decided("deny", "no-user-code");
         throw Status.PERMISSION_DENIED.withDescription("refused").asException();
       }
     };
@@ -182,7 +195,7 @@ final class AuditInterceptorTest {
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.failWith = Status.INTERNAL.withDescription("[CAST_INVALID_INPUT] The value 'secret-4711' of the type "
         + "\"STRING\" cannot be cast to \"INT\" because it is malformed. SQLSTATE: 22018");
-    List<JsonNode> records = runAndReadAudit(backend, CallHook.Factory.PASS_THROUGH, () ->
+    List<JsonNode> records = runAndReadAudit(backend, PASS, () ->
         assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingServerStreamingCall(client,
             TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, executeRequest()).hasNext()));
     assertEquals("[CAST_INVALID_INPUT] SQLSTATE: 22018", records.get(0).get("status_message").asText());
@@ -199,16 +212,15 @@ final class AuditInterceptorTest {
     Server backendServer = InProcessServerBuilder.forName(backendName).fallbackHandlerRegistry(backend).build().start();
     ManagedChannel backendChannel = InProcessChannelBuilder.forName(backendName).build();
     String proxyName = InProcessServerBuilder.generateName();
-    AuditInterceptor interceptor = new AuditInterceptor(auditLog, Clock.systemUTC());
+    AuditStage audit = new AuditStage(auditLog, Clock.systemUTC());
     Server proxy = InProcessServerBuilder.forName(proxyName)
-        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null, CallHook.Factory.PASS_THROUGH))
-        .intercept(interceptor).build().start();
+        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null, stages(audit, PASS))).build().start();
     ManagedChannel channel = InProcessChannelBuilder.forName(proxyName).build();
     try {
       StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingServerStreamingCall(
           channel, TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, executeRequest()).hasNext());
       assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
-      assertEquals(1, interceptor.refusedUnaudited());
+      assertEquals(1, audit.refusedUnaudited());
       assertEquals(null, backend.lastMethod.get(), "an unaudited call reached the backend");
     } finally {
       channel.shutdownNow();
@@ -222,7 +234,7 @@ final class AuditInterceptorTest {
   void clientCancel_recordedAsCancelled() throws Exception {
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.streamCount = Integer.MAX_VALUE;
-    List<JsonNode> records = runAndReadAudit(backend, CallHook.Factory.PASS_THROUGH, () -> {
+    List<JsonNode> records = runAndReadAudit(backend, PASS, () -> {
       io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withCancellation();
       ctx.run(() -> {
         Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(client, TestMethods.get("ExecutePlan"),

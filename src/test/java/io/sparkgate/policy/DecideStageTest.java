@@ -9,25 +9,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import com.google.rpc.ErrorInfo;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.protobuf.StatusProto;
-import io.sparkgate.audit.TestEvidence;
+import io.sparkgate.call.AuditEvent;
+import io.sparkgate.call.Call;
+import io.sparkgate.call.InspectStage;
+import io.sparkgate.call.Pipeline;
+import io.sparkgate.call.RequestRewriter;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionTracker;
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
-final class PolicyHookTest {
+final class DecideStageTest {
   private static final String POLICY = """
       default: allow
       rules:
@@ -48,34 +49,59 @@ final class PolicyHookTest {
           when: {fact: TABLE_READ, attr: {name: rewrite_me}}
       """;
 
-  private static CallHook call(Supplier<Policy> policy, Map<String, RequestRewriter> rewriters) throws Exception {
-    ProfileSource profiles = ProfileSource.fixed(BackendProfile.UNKNOWN);
-    SessionTracker sessions = new SessionTracker(() -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker());
-    PolicyHook hook = new PolicyHook(new Inspector(), sessions, new PolicyEngine(policy, profiles), rewriters, false);
-    return hook.newCall(method("ExecutePlan"), new Metadata());
+  private static final SessionTracker SESSIONS =
+      new SessionTracker(() -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker());
+
+  private static DecideStage stage(Supplier<Policy> policy, Map<String, RequestRewriter> rewriters) {
+    return new DecideStage(new PolicyEngine(policy, ProfileSource.fixed(BackendProfile.UNKNOWN)), rewriters, false);
   }
 
-  private static MethodDescriptor<byte[], byte[]> method(String name) {
-    MethodDescriptor.Marshaller<byte[]> m = new MethodDescriptor.Marshaller<>() {
-      @Override
-      public InputStream stream(byte[] value) {
-        return new ByteArrayInputStream(value);
-      }
+  /** One ExecutePlan call through the inspect stage and this decide stage. */
+  private static CallHook call(DecideStage decide, Call call) throws StatusException {
+    return Pipeline.of(InspectStage.full(new Inspector(), SESSIONS), decide).open(call);
+  }
 
-      @Override
-      public byte[] parse(InputStream stream) {
-        throw new UnsupportedOperationException();
-      }
-    };
-    return MethodDescriptor.<byte[], byte[]>newBuilder().setType(MethodDescriptor.MethodType.SERVER_STREAMING)
-        .setFullMethodName("spark.connect.SparkConnectService/" + name).setRequestMarshaller(m).setResponseMarshaller(m).build();
+  private static CallHook call(Supplier<Policy> policy, Map<String, RequestRewriter> rewriters, Call call)
+      throws StatusException {
+    return call(stage(policy, rewriters), call);
+  }
+
+  /** What a call recorded for its audit record, under the record's names, and what its stages threw. */
+  private record Recorded(Map<String, Object> fields, Exception thrown) {}
+
+  @FunctionalInterface
+  private interface Body {
+    void run(Call call) throws Exception;
+  }
+
+  private static Recorded record(Body body) {
+    Call call = Call.of("ExecutePlan");
+    Exception thrown = null;
+    try {
+      body.run(call);
+    } catch (Exception e) {
+      thrown = e;
+    }
+    Map<String, Object> fields = new HashMap<>();
+    if (call.decided() != null) {
+      fields.put("decision", call.decided().effect());
+      fields.put("rule", call.decided().rule());
+    }
+    AuditEvent.Sealed event = call.audit().seal();
+    if (!event.shadowDecisions().isEmpty()) fields.put("shadow_decisions", event.shadowDecisions());
+    if (event.planSummary() != null) fields.put("plan_summary", event.planSummary().get());
+    if (!event.rewrites().isEmpty()) {
+      fields.put("rewrites", event.rewrites().stream()
+          .map(r -> Map.of("rule", r.rule(), "rewriter", r.rewriter(), "change", r.change())).toList());
+    }
+    return new Recorded(fields, thrown);
   }
 
   @Test
   void shadowRuleLetsTheRequestThroughAndRecordsTheWouldBeDecision() {
     Policy p = Policies.compile(POLICY);
     byte[] request = TestRequest.sql("SELECT 1 AS one", "alice");
-    TestEvidence.Recorded r = TestEvidence.record(() -> call(() -> p, Map.of()).onRequest(request));
+    Recorded r = record(c -> call(() -> p, Map.of(), c).onRequest(request));
     assertNull(r.thrown());
     assertEquals("allow", r.fields().get("decision"));
     assertEquals("default", r.fields().get("rule"));
@@ -89,16 +115,16 @@ final class PolicyHookTest {
   @Test
   void summaryCoversEveryMessageOfTheCallInOrder() {
     Policy p = Policies.compile(POLICY);
-    TestEvidence.Recorded one = TestEvidence.record(() -> call(() -> p, Map.of()).onRequest(
+    Recorded one = record(c -> call(() -> p, Map.of(), c).onRequest(
         TestRequest.sql("SELECT 1 AS one FROM a", "alice")));
     assertEquals(List.of("SELECT ? AS one FROM a"), summaryOf(one).get("sql"));
     assertEquals(List.of("spark_catalog.default.a"), summaryOf(one).get("tables_read"));
 
-    TestEvidence.Recorded three = TestEvidence.record(() -> {
-      CallHook hook = call(() -> p, Map.of());
+    Recorded three = record(c -> {
+      CallHook hook = call(() -> p, Map.of(), c);
       hook.onRequest(TestRequest.sql("SELECT 1 AS one FROM a", "alice"));
       hook.onRequest(TestRequest.sql("SELECT 2 AS two FROM b", "alice"));
-      return hook.onRequest(TestRequest.sql("SELECT 3 AS three FROM c", "alice"));
+      hook.onRequest(TestRequest.sql("SELECT 3 AS three FROM c", "alice"));
     });
     assertEquals(List.of("SELECT ? AS one FROM a", "SELECT ? AS two FROM b", "SELECT ? AS three FROM c"),
         summaryOf(three).get("sql"));
@@ -107,7 +133,7 @@ final class PolicyHookTest {
   }
 
   @SuppressWarnings("unchecked")
-  private static Map<String, Object> summaryOf(TestEvidence.Recorded r) {
+  private static Map<String, Object> summaryOf(Recorded r) {
     assertNull(r.thrown());
     return (Map<String, Object>) r.fields().get("plan_summary");
   }
@@ -116,7 +142,7 @@ final class PolicyHookTest {
   void refusalCarriesSparkStyleErrorInfo() throws Exception {
     Policy p = Policies.compile(POLICY);
     byte[] request = TestRequest.sql("SELECT reflect('java.lang.System', 'getenv')", "alice");
-    TestEvidence.Recorded r = TestEvidence.record(() -> call(() -> p, Map.of()).onRequest(request));
+    Recorded r = record(c -> call(() -> p, Map.of(), c).onRequest(request));
     StatusException e = assertInstanceOf(StatusException.class, r.thrown());
     assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
     com.google.rpc.Status details = StatusProto.fromThrowable(e);
@@ -139,11 +165,9 @@ final class PolicyHookTest {
   void rewriteReplacesTheRequestAndIsAudited() {
     Policy p = Policies.compile(POLICY);
     byte[] rewritten = TestRequest.sql("SELECT 2", "alice");
-    RequestRewriter rw = (req, facts, profile, session) -> new RequestRewriter.Result(rewritten, "rewrote rewrite_me");
-    TestEvidence.Recorded r = TestEvidence.record(() -> {
-      assertArrayEquals(rewritten, call(() -> p, Map.of("test_rewriter", rw)).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
-      return null;
-    });
+    RequestRewriter rw = (method, req, facts, profile, session) -> new RequestRewriter.Result(rewritten, "rewrote rewrite_me");
+    Recorded r = record(c -> assertArrayEquals(rewritten,
+        call(() -> p, Map.of("test_rewriter", rw), c).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice"))));
     assertNull(r.thrown());
     assertEquals("rewrite", r.fields().get("decision"));
     assertEquals(List.of(Map.of("rule", "rewrite-me", "rewriter", "test_rewriter", "change", "rewrote rewrite_me")),
@@ -156,21 +180,19 @@ final class PolicyHookTest {
     Policy p = Policies.compile(POLICY);
     byte[] rewritten = TestRequest.sql("SELECT 2", "alice");
     boolean[] canRewrite = {true};
-    RequestRewriter rw = (req, facts, profile, session) -> {
+    RequestRewriter rw = (method, req, facts, profile, session) -> {
       if (!canRewrite[0]) throw new StatusException(Status.FAILED_PRECONDITION.withDescription("cannot"));
       return new RequestRewriter.Result(rewritten, "rewrote rewrite_me");
     };
-    PolicyHook hook = new PolicyHook(new Inspector(),
-        new SessionTracker(() -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker()),
-        new PolicyEngine(() -> p, ProfileSource.fixed(BackendProfile.UNKNOWN)), Map.of("test_rewriter", rw), false);
-    TestEvidence.record(() -> hook.newCall(method("ExecutePlan"), new Metadata()).onRequest(
+    DecideStage hook = stage(() -> p, Map.of("test_rewriter", rw));
+    record(c -> call(hook, c).onRequest(
         TestRequest.sql("SELECT 1", "alice")));
-    TestEvidence.record(() -> hook.newCall(method("ExecutePlan"), new Metadata()).onRequest(
+    record(c -> call(hook, c).onRequest(
         TestRequest.sql("SELECT reflect('a', 'b')", "alice")));
-    TestEvidence.record(() -> hook.newCall(method("ExecutePlan"), new Metadata()).onRequest(
+    record(c -> call(hook, c).onRequest(
         TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
     canRewrite[0] = false;
-    TestEvidence.record(() -> hook.newCall(method("ExecutePlan"), new Metadata()).onRequest(
+    record(c -> call(hook, c).onRequest(
         TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
 
     Map<String, Long> counts = new java.util.TreeMap<>();
@@ -187,25 +209,25 @@ final class PolicyHookTest {
   void failClosed_exceptionsAnywhereAreRefusals() {
     byte[] request = TestRequest.sql("SELECT 1", "alice");
     // The policy cannot even be obtained.
-    TestEvidence.Recorded r = TestEvidence.record(() -> call(() -> {
+    Recorded r = record(c -> call(() -> {
       throw new IllegalStateException("boom");
-    }, Map.of()).onRequest(request));
+    }, Map.of(), c).onRequest(request));
     assertEquals(Status.Code.PERMISSION_DENIED, assertInstanceOf(StatusException.class, r.thrown()).getStatus().getCode());
     assertEquals("deny", r.fields().get("decision"));
     // A rewriter that fails.
     Policy p = Policies.compile(POLICY);
-    RequestRewriter broken = (req, facts, profile, session) -> {
+    RequestRewriter broken = (method, req, facts, profile, session) -> {
       throw new IllegalArgumentException("bug");
     };
-    r = TestEvidence.record(() -> call(() -> p, Map.of("test_rewriter", broken)).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
+    r = record(c -> call(() -> p, Map.of("test_rewriter", broken), c).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
     assertInstanceOf(StatusException.class, r.thrown());
     assertEquals("deny", r.fields().get("decision"));
     // A rewriter that is named by the policy but not registered.
-    r = TestEvidence.record(() -> call(() -> p, Map.of()).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
+    r = record(c -> call(() -> p, Map.of(), c).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
     assertInstanceOf(StatusException.class, r.thrown());
     // Garbage bytes: the inspector reports them as unclassified, and a policy refusing those refuses.
     Policy strict = Policies.compile("default: allow\nrules:\n  - {name: u, description: d, effect: deny, when: {fact: UNCLASSIFIED}}\n");
-    r = TestEvidence.record(() -> call(() -> strict, Map.of()).onRequest(new byte[] {(byte) 0xff, 0x01, 0x02}));
+    r = record(c -> call(() -> strict, Map.of(), c).onRequest(new byte[] {(byte) 0xff, 0x01, 0x02}));
     assertInstanceOf(StatusException.class, r.thrown());
   }
 }

@@ -1,16 +1,20 @@
-package io.sparkgate.auth;
+package io.sparkgate.config;
 
 import java.util.List;
 import java.util.regex.Pattern;
 
-/** Spark conf keys whose values never reach a client: globs where {@code *} matches anything, any case. */
-final class SecretPatterns {
+/**
+ * Spark conf keys whose values never reach a client ({@code auth.secret_patterns}): globs where {@code *}
+ * matches anything, any case. Config answers are redacted with them, and the policy's CONFIG_READ facts carry
+ * {@code secret=true} for the keys they match.
+ */
+public final class SecretPatterns {
   /** What Spark itself shows for redacted values, so users recognise it. */
-  static final String REDACTED = "*********(redacted)";
+  public static final String REDACTED = "*********(redacted)";
 
   private final Pattern pattern;
 
-  SecretPatterns(List<String> globs) {
+  public SecretPatterns(List<String> globs) {
     StringBuilder regex = new StringBuilder();
     for (String glob : globs) {
       if (regex.length() > 0) {
@@ -29,7 +33,7 @@ final class SecretPatterns {
     this.pattern = Pattern.compile(regex.toString(), Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
   }
 
-  boolean isSecret(String key) {
+  public boolean isSecret(String key) {
     return pattern.matcher(key.strip()).matches();
   }
 }
