@@ -1,11 +1,20 @@
-package io.sparkgate.forward;
+package io.sparkgate.bench;
 
 import com.google.common.io.ByteStreams;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
 import io.grpc.Drainable;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerCall;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.Status;
 import io.grpc.internal.CompositeReadableBuffer;
 import io.grpc.internal.ReadableBuffers;
-import io.sparkgate.bench.BenchProtocol;
+import io.sparkgate.forward.CallHook;
+import io.sparkgate.forward.Payload;
+import io.sparkgate.forward.ProxyRegistry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -26,7 +35,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * Per-message and per-call work of the forwarding path: a request read into the byte[] the proxy inspects
  * and forwards (as grpc-java's deframer hands it over: a KnownLength stream over the received buffers) and
  * written back out (as grpc-java's framer drains it); a response adopted as a {@link Payload} and drained
- * into the outgoing frame; and choosing the backend headers.
+ * into the outgoing frame; and a call's start, where the client's headers are filtered for the backend.
+ *
+ * <p>Everything is reached through the proxy's public API, as a gRPC server reaches it: the marshallers of
+ * the ExecutePlan method that {@link ProxyRegistry} registers, and that method's call handler.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -42,20 +54,32 @@ public class ForwardingBench {
   private static final int FRAME = 16 * 1024;
   private byte[] message;
   private final Sink sink = new Sink();
-  private HeaderFilter filter;
+  private MethodDescriptor.Marshaller<byte[]> requests;
+  private MethodDescriptor.Marshaller<Payload> responses;
+  private ServerMethodDefinition<byte[], Payload> executePlan;
+  private final IdleServerCall serverCall = new IdleServerCall();
   private Metadata clientHeaders;
 
   @Setup
   public void setUp() {
     message = BenchProtocol.batchForBench(size);
     sink.buffer = new byte[message.length + 64];
-    filter = new HeaderFilter("backend-secret");
+    executePlan = executePlan(new ProxyRegistry(new UnusedChannel(), "backend-secret", CallHook.Factory.PASS_THROUGH));
+    requests = executePlan.getMethodDescriptor().getRequestMarshaller();
+    responses = executePlan.getMethodDescriptor().getResponseMarshaller();
+    serverCall.method = executePlan.getMethodDescriptor();
     clientHeaders = new Metadata();
     put(clientHeaders, "authorization", "Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl");
     put(clientHeaders, "user-agent", "grpc-java-netty/1.70.0");
     put(clientHeaders, "x-spark-connect-session", "5b2a6a1e-7d2c-4f0e-9a3c-1f9d1b2c3d4e");
     put(clientHeaders, "x-user-defined", "spark-client");
     put(clientHeaders, "grpc-accept-encoding", "gzip");
+  }
+
+  @SuppressWarnings("unchecked") // the proxy forwards every method as byte[] requests and Payload responses
+  private static ServerMethodDefinition<byte[], Payload> executePlan(ProxyRegistry registry) {
+    return (ServerMethodDefinition<byte[], Payload>) registry.lookupMethod(
+        MethodDescriptor.generateFullMethodName(ProxyRegistry.SERVICE_NAME, "ExecutePlan"), null);
   }
 
   private static void put(Metadata m, String k, String v) {
@@ -66,13 +90,13 @@ public class ForwardingBench {
   @Benchmark
   public byte[] parse() {
     InputStream in = ReadableBuffers.openStream(ReadableBuffers.wrap(message), true);
-    return ByteMarshaller.INSTANCE.parse(in);
+    return requests.parse(in);
   }
 
   /** The forwarded byte[] into the outgoing frame, the way grpc-java's MessageFramer writes it. */
   @Benchmark
   public int stream() throws IOException {
-    InputStream in = ByteMarshaller.INSTANCE.stream(message);
+    InputStream in = requests.stream(message);
     sink.position = 0;
     if (in instanceof Drainable drainable) {
       return drainable.drainTo(sink);
@@ -90,17 +114,67 @@ public class ForwardingBench {
     for (int off = 0; off < message.length; off += FRAME) {
       received.addBuffer(ReadableBuffers.wrap(message, off, Math.min(FRAME, message.length - off)));
     }
-    Payload payload = PayloadMarshaller.INSTANCE.parse(ReadableBuffers.openStream(received, true));
+    Payload payload = responses.parse(ReadableBuffers.openStream(received, true));
     sink.position = 0;
-    try (InputStream in = PayloadMarshaller.INSTANCE.stream(payload)) {
+    try (InputStream in = responses.stream(payload)) {
       return ((Drainable) in).drainTo(sink);
     }
   }
 
-  /** Client headers to backend headers, once per call (independent of {@link #size}). */
+  /**
+   * A call's start, once per call (independent of {@link #size}): the client's headers copied for the backend
+   * without its credentials, the call's hook (here one that passes everything) and its state, and the first
+   * request(1). The backend call itself starts with the first message, so no channel is touched.
+   */
   @Benchmark
-  public Metadata headers() {
-    return filter.toBackend(clientHeaders);
+  public ServerCall.Listener<byte[]> callStart() {
+    return executePlan.getServerCallHandler().startCall(serverCall, clientHeaders);
+  }
+
+  /** The client side of a call that has only started: takes request(1) and the threshold, nothing else. */
+  static final class IdleServerCall extends ServerCall<byte[], Payload> {
+    MethodDescriptor<byte[], Payload> method;
+
+    @Override
+    public void request(int numMessages) {}
+
+    @Override
+    public void sendHeaders(Metadata headers) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void sendMessage(Payload message) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void close(Status status, Metadata trailers) {
+      throw new UnsupportedOperationException("closed with " + status);
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return false;
+    }
+
+    @Override
+    public MethodDescriptor<byte[], Payload> getMethodDescriptor() {
+      return method;
+    }
+  }
+
+  /** The backend: a call's start does not reach it. */
+  static final class UnusedChannel extends Channel {
+    @Override
+    public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
+      throw new UnsupportedOperationException("a call's start opened a backend call");
+    }
+
+    @Override
+    public String authority() {
+      return "backend";
+    }
   }
 
   /** An output stream over a preallocated array: stands in for the transport's write buffer. */
