@@ -14,7 +14,7 @@ import java.time.Duration;
  * @param eventLoops network threads; each holds its own backend connection, and a call stays on the one that
  *     accepted its client connection
  * @param eventLoopSpin how long an event loop with nothing to do polls for more before it sleeps; zero, the
- *     default, sleeps at once. It trades CPU for latency (README, Performance, "Spinning event loops")
+ *     default, sleeps at once. It trades CPU for latency (docs/performance.md, "Spinning event loops")
  */
 public record ListenConfig(
     String address,

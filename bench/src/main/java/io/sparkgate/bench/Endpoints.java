@@ -109,8 +109,8 @@ final class Endpoints implements AutoCloseable {
 
   /**
    * The JVM options deploy/ runs Sparkgate with, so that the bench measures the proxy as shipped: the parallel
-   * collector (README, "JVM settings"; bench/README.md, fifteenth round) and transparent huge pages for the
-   * heap and the compiled code (twenty-first round).
+   * collector and transparent huge pages for the heap and the compiled code (docs/operations.md, "JVM
+   * settings"; bench/README.md, decision log, fifteenth and twenty-first rounds).
    */
   static final List<String> SHIPPED_JVM = List.of("-XX:+UseParallelGC", "-XX:+UseTransparentHugePages");
 
