@@ -92,6 +92,7 @@ public final class BenchRunner {
     boolean jmh = true;
     Path jar = Path.of("target/sparkgate.jar");
     Path baselineJar; // optional: another build, run as "sparkgate-base" for before/after
+    Path baselinePolicy; // optional: the baseline's policy file (an older build cannot read today's)
     Set<String> baselineFeatures; // the baseline's features (Endpoints.FEATURES); null: TLS only
     boolean frameRelay; // also measure the FrameRelay baseline
     Path out = Path.of("bench/results");
@@ -145,6 +146,7 @@ public final class BenchRunner {
           case "--no-jmh" -> o.jmh = false;
           case "--jar" -> o.jar = Path.of(args[++i]);
           case "--baseline-jar" -> o.baselineJar = Path.of(args[++i]);
+          case "--baseline-policy" -> o.baselinePolicy = Path.of(args[++i]).toAbsolutePath();
           case "--baseline-full" -> o.baselineFeatures = Endpoints.FEATURES;
           case "--baseline-features" -> o.baselineFeatures = Set.of(args[++i].split(","));
           case "--frame-relay" -> o.frameRelay = true;
@@ -186,9 +188,10 @@ public final class BenchRunner {
             + " --open-slice-ms at least 100, not " + o.openCycles + " and " + o.openSlice.toMillis());
       }
       if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty() || !o.baselineAudit.isEmpty()
-          || !o.baselineListen.isEmpty() || !o.baselineEnv.isEmpty()) && o.baselineJar == null) {
+          || !o.baselineListen.isEmpty() || !o.baselineEnv.isEmpty() || o.baselinePolicy != null)
+          && o.baselineJar == null) {
         throw new IllegalArgumentException("--baseline-full, --baseline-features, --baseline-jvm, --baseline-env,"
-            + " --baseline-audit and --baseline-listen need --baseline-jar");
+            + " --baseline-audit, --baseline-listen and --baseline-policy need --baseline-jar");
       }
       if (o.baselineFeatures != null && !o.baselineFeatures.stream()
           .allMatch(f -> Endpoints.FEATURES.contains(f) || Endpoints.EXTRA_FEATURES.contains(f))) {
@@ -324,7 +327,8 @@ public final class BenchRunner {
         Set<String> features = name.equals(FULL) ? Endpoints.FEATURES
             : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, features,
-            name.equals(BASE) ? o.baselineAudit : Map.of(), listenKeys(name));
+            name.equals(BASE) ? o.baselineAudit : Map.of(), listenKeys(name),
+            name.equals(BASE) ? o.baselinePolicy : null);
         Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, jvmOptions(name),
             environment(name));
         processes.put(name, sp);
@@ -340,7 +344,7 @@ public final class BenchRunner {
           int jmx = Endpoints.freePort();
           // java-relay-full: Sparkgate full's configuration (its listen section unused), and so its JWT.
           Path cfg = name.equals(RELAY) ? null
-              : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES, Map.of(), Map.of());
+              : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES, Map.of(), Map.of(), null);
           Process relay = ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg, o.proxyJvm, o.proxyEnv);
           processes.put(name, relay);
           t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, cfg == null ? o.token : ep.jwtToken(name)));
