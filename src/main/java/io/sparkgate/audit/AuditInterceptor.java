@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -187,8 +188,8 @@ public final class AuditInterceptor implements ServerInterceptor {
     private Map<String, Object> buildRecord(Ended ended) {
       Status status = ended.status();
       Map<String, Object> record = AuditLog.newRecord();
-      record.put("time", Timestamps.iso(started));
-      record.put("request_id", RequestIds.next());
+      record.put("time", started.toString());
+      record.put("request_id", UUID.randomUUID().toString());
       record.put("rpc", getMethodDescriptor().getBareMethodName());
       Object remote = getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
       if (remote != null) {

@@ -2,6 +2,7 @@ package io.sparkgate.auth;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.sparkgate.testing.FakeTime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
