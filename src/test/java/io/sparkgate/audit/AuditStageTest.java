@@ -34,9 +34,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -135,6 +137,9 @@ final class AuditStageTest {
     assertEquals(executeRequest().length, r.get("bytes_in").asLong());
     assertEquals(HashChain.sha256Hex(executeRequest()), r.get("request_sha256").asText());
     assertTrue(r.get("seq").asLong() == 1 && r.has("prev") && r.has("time") && r.has("request_id"));
+    String time = r.get("time").asText();
+    assertEquals(Instant.parse(time).toString(), time, "the time in Instant's own ISO-8601 form");
+    assertEquals(4, UUID.fromString(r.get("request_id").asText()).version(), "a random UUID");
   }
 
   /**
