@@ -139,19 +139,7 @@ public final class Sparkgate implements AutoCloseable {
       } else {
         log.warn("no policy section in the configuration: requests are NOT checked against any policy");
       }
-      // The stages in the order a call meets them; audit, around them all, records what each one recorded.
-      List<Stage> stages = new ArrayList<>();
-      if (audit != null) {
-        stages.add(audit);
-      }
-      stages.add(auth.stage());
-      if (policy != null) {
-        stages.add(InspectStage.full(new Inspector(), policy.sessions()));
-        stages.add(policy.stage());
-      } else if (audit != null) {
-        stages.add(InspectStage.headOnly(new Inspector())); // the record's session and operation
-      }
-      stages.add(new RouteStage(config.backend().address()));
+      List<Stage> stages = new ArrayList<>(stages(config, auth, audit, policy));
       if (hooks != CallHook.Factory.PASS_THROUGH) {
         stages.add(call -> hooks.newCall(ProxyRegistry.method(call.method()), call.headers(), call.transport()));
       }
@@ -202,6 +190,30 @@ public final class Sparkgate implements AutoCloseable {
       release(loops, callExecutor, tls, auditLog, policy, metrics);
       throw e;
     }
+  }
+
+  /**
+   * The stages of every call, in the order a call meets them: audit (when on) around them all, authenticate,
+   * inspect, decide (with a policy; without one, inspect reads only the request head the audit record needs),
+   * route.
+   *
+   * @param audit null without an audit section
+   * @param policy null without a policy section
+   */
+  public static List<Stage> stages(ProxyConfig config, Authentication auth, AuditStage audit, PolicyStage policy) {
+    List<Stage> stages = new ArrayList<>();
+    if (audit != null) {
+      stages.add(audit);
+    }
+    stages.add(auth.stage());
+    if (policy != null) {
+      stages.add(InspectStage.full(new Inspector(), policy.sessions()));
+      stages.add(policy.stage());
+    } else if (audit != null) {
+      stages.add(InspectStage.headOnly(new Inspector()));
+    }
+    stages.add(new RouteStage(config.backend().address()));
+    return List.copyOf(stages);
   }
 
   /** The metrics endpoint's port (the bound one, when the configuration asked for 0); -1 without metrics. */
