@@ -1,5 +1,7 @@
 package io.sparkgate.config;
 
+import io.sparkgate.yaml.Units;
+import io.sparkgate.yaml.YamlNode;
 import java.time.Duration;
 
 /**
@@ -35,8 +37,8 @@ public record ListenConfig(
 
   public ListenConfig {
     if (eventLoopSpin.isNegative() || eventLoopSpin.compareTo(MAX_EVENT_LOOP_SPIN) > 0) {
-      throw new IllegalArgumentException("event loop spin must be between 0s and " + Node.human(MAX_EVENT_LOOP_SPIN)
-          + ", got " + Node.human(eventLoopSpin));
+      throw new IllegalArgumentException("event loop spin must be between 0s and " + Units.human(MAX_EVENT_LOOP_SPIN)
+          + ", got " + Units.human(eventLoopSpin));
     }
   }
 
@@ -52,7 +54,7 @@ public record ListenConfig(
         shutdownGrace, defaultEventLoops(), Duration.ZERO);
   }
 
-  static ListenConfig read(Node node) {
+  static ListenConfig read(YamlNode node) {
     node.allowOnly(
         "address", "port", "plaintext", "max_inbound_message_size", "max_concurrent_streams",
         "handshake_timeout", "keepalive_time", "shutdown_grace", "event_loops",
