@@ -14,7 +14,6 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.sparkgate.config.AuditConfig;
@@ -23,6 +22,8 @@ import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.TestMethods;
+import io.sparkgate.testing.Await;
+import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.FakeSparkConnect;
 import io.sparkgate.testing.TcpRelay;
 import java.io.InputStream;
@@ -81,7 +82,7 @@ final class BadInputTest {
   }
 
   private static ManagedChannel channel(int port) {
-    return NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().maxInboundMessageSize(64 * LIMIT)
+    return Channels.plaintext(port).maxInboundMessageSize(64 * LIMIT)
         .withOption(io.grpc.netty.shaded.io.netty.channel.ChannelOption.ALLOCATOR, TEST_SIDE_ALLOCATOR)
         .directExecutor().build();
   }
@@ -196,21 +197,12 @@ final class BadInputTest {
         call.halfClose();
         call.request(1);
       }
-      waitFor(() -> backend.calls.get() >= expectedCancelledTotal, "all streams to reach the backend");
+      Await.value("all streams to reach the backend", Await.TIMEOUT, backend.calls::get,
+          n -> n >= expectedCancelledTotal, () -> "cancelled " + backend.cancelled);
       relay.killAll();
-      waitFor(() -> backend.cancelled.get() >= expectedCancelledTotal, "backend calls to be cancelled");
+      Await.value("backend calls to be cancelled", Await.TIMEOUT, backend.cancelled::get,
+          n -> n >= expectedCancelledTotal, () -> "backend calls " + backend.calls);
       doomed.shutdownNow();
-    }
-  }
-
-  private void waitFor(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what + " (backend calls " + backend.calls
-            + ", cancelled " + backend.cancelled + ")");
-      }
-      Thread.sleep(20);
     }
   }
 

@@ -8,15 +8,13 @@ import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.stub.ClientCalls;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ArtifactStatusesRequest;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.FakeSparkConnect;
 import io.sparkgate.tls.DevCertificates;
 import java.net.InetSocketAddress;
@@ -47,14 +45,9 @@ final class ClientCertAuthTest {
         "auth: {client_cert: {principal_from: cn}}",
         ""));
     try (Sparkgate proxy = Sparkgate.start(ProxyConfig.load(dir.resolve("sparkgate.yaml")))) {
-      ManagedChannel withCert = NettyChannelBuilder.forAddress("localhost", proxy.port())
-          .sslContext(GrpcSslContexts.configure(SslContextBuilder.forClient()
-              .trustManager(certs.caCert().toFile())
-              .keyManager(certs.clientCert().toFile(), certs.clientKey().toFile())).build())
-          .build();
-      ManagedChannel withoutCert = NettyChannelBuilder.forAddress("localhost", proxy.port())
-          .sslContext(GrpcSslContexts.forClient().trustManager(certs.caCert().toFile()).build())
-          .build();
+      ManagedChannel withCert =
+          Channels.tls(proxy.port(), certs.caCert(), certs.clientCert(), certs.clientKey()).build();
+      ManagedChannel withoutCert = Channels.tls(proxy.port(), certs.caCert()).build();
       try {
         byte[] request = ArtifactStatusesRequest.newBuilder().setSessionId("4a3c1f6e-0000-4000-8000-000000000001")
             .setUserContext(UserContext.newBuilder().setUserId("mallory").setUserName("mallory"))

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparkgate.Sparkgate;
 import io.sparkgate.audit.AuditVerifier;
 import io.sparkgate.testing.AuditLines;
+import io.sparkgate.testing.Await;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -203,24 +204,8 @@ class AuditIT {
 
   /** The first record after {@code mark} matching {@code p}, waiting for the writer (records are async). */
   private static JsonNode await(long mark, Predicate<JsonNode> p) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (System.nanoTime() < deadline) {
-      for (JsonNode r : records(mark)) {
-        if (p.test(r)) {
-          return r;
-        }
-      }
-      sleep();
-    }
-    throw new AssertionError("no matching audit record after line " + mark + ": " + records(mark));
-  }
-
-  private static boolean sleep() {
-    try {
-      Thread.sleep(100);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    return true;
+    List<JsonNode> seen = Await.value("a matching audit record after line " + mark, () -> records(mark),
+        records -> records.stream().anyMatch(p));
+    return seen.stream().filter(p).findFirst().orElseThrow();
   }
 }

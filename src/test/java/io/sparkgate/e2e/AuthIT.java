@@ -16,15 +16,10 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
-import io.grpc.stub.MetadataUtils;
 import io.sparkgate.Sparkgate;
-import io.sparkgate.testing.MetricsScrape;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
@@ -36,6 +31,8 @@ import io.sparkgate.proto.spark.ReattachExecuteRequest;
 import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.testing.Channels;
+import io.sparkgate.testing.MetricsScrape;
 import io.sparkgate.tls.DevCertificates;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -230,11 +227,7 @@ class AuthIT {
   }
 
   private static ManagedChannel channel(String token) throws Exception {
-    Metadata headers = new Metadata();
-    headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
-    return NettyChannelBuilder.forAddress("localhost", proxy.port())
-        .sslContext(GrpcSslContexts.forClient().trustManager(certs.caCert().toFile()).build())
-        .intercept(MetadataUtils.newAttachHeadersInterceptor(headers))
+    return Channels.tls(proxy.port(), certs.caCert()).intercept(Channels.bearer(token))
         .maxInboundMessageSize(128 * 1024 * 1024)
         .build();
   }

@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.BackendProfiler;
 import io.sparkgate.lakehouse.MixedTableFormats;
+import io.sparkgate.testing.Channels;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class BackendProfileIT {
 
   private static BackendProfile read(int port) throws InterruptedException {
-    ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
+    ManagedChannel channel = Channels.plaintext(port).build();
     try {
       return new BackendProfiler(channel, "sparkgate-profiler", 30_000).read();
     } finally {

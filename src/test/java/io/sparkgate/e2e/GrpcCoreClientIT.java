@@ -12,6 +12,7 @@ import io.sparkgate.Sparkgate;
 import io.sparkgate.audit.AuditVerifier;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
 import io.sparkgate.testing.AuditLines;
+import io.sparkgate.testing.Await;
 import io.sparkgate.tls.DevCertificates;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -159,20 +160,17 @@ class GrpcCoreClientIT {
 
   /** The ExecutePlan audit records of this session, once {@code count} of them are in the file. */
   private static List<JsonNode> awaitRecords(String session, int count) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (true) {
-      List<JsonNode> found = new ArrayList<>();
+    List<JsonNode> found = Await.value(count + " ExecutePlan audit records of session " + session, () -> {
+      List<JsonNode> records = new ArrayList<>();
       for (String line : AuditLines.complete(auditFile)) {
         JsonNode r = JSON.readTree(line);
         if (session.equals(r.path("session_id").asText()) && "ExecutePlan".equals(r.path("rpc").asText())) {
-          found.add(r);
+          records.add(r);
         }
       }
-      if (found.size() >= count || System.nanoTime() > deadline) {
-        assertEquals(count, found.size(), "audit records of session " + session);
-        return found;
-      }
-      Thread.sleep(50);
-    }
+      return records;
+    }, records -> records.size() >= count);
+    assertEquals(count, found.size(), "audit records of session " + session);
+    return found;
   }
 }

@@ -10,7 +10,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.sparkgate.Sparkgate;
 import io.sparkgate.TestProxies;
 import io.sparkgate.config.ProxyConfig;
@@ -20,6 +19,7 @@ import io.sparkgate.inspect.BackendProfiler;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.lakehouse.Rewrite;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
+import io.sparkgate.testing.Channels;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -146,8 +146,7 @@ class MixedLakehouseIT {
   }
 
   private static ManagedChannel channel(int port) {
-    return NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().maxInboundMessageSize(64 * 1024 * 1024)
-        .build();
+    return Channels.plaintext(port).maxInboundMessageSize(64 * 1024 * 1024).build();
   }
 
   private static long firstSnapshot() {

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparkgate.Sparkgate;
+import io.sparkgate.testing.Await;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -17,6 +19,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.spark.sql.SparkSession;
@@ -96,20 +99,20 @@ class PrometheusIT {
 
   /** Queries until the instant value is at least {@code atLeast} (Prometheus scrapes every second). */
   private static double await(String query, double atLeast) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    double value = Double.NaN;
-    while (System.nanoTime() < deadline) {
-      value = query(query);
-      if (value >= atLeast) {
-        return value;
-      }
+    return Await.value(query + " to reach at least " + atLeast, Duration.ofSeconds(60), () -> {
       if (!prometheus.isAlive()) {
-        throw new AssertionError("prometheus exited: " + Files.readString(log));
+        throw new AssertionError("prometheus exited: " + logText());
       }
-      Thread.sleep(250);
+      return query(query);
+    }, value -> value >= atLeast, () -> "log: " + logText());
+  }
+
+  private static String logText() {
+    try {
+      return Files.readString(log);
+    } catch (IOException e) {
+      return "<could not read " + log + ": " + e + ">";
     }
-    throw new AssertionError(query + " reached " + value + ", expected at least " + atLeast + "; log: "
-        + Files.readString(log));
   }
 
   /** The query's single value, or NaN while it has none (or Prometheus is not up yet). */

@@ -11,6 +11,7 @@ import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.AnalyzePlanRequest;
 import io.sparkgate.proto.spark.AnalyzePlanResponse;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.testing.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -183,22 +184,12 @@ final class SparkConnectServerProcess implements AutoCloseable {
    * Waits until a line after the first {@code afterLines} lines of the server's log matches, e.g. to know that
    * a job's tasks really run ({@code "Executor: Running task"}) before interrupting it.
    */
-  void awaitLogLine(Pattern pattern, long afterLines, Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (true) {
+  void awaitLogLine(Pattern pattern, long afterLines, Duration timeout) throws Exception {
+    Await.until("a line matching '" + pattern + "' in " + logFile, timeout, () -> {
       try (var lines = Files.lines(logFile)) {
-        if (lines.skip(afterLines).anyMatch(line -> pattern.matcher(line).find())) {
-          return;
-        }
-      } catch (IOException | UncheckedIOException e) {
-        throw new IllegalStateException("Cannot read " + logFile, e);
+        return lines.skip(afterLines).anyMatch(line -> pattern.matcher(line).find());
       }
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("No line matching '" + pattern + "' in " + logFile + " within " + timeout
-            + "; last lines:\n" + logTail());
-      }
-      Thread.sleep(100);
-    }
+    }, () -> "last lines:\n" + logTail());
   }
 
   private static final Pattern REATTACHED_STREAM =

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkgate.testing.Await;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -63,10 +64,7 @@ class CallLaneTest {
 
     // Once drained, cheap events run inline again. (The last event has run, but the drain may not have
     // noticed the empty queue yet.)
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (lane.draining() && System.nanoTime() < deadline) {
-      Thread.sleep(1);
-    }
+    Await.until("the lane to stop draining", () -> !lane.draining());
     lane.run(() -> events.add("cheap-4"), false);
     assertEquals("cheap-4", events.get(events.size() - 1));
   }

@@ -1,5 +1,6 @@
 package io.sparkgate.forward;
 
+import static io.sparkgate.testing.WireBytes.utf8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -89,9 +90,6 @@ final class ForwardingTest {
     return client;
   }
 
-  private static byte[] bytes(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
-  }
 
   @Test
   void unary_bytesPassUnchangedBothWays() throws Exception {
@@ -116,7 +114,7 @@ final class ForwardingTest {
 
     ClientCalls.blockingUnaryCall(
         io.grpc.ClientInterceptors.intercept(client, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(headers)),
-        CONFIG, CallOptions.DEFAULT, bytes("x"));
+        CONFIG, CallOptions.DEFAULT, utf8("x"));
 
     Metadata seen = backend.lastHeaders.get();
     assertEquals("kept", seen.get(CUSTOM));
@@ -131,7 +129,7 @@ final class ForwardingTest {
     headers.put(AUTHORIZATION, "Bearer client-token");
     ClientCalls.blockingUnaryCall(
         io.grpc.ClientInterceptors.intercept(client, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(headers)),
-        CONFIG, CallOptions.DEFAULT, bytes("x"));
+        CONFIG, CallOptions.DEFAULT, utf8("x"));
     assertNull(backend.lastHeaders.get().get(AUTHORIZATION));
   }
 
@@ -145,7 +143,7 @@ final class ForwardingTest {
 
     StatusRuntimeException e =
         assertThrows(StatusRuntimeException.class,
-            () -> ClientCalls.blockingUnaryCall(client, CONFIG, CallOptions.DEFAULT, bytes("x")));
+            () -> ClientCalls.blockingUnaryCall(client, CONFIG, CallOptions.DEFAULT, utf8("x")));
 
     assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
     assertEquals("[TABLE_OR_VIEW_NOT_FOUND] nope", e.getStatus().getDescription());
@@ -158,7 +156,7 @@ final class ForwardingTest {
     backend.streamCount = 500;
     ManagedChannel client = proxy(null);
 
-    Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(client, EXECUTE, CallOptions.DEFAULT, bytes("plan"));
+    Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(client, EXECUTE, CallOptions.DEFAULT, utf8("plan"));
     int n = 0;
     while (it.hasNext()) {
       assertEquals("batch-" + n, new String(it.next(), StandardCharsets.UTF_8));
@@ -175,7 +173,7 @@ final class ForwardingTest {
     call.start(new CollectingListener(result), new Metadata());
     call.request(1);
     for (int i = 0; i < 20; i++) {
-      call.sendMessage(bytes("chunk-" + i));
+      call.sendMessage(utf8("chunk-" + i));
     }
     call.halfClose();
 
@@ -194,9 +192,9 @@ final class ForwardingTest {
         CONFIG.toBuilder().setFullMethodName("grpc.reflection.v1.ServerReflection/ServerReflectionInfo").build();
 
     StatusRuntimeException e1 = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingServerStreamingCall(client, unknown, CallOptions.DEFAULT, bytes("x")).hasNext());
+        () -> ClientCalls.blockingServerStreamingCall(client, unknown, CallOptions.DEFAULT, utf8("x")).hasNext());
     StatusRuntimeException e2 = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingUnaryCall(client, otherService, CallOptions.DEFAULT, bytes("x")));
+        () -> ClientCalls.blockingUnaryCall(client, otherService, CallOptions.DEFAULT, utf8("x")));
 
     assertEquals(Status.Code.UNIMPLEMENTED, e1.getStatus().getCode());
     assertEquals(Status.Code.UNIMPLEMENTED, e2.getStatus().getCode());
@@ -207,7 +205,7 @@ final class ForwardingTest {
   void deadline_reachesBackend() throws Exception {
     ManagedChannel client = proxy(null);
     ClientCalls.blockingUnaryCall(
-        client, CONFIG, CallOptions.DEFAULT.withDeadline(Deadline.after(30, TimeUnit.SECONDS)), bytes("x"));
+        client, CONFIG, CallOptions.DEFAULT.withDeadline(Deadline.after(30, TimeUnit.SECONDS)), utf8("x"));
     Deadline seen = backend.lastDeadline.get();
     assertNotNull(seen, "backend saw no deadline");
     assertTrue(seen.timeRemaining(TimeUnit.SECONDS) > 20 && seen.timeRemaining(TimeUnit.SECONDS) <= 30);
@@ -220,7 +218,7 @@ final class ForwardingTest {
     ClientCall<byte[], byte[]> call = client.newCall(EXECUTE, CallOptions.DEFAULT);
     CompletableFuture<byte[]> ignored = new CompletableFuture<>();
     call.start(new CollectingListener(ignored), new Metadata());
-    call.sendMessage(bytes("plan"));
+    call.sendMessage(utf8("plan"));
     call.halfClose();
     call.request(3);
     assertTrue(backend.streamStarted.await(5, TimeUnit.SECONDS));
@@ -242,7 +240,7 @@ final class ForwardingTest {
         got.add(message);
       }
     }, new Metadata());
-    call.sendMessage(bytes("plan"));
+    call.sendMessage(utf8("plan"));
     call.halfClose();
     call.request(1); // a reader that takes one message and then stops reading
 
@@ -272,7 +270,7 @@ final class ForwardingTest {
     ManagedChannel client = proxy(null);
 
     StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingServerStreamingCall(client, EXECUTE, CallOptions.DEFAULT, bytes("udf")).hasNext());
+        () -> ClientCalls.blockingServerStreamingCall(client, EXECUTE, CallOptions.DEFAULT, utf8("udf")).hasNext());
 
     assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
     assertEquals("no UDFs here", e.getStatus().getDescription());
@@ -291,7 +289,7 @@ final class ForwardingTest {
     ManagedChannel client = proxy(null);
 
     StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingUnaryCall(client, CONFIG, CallOptions.DEFAULT, bytes("x")));
+        () -> ClientCalls.blockingUnaryCall(client, CONFIG, CallOptions.DEFAULT, utf8("x")));
 
     assertEquals(Status.Code.INTERNAL, e.getStatus().getCode());
     assertFalse(e.getStatus().getDescription().contains("bug in inspection"), "internal detail leaked");
@@ -316,7 +314,7 @@ final class ForwardingTest {
     call.start(new CollectingListener(result), new Metadata());
     call.request(1);
     for (int i = 0; i < 5; i++) {
-      call.sendMessage(bytes("chunk-" + i));
+      call.sendMessage(utf8("chunk-" + i));
     }
     call.halfClose();
 

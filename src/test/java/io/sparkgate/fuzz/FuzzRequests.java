@@ -1,5 +1,7 @@
 package io.sparkgate.fuzz;
 
+import static io.sparkgate.testing.WireBytes.concat;
+
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
@@ -26,7 +28,6 @@ import io.sparkgate.proto.spark.SubqueryAlias;
 import io.sparkgate.proto.spark.UserContext;
 import io.sparkgate.proto.spark.WithRelations;
 import io.sparkgate.proto.spark.WriteOperation;
-import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -345,11 +346,5 @@ public final class FuzzRequests {
         .filter(m -> !out.contains(m)).sorted().forEach(out::add);
     out.add("NoSuchMethod");
     return List.copyOf(out);
-  }
-
-  private static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (byte[] p : parts) out.writeBytes(p);
-    return out.toByteArray();
   }
 }

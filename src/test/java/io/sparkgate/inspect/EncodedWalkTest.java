@@ -1,5 +1,7 @@
 package io.sparkgate.inspect;
 
+import static io.sparkgate.testing.WireBytes.concat;
+import static io.sparkgate.testing.WireBytes.field;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -27,7 +29,6 @@ import io.sparkgate.proto.spark.RelationCommon;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.StatApproxQuantile;
 import io.sparkgate.proto.spark.UserContext;
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
@@ -228,28 +229,6 @@ final class EncodedWalkTest {
   private static byte[] request(byte[] root) {
     byte[] head = ExecutePlanRequest.newBuilder().setSessionId("s").build().toByteArray();
     return concat(head, field(ExecutePlanRequest.PLAN_FIELD_NUMBER, field(Plan.ROOT_FIELD_NUMBER, root)));
-  }
-
-  private static byte[] field(int number, byte[] value) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    varint(out, (long) number << 3 | 2);
-    varint(out, value.length);
-    out.writeBytes(value);
-    return out.toByteArray();
-  }
-
-  private static void varint(ByteArrayOutputStream out, long v) {
-    while ((v & ~0x7fL) != 0) {
-      out.write((int) (v & 0x7f | 0x80));
-      v >>>= 7;
-    }
-    out.write((int) v);
-  }
-
-  private static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (byte[] p : parts) out.writeBytes(p);
-    return out.toByteArray();
   }
 
   /** A bit flipped, a byte replaced, a wire type changed, a cut, the request (or a prefix) repeated. */

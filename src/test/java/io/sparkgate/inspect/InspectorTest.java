@@ -1,5 +1,9 @@
 package io.sparkgate.inspect;
 
+import static io.sparkgate.testing.WireBytes.concat;
+import static io.sparkgate.testing.WireBytes.field;
+import static io.sparkgate.testing.WireBytes.header;
+import static io.sparkgate.testing.WireBytes.utf8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -184,8 +188,8 @@ final class InspectorTest {
     for (int i = headers.size() - 1; i >= 0; i--) out.writeBytes(headers.get(i));
     out.writeBytes(inner);
     byte[] rel = out.toByteArray();
-    byte[] plan = wrap(1, rel);
-    byte[] request = concat(wrap(1, "s1".getBytes()), wrap(3, plan));
+    byte[] plan = field(1, rel);
+    byte[] request = concat(field(1, utf8("s1")), field(3, plan));
     long t0 = System.nanoTime();
     Facts f = inspector.inspect("ExecutePlan", request, SessionView.DEFAULT);
     assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "plan_too_deep"), f.toString());
@@ -209,7 +213,7 @@ final class InspectorTest {
   @Test
   void unknown_fields_garbage_and_unknown_methods_are_facts() {
     byte[] withUnknown = concat(ExecutePlanRequest.newBuilder().setSessionId("s").setPlan(Plan.newBuilder().setRoot(range()))
-        .build().toByteArray(), wrap(4242, "smuggled".getBytes()));
+        .build().toByteArray(), field(4242, utf8("smuggled")));
     assertTrue(inspector.inspect("ExecutePlan", withUnknown, SessionView.DEFAULT).has(Fact.Kind.UNCLASSIFIED, "unknown_field"));
     assertTrue(inspector.inspect("ExecutePlan", new byte[] {(byte) 0xff, 1, 2}, SessionView.DEFAULT)
         .has(Fact.Kind.UNCLASSIFIED, "unparseable_request"));
@@ -217,34 +221,5 @@ final class InspectorTest {
     Facts interrupt = inspector.inspect("Interrupt", InterruptRequest.newBuilder().setSessionId("s9").setUserContext(USER)
         .setOperationId("op").build().toByteArray(), SessionView.DEFAULT);
     assertEquals("s9", interrupt.ofKind(Fact.Kind.REQUEST).get(0).get("session_id"));
-  }
-
-  private static byte[] header(int field, long length) {
-    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-    varint(out, ((long) field << 3) | 2);
-    varint(out, length);
-    return out.toByteArray();
-  }
-
-  private static byte[] wrap(int field, byte[] payload) {
-    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-    varint(out, ((long) field << 3) | 2);
-    varint(out, payload.length);
-    out.writeBytes(payload);
-    return out.toByteArray();
-  }
-
-  private static void varint(java.io.ByteArrayOutputStream out, long v) {
-    while ((v & ~0x7FL) != 0) {
-      out.write((int) ((v & 0x7F) | 0x80));
-      v >>>= 7;
-    }
-    out.write((int) v);
-  }
-
-  private static byte[] concat(byte[] a, byte[] b) {
-    byte[] r = java.util.Arrays.copyOf(a, a.length + b.length);
-    System.arraycopy(b, 0, r, a.length, b.length);
-    return r;
   }
 }

@@ -9,16 +9,15 @@ import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
-import io.grpc.stub.MetadataUtils;
 import io.sparkgate.Sparkgate;
 import io.sparkgate.bench.BenchBackend;
 import io.sparkgate.bench.BenchProtocol;
 import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.testing.Await;
+import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.MetricsScrape;
 import io.sparkgate.tls.DevCertificates;
 import io.sparkgate.tls.ServerTls;
@@ -81,7 +80,7 @@ final class ProxyMetricsTest {
         "metrics: {address: 127.0.0.1, port: 0}",
         ""));
     proxy = Sparkgate.start(ProxyConfig.load(config));
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", proxy.port()).usePlaintext().build();
+    channel = Channels.plaintext(proxy.port()).build();
   }
 
   @AfterEach
@@ -112,12 +111,9 @@ final class ProxyMetricsTest {
     assertEquals(Status.Code.PERMISSION_DENIED,
         refused(authenticated(), sql("SELECT reflect('java.lang.System', 'exit', 0)")));
 
-    Map<String, Double> after = scrape();
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (after.getOrDefault("sparkgate_audit_records_written_total", 0.0) < 3 && System.nanoTime() < deadline) {
-      Thread.sleep(50); // the audit writer is a thread of its own
-      after = scrape();
-    }
+    // The audit writer is a thread of its own.
+    Map<String, Double> after = Await.value("the three calls' audit records to be written", this::scrape,
+        m -> m.getOrDefault("sparkgate_audit_records_written_total", 0.0) >= 3);
     assertEquals(1.0, after.get("sparkgate_calls_total{code=OK,method=ExecutePlan}"));
     assertEquals(1.0, after.get("sparkgate_calls_total{code=UNAUTHENTICATED,method=ExecutePlan}"));
     assertEquals(1.0, after.get("sparkgate_calls_total{code=PERMISSION_DENIED,method=ExecutePlan}"));
@@ -194,16 +190,14 @@ final class ProxyMetricsTest {
       for (Socket s : held) {
         s.close();
       }
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-      int status = 0;
-      while (status != 200 && System.nanoTime() < deadline) {
+      // The endpoint notices the closed connections on its own loop, a moment later.
+      Await.value("the endpoint to serve again once the held connections went", () -> {
         try {
-          status = get("/metrics").statusCode();
+          return get("/metrics").statusCode();
         } catch (IOException closedWhileFull) {
-          Thread.sleep(50);
+          return 0;
         }
-      }
-      assertEquals(200, status, "served again once the held connections went");
+      }, status -> status == 200);
     } finally {
       for (Socket s : held) {
         s.close();
@@ -228,9 +222,7 @@ final class ProxyMetricsTest {
   }
 
   private Channel authenticated() {
-    Metadata headers = new Metadata();
-    headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + TOKEN);
-    return ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers));
+    return ClientInterceptors.intercept(channel, Channels.bearer(TOKEN));
   }
 
   private static Status.Code refused(Channel channel, byte[] request) {

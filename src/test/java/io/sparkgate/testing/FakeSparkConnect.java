@@ -1,5 +1,7 @@
 package io.sparkgate.testing;
 
+import static io.sparkgate.testing.WireBytes.utf8;
+
 import io.grpc.Deadline;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -8,7 +10,6 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.Status;
 import io.sparkgate.forward.TestMethods;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -28,10 +29,10 @@ public final class FakeSparkConnect extends io.grpc.HandlerRegistry {
   public final CountDownLatch streamStarted = new CountDownLatch(1);
   public final CountDownLatch streamCancelled = new CountDownLatch(1);
   public final Metadata failTrailers = new Metadata();
-  public volatile java.util.function.UnaryOperator<byte[]> reply = m -> bytes("ok");
+  public volatile java.util.function.UnaryOperator<byte[]> reply = m -> utf8("ok");
   public volatile Status failWith;
   public volatile int streamCount = 3;
-  public volatile java.util.function.IntFunction<byte[]> streamMessage = n -> bytes("batch-" + n);
+  public volatile java.util.function.IntFunction<byte[]> streamMessage = n -> utf8("batch-" + n);
 
   @Override
   public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
@@ -66,7 +67,7 @@ public final class FakeSparkConnect extends io.grpc.HandlerRegistry {
           switch (method.getType()) {
             case SERVER_STREAMING -> stream(call);
             case CLIENT_STREAMING -> {
-              call.sendMessage(bytes("received " + count));
+              call.sendMessage(utf8("received " + count));
               call.close(Status.OK, new Metadata());
             }
             default -> {
@@ -122,8 +123,4 @@ public final class FakeSparkConnect extends io.grpc.HandlerRegistry {
 
   public final AtomicInteger calls = new AtomicInteger();
   public final AtomicInteger cancelled = new AtomicInteger();
-
-  private static byte[] bytes(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
-  }
 }

@@ -22,6 +22,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslProvider;
+import io.sparkgate.testing.Await;
 import io.sparkgate.tls.DevCertificates.KeyType;
 import java.io.StringWriter;
 import java.math.BigInteger;
@@ -108,7 +109,7 @@ final class ServerTlsReloadTest {
     assertNotEquals(original, next);
     rotated.writePem(certs.serverCert(), certs.serverKey());
 
-    TlsTestSupport.await(WAIT, "new connections to present serial " + next.toString(16),
+    Await.until("new connections to present serial " + next.toString(16), WAIT,
         () -> next.equals(serialOfNewConnection(certs.caCert())));
     assertEquals(rotated.certificate().getNotAfter().toInstant(), tls.certificateNotAfter(),
         "the expiry shown to metrics follows the reload (30 days before, 1 day now)");
@@ -142,7 +143,7 @@ final class ServerTlsReloadTest {
     }
     assertTrue(pkcs1.toString().startsWith("-----BEGIN RSA PRIVATE KEY-----"));
     replace(certs.serverKey(), pkcs1.toString().getBytes(StandardCharsets.US_ASCII));
-    TlsTestSupport.await(WAIT, "a warning about tls.key_file",
+    Await.until("a warning about tls.key_file", WAIT,
         () -> logs.warnings().stream().anyMatch(m -> m.contains("tls.key_file " + certs.serverKey()
             + ": not a PKCS#8 private key (found a traditional 'RSA PRIVATE KEY' block")));
     assertEquals(original, serialOfNewConnection(certs.caCert()), "last good certificate still served");
@@ -154,14 +155,14 @@ final class ServerTlsReloadTest {
     rotated.writePem(dir.resolve("staged.pem"), stagedKey);
     replace(certs.serverKey(), goodKey); // back to the loaded pair: nothing to do, nothing to warn
     replace(certs.serverCert(), Files.readAllBytes(dir.resolve("staged.pem")));
-    TlsTestSupport.await(WAIT, "a key/certificate mismatch warning",
+    Await.until("a key/certificate mismatch warning", WAIT,
         () -> logs.warnings().stream().anyMatch(m -> m.contains("does not match")));
     assertEquals(original, serialOfNewConnection(certs.caCert()));
 
     // 3. The matching key lands: the new pair is taken.
     replace(certs.serverKey(), Files.readAllBytes(stagedKey));
     BigInteger next = rotated.certificate().getSerialNumber();
-    TlsTestSupport.await(WAIT, "the rotated certificate",
+    Await.until("the rotated certificate", WAIT,
         () -> next.equals(serialOfNewConnection(certs.caCert())));
 
     // Each bad state warned once (not once per 200 ms poll), and no key material reached the log.
@@ -199,7 +200,7 @@ final class ServerTlsReloadTest {
     Files.move(dir.resolve("new-ca.pem"), clientCa, StandardCopyOption.REPLACE_EXISTING,
         StandardCopyOption.ATOMIC_MOVE);
 
-    TlsTestSupport.await(WAIT, "alice's certificate to be accepted", () -> {
+    Await.until("alice's certificate to be accepted", WAIT, () -> {
       try {
         return check(open(newClient.call())).status() == ServingStatus.SERVING;
       } catch (StatusRuntimeException e) {

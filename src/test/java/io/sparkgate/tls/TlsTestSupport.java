@@ -18,7 +18,6 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.bootstrap.Bootstrap;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
@@ -33,6 +32,7 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslHandler;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslProvider;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.sparkgate.testing.Channels;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.net.InetSocketAddress;
@@ -41,7 +41,6 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import javax.net.ssl.SSLSession;
 
 /** Real servers and real Netty TLS clients on 127.0.0.1, shared by the TLS tests. */
@@ -82,14 +81,11 @@ final class TlsTestSupport {
   }
 
   static ManagedChannel channel(Server server, SslContext client) {
-    return NettyChannelBuilder.forAddress("127.0.0.1", server.getPort())
-        .sslContext(client)
-        .overrideAuthority("localhost")
-        .build();
+    return Channels.tls(server.getPort(), client).build();
   }
 
   static ManagedChannel plaintextChannel(Server server) {
-    return NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()).usePlaintext().build();
+    return Channels.plaintext(server.getPort()).build();
   }
 
   /** What one health call saw of the TLS session it ran on. */
@@ -187,18 +183,6 @@ final class TlsTestSupport {
       }
     } finally {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS).await(5, TimeUnit.SECONDS);
-    }
-  }
-
-  /** Polls instead of sleeping a fixed time: returns as soon as the condition holds. */
-  static void await(Duration timeout, String what, BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        fail("timed out after " + timeout + " waiting for " + what);
-      }
-      Thread.sleep(25);
     }
   }
 
