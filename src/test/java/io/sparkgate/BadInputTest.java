@@ -92,10 +92,14 @@ final class BadInputTest {
     assertArrayEquals("ok".getBytes(StandardCharsets.UTF_8), response);
   }
 
-  /** Writes bytes on a raw connection and returns once the proxy has closed it. */
+  /**
+   * Writes bytes on a raw connection and returns once the proxy has closed it. The read timeout only keeps a
+   * proxy that never closes from hanging the test; it is far longer than the handshake timeout, and shorter
+   * than the keepalive (a minute, then 20 s for the ping), the only other thing that ends a connection here.
+   */
   private void assertClosedAfter(byte[] garbage) throws Exception {
     try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), proxy.port())) {
-      socket.setSoTimeout(10_000);
+      socket.setSoTimeout((int) Await.TIMEOUT.toMillis());
       OutputStream out = socket.getOutputStream();
       out.write(garbage);
       out.flush();
@@ -105,6 +109,8 @@ final class BadInputTest {
         while (in.read(buf) >= 0) {
           // drain whatever the proxy says (an HTTP/2 GOAWAY) until it closes the connection
         }
+      } catch (java.net.SocketTimeoutException heldOpen) {
+        throw new AssertionError("the proxy held the connection open for " + Await.TIMEOUT.toSeconds() + " s");
       } catch (java.net.SocketException reset) {
         // a reset is a close too
       }
@@ -137,9 +143,7 @@ final class BadInputTest {
 
   @Test
   void silentConnection_closedAfterHandshakeTimeout() throws Exception {
-    long start = System.nanoTime();
     assertClosedAfter(new byte[0]);
-    assertTrue(System.nanoTime() - start < TimeUnit.SECONDS.toNanos(9), "idle connection held open");
     assertStillServing();
   }
 
@@ -168,14 +172,15 @@ final class BadInputTest {
     // Warm-up rounds fill Netty's pools and lazily created threads, so what follows is the steady state.
     vanishWithStreams(1000, 1000);
     vanishWithStreams(1000, 2000);
-    long threadsBefore = settledThreadCount();
+    long threadsBefore = threadCountWithoutRelays();
     long[] direct = new long[4];
     for (int round = 0; round < direct.length; round++) {
       vanishWithStreams(1000, 1000L * (round + 3));
-      direct[round] = directMemoryUsed();
+      direct[round] = settledDirectMemory();
     }
-    long threadsAfter = settledThreadCount();
-    assertTrue(threadsAfter <= threadsBefore + 2, "threads grew from " + threadsBefore + " to " + threadsAfter);
+    // Threads the proxy lets go may take a moment to end; a thread kept per vanished call would never.
+    Await.value("the JVM's threads to come back to " + threadsBefore + " (+2)", BadInputTest::threadCountWithoutRelays,
+        n -> n <= threadsBefore + 2);
     // The proxy's pooled allocator moves in 4 MiB chunks as timing varies (seen: swings of one or two chunks
     // between rounds, no steady climb, with the test side unpooled). With pooled test-side channels the same
     // JVM drifted up ~4 MiB per 1,000 vanished calls even without the proxy in the path, hence the unpooled
@@ -206,14 +211,31 @@ final class BadInputTest {
     }
   }
 
-  private static long settledThreadCount() throws InterruptedException {
-    Thread.sleep(500);
+  /**
+   * The JVM's threads once the relays' have ended (they do when their sockets close): the test's own threads
+   * must not count as the proxy's.
+   */
+  private static long threadCountWithoutRelays() throws Exception {
+    Await.until("the relays' threads to end", () -> Thread.getAllStackTraces().keySet().stream()
+        .noneMatch(t -> t.getName().startsWith("relay-")));
     return ManagementFactory.getThreadMXBean().getThreadCount();
   }
 
-  private static long directMemoryUsed() throws InterruptedException {
+  /**
+   * Direct memory in use once two readings in a row, each after a GC, agree: the JDK frees a collected buffer's
+   * memory on its cleaner thread, after the GC has returned.
+   */
+  private static long settledDirectMemory() throws Exception {
+    long[] last = {-1};
+    return Await.value("two readings of direct memory in a row to agree", () -> {
+      long previous = last[0];
+      last[0] = directMemoryUsed();
+      return java.util.List.of(previous, last[0]);
+    }, readings -> readings.get(0).equals(readings.get(1))).get(1);
+  }
+
+  private static long directMemoryUsed() {
     System.gc();
-    Thread.sleep(200);
     long used = 0;
     for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
       if (pool.getName().equals("direct")) {

@@ -3,6 +3,7 @@ package io.sparkgate.forward;
 import io.grpc.netty.shaded.io.netty.channel.SelectStrategy;
 import io.grpc.netty.shaded.io.netty.util.IntSupplier;
 import java.time.Duration;
+import java.util.function.LongSupplier;
 
 /**
  * How an event loop waits for I/O: when nothing is ready, it polls (without sleeping) for up to
@@ -18,12 +19,19 @@ import java.time.Duration;
  */
 final class SpinThenSleep implements SelectStrategy {
   private final long spinNanos;
+  private final LongSupplier nanoTime;
 
   SpinThenSleep(Duration spin) {
+    this(spin, System::nanoTime);
+  }
+
+  /** With {@code nanoTime} as the clock the spin is measured on (tests advance a fake one). */
+  SpinThenSleep(Duration spin, LongSupplier nanoTime) {
     if (spin.isNegative() || spin.isZero()) {
       throw new IllegalArgumentException("spin must be positive, got " + spin);
     }
     this.spinNanos = spin.toNanos();
+    this.nanoTime = nanoTime;
   }
 
   @Override
@@ -32,14 +40,14 @@ final class SpinThenSleep implements SelectStrategy {
     if (ready != 0 || hasTasks) {
       return ready;
     }
-    long start = System.nanoTime();
+    long start = nanoTime.getAsLong();
     do {
       Thread.onSpinWait();
       ready = selectNow.get();
       if (ready != 0) {
         return ready;
       }
-    } while (System.nanoTime() - start < spinNanos);
+    } while (nanoTime.getAsLong() - start < spinNanos);
     return SelectStrategy.SELECT;
   }
 }

@@ -155,7 +155,13 @@ final class SqlParsing {
     }
   }
 
+  /** Texts this JVM has begun to lex (tests: a text over a bound must never get this far). */
+  static int parses() {
+    return PARSES.get();
+  }
+
   private <T extends ParserRuleContext> T parseUncached(String text, Rule<T> rule) {
+    boolean check = PARSES.incrementAndGet() % CHECK_EVERY == 0;
     SqlBaseLexer lexer = new SqlBaseLexer(new UpperCaseCharStream(CharStreams.fromString(text)));
     lexer.removeErrorListeners();
     lexer.addErrorListener(THROWING);
@@ -170,7 +176,6 @@ final class SqlParsing {
     checkNesting(tokens);
 
     SqlBaseParser parser = new SqlBaseParser(tokens);
-    boolean check = PARSES.incrementAndGet() % CHECK_EVERY == 0;
     Caches caches = CACHES.updateAndGet(
         c -> c == null || (check && c.states() > MAX_DFA_STATES) ? Caches.fresh(parser) : c);
     parser.setInterpreter(new ParserATNSimulator(parser, parser.getATN(), caches.dfa(), caches.contexts()));

@@ -25,6 +25,8 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.ClientCalls;
+import io.sparkgate.testing.Await;
+import io.sparkgate.testing.FakeSparkConnect;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -33,11 +35,12 @@ import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import io.sparkgate.testing.FakeSparkConnect;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -72,16 +75,22 @@ final class ForwardingTest {
 
   /** Starts backend and proxy, returns a client channel to the proxy. */
   private ManagedChannel proxy(String backendToken) throws Exception {
+    return proxy(backendToken, null);
+  }
+
+  /** As above, the proxy's callbacks on {@code proxyExecutor} (null: gRPC's shared pool). */
+  private ManagedChannel proxy(String backendToken, Executor proxyExecutor) throws Exception {
     String backendName = InProcessServerBuilder.generateName();
     Server backendServer =
         InProcessServerBuilder.forName(backendName).fallbackHandlerRegistry(backend).directExecutor().build().start();
     ManagedChannel backendChannel = InProcessChannelBuilder.forName(backendName).directExecutor().build();
     String proxyName = InProcessServerBuilder.generateName();
-    Server proxyServer =
-        InProcessServerBuilder.forName(proxyName)
-            .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, backendToken, hooks))
-            .build()
-            .start();
+    InProcessServerBuilder proxyBuilder = InProcessServerBuilder.forName(proxyName)
+        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, backendToken, hooks));
+    if (proxyExecutor != null) {
+      proxyBuilder.executor(proxyExecutor);
+    }
+    Server proxyServer = proxyBuilder.build().start();
     ManagedChannel client = InProcessChannelBuilder.forName(proxyName).build();
     closers.add(() -> client.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     closers.add(() -> proxyServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -231,7 +240,11 @@ final class ForwardingTest {
   @Test
   void slowReader_backendHeldBack_proxyBuffersAboutOneMessage() throws Exception {
     backend.streamCount = 10_000;
-    ManagedChannel client = proxy(null);
+    // The proxy's callbacks on one thread of the test's; the backend and its channel run inline on whichever
+    // thread drives them. Once that thread has nothing queued, nothing more moves until the client reads.
+    ThreadPoolExecutor proxyThread = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
+    ManagedChannel client = proxy(null, proxyThread);
+    closers.add(proxyThread::shutdownNow); // after the proxy's server has stopped
     ClientCall<byte[], byte[]> call = client.newCall(EXECUTE, CallOptions.DEFAULT);
     BlockingQueue<byte[]> got = new LinkedBlockingQueue<>();
     call.start(new ClientCall.Listener<>() {
@@ -245,7 +258,9 @@ final class ForwardingTest {
     call.request(1); // a reader that takes one message and then stops reading
 
     assertNotNull(got.poll(5, TimeUnit.SECONDS));
-    Thread.sleep(300); // give a misbehaving proxy time to pull more from the backend
+    // Whatever a misbehaving proxy would pull from the backend, it has pulled once its thread is idle.
+    Await.until("the proxy's thread to have nothing queued",
+        () -> proxyThread.submit(() -> proxyThread.getQueue().isEmpty()).get(5, TimeUnit.SECONDS));
     int sent = backend.sent.get();
     assertTrue(sent <= 4, "backend was allowed to send " + sent + " messages to a reader that took 1");
 

@@ -2,7 +2,6 @@ package io.sparkgate.forward;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.netty.shaded.io.netty.channel.SelectStrategy;
 import java.time.Duration;
@@ -42,11 +41,17 @@ class SpinThenSleepTest {
   }
 
   @Test
-  void nothingWithinTheSpin_sleeps() throws Exception {
-    long start = System.nanoTime();
-    int strategy = new SpinThenSleep(Duration.ofMillis(2)).calculateStrategy(() -> 0, false);
+  void nothingWithinTheSpin_sleepsOnceTheBudgetHasPassed() throws Exception {
+    // Each poll takes 100 us on the fake clock: the 2 ms budget is spent after the 20th poll of the spin.
+    long[] now = {0};
+    AtomicInteger polls = new AtomicInteger();
+    int strategy = new SpinThenSleep(Duration.ofMillis(2), () -> now[0]).calculateStrategy(() -> {
+      polls.incrementAndGet();
+      now[0] += Duration.ofMillis(2).toNanos() / 20;
+      return 0;
+    }, false);
     assertEquals(SelectStrategy.SELECT, strategy);
-    assertTrue(System.nanoTime() - start >= Duration.ofMillis(2).toNanos(), "spun for the whole budget");
+    assertEquals(1 + 20, polls.get(), "the poll before the spin, then the spin's polls until the budget ran out");
   }
 
   @Test

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,8 +33,6 @@ final class SparkSqlCorpusTest {
       "spark.sql.ansi.enforceReservedKeywords", "spark.sql.ansi.doubleQuotedIdentifiers",
       "spark.sql.legacy.setopsPrecedence.enabled", "spark.sql.legacy.exponentLiteralAsDecimal.enabled");
 
-  private static final ThreadMXBean CPU = ManagementFactory.getThreadMXBean();
-
   private final Map<SqlParserFlags, Inspector> inspectors = new HashMap<>();
 
   @Test
@@ -46,8 +42,6 @@ final class SparkSqlCorpusTest {
     try (Stream<Path> walk = Files.walk(INPUTS)) {
       files = walk.filter(p -> p.toString().endsWith(".sql")).sorted().toList();
     }
-    long started = System.nanoTime();
-    long cpuStarted = CPU.getCurrentThreadCpuTime();
     Tally tally = new Tally();
     for (Path file : files) {
       String name = INPUTS.relativize(file).toString().replace('\\', '/');
@@ -66,8 +60,6 @@ final class SparkSqlCorpusTest {
         if (tally.distinct.add(flags + "\n" + sql)) tally.check(name, sql, inspector);
       }
     }
-    long millis = (System.nanoTime() - started) / 1_000_000;
-    long cpuMillis = (CPU.getCurrentThreadCpuTime() - cpuStarted) / 1_000_000;
 
     Set<String> neverSeen = new TreeSet<>();
     for (StatementKinds.Kind k : StatementKinds.TABLE.all()) {
@@ -75,11 +67,11 @@ final class SparkSqlCorpusTest {
     }
     String summary = String.format(
         "Spark SQL test corpus: %d files, %d statements (%d distinct), of the distinct %d classified and %d "
-            + "unparseable (UNCLASSIFIED unparseable_sql); %d problems; %d ms (%d ms CPU)%n"
+            + "unparseable (UNCLASSIFIED unparseable_sql); %d problems%n"
             + "  other UNCLASSIFIED facts of classified statements: %s%n"
             + "  statements by kind: %s%n  kinds of the table not in the corpus: %s%n",
         files.size(), tally.statements, tally.distinct.size(), tally.classified, tally.unparseable,
-        tally.problems.size(), millis, cpuMillis, tally.flagged, tally.kinds, neverSeen);
+        tally.problems.size(), tally.flagged, tally.kinds, neverSeen);
     System.out.print(summary);
     write(summary + "\n" + tally.details);
 
