@@ -3,8 +3,6 @@ package io.sparkgate.e2e;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -12,34 +10,29 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * Real servers and clients from Debian packages for the end-to-end tests. When what a test needs is missing it
- * is installed with apt-get if the tests run as root; otherwise the test is skipped, unless the environment
- * variable the test names is {@code 1} ({@code .ci/run} sets them), which makes it a failure.
+ * Real servers and clients from Debian packages for the end-to-end tests. The tests only look for them:
+ * {@code .ci/setup} installs them (as root), and {@code .ci/run} calls it. When one is missing the test is
+ * skipped with the reason, unless {@code SPARKGATE_CI=1} ({@code .ci/run} sets it), which makes it a failure.
  */
 final class DebianPackages {
-  private static final String APT_GET = "/usr/bin/apt-get";
+  /** Set to {@code 1} by {@code .ci/run}: there, a package a test needs is part of the build, not optional. */
+  static final String CI = "SPARKGATE_CI";
 
   private DebianPackages() {}
 
   /**
-   * What {@code found} returns (non-null), installing {@code pkg} first if it returns null.
+   * What {@code found} returns; when it returns null, the test fails under CI and is skipped elsewhere.
    *
-   * @param requiredBy environment variable that turns a skip into a failure
+   * @param pkg the Debian package that provides it
+   * @param neededFor what the test uses it for, for the message
    */
-  static <T> T ensure(String pkg, String requiredBy, Supplier<T> found) throws IOException, InterruptedException {
+  static <T> T require(String pkg, String neededFor, Supplier<T> found) {
     T result = found.get();
-    if (result == null && isRoot() && Files.isExecutable(Path.of(APT_GET))) {
-      // A fresh machine may have no package lists yet: update once if the first attempt fails.
-      if (!apt("install", "-y", "-q", "--no-install-recommends", pkg)) {
-        apt("update", "-q");
-        apt("install", "-y", "-q", "--no-install-recommends", pkg);
-      }
-      result = found.get();
-    }
     if (result == null) {
-      String why = pkg + " is not installed and cannot be installed here (Debian: apt-get install " + pkg + ")";
-      if ("1".equals(System.getenv(requiredBy))) {
-        fail(why + "; " + requiredBy + "=1 requires it");
+      String why = "Debian package " + pkg + " (" + neededFor + ") is not installed; .ci/setup installs it"
+          + " (as root; .ci/run calls it)";
+      if ("1".equals(System.getenv(CI))) {
+        fail(why + ", and " + CI + "=1 requires it");
       }
       Assumptions.abort(why);
     }
@@ -66,23 +59,5 @@ final class DebianPackages {
       }
     }
     return null;
-  }
-
-  private static boolean apt(String... args) throws IOException, InterruptedException {
-    List<String> command = new ArrayList<>(List.of(APT_GET));
-    command.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(command)
-        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD);
-    pb.environment().put("DEBIAN_FRONTEND", "noninteractive");
-    Process p = pb.start();
-    if (!p.waitFor(600, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      return false;
-    }
-    return p.exitValue() == 0;
-  }
-
-  private static boolean isRoot() {
-    return "root".equals(System.getProperty("user.name"));
   }
 }

@@ -37,9 +37,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * and ALPN against the proxy's, its HPACK, the {@code authorization} header, a streamed result, and a refusal
  * whose {@code grpc-status-details-bin} carries the ErrorInfo PySpark turns into an AnalysisException.
  *
- * <p>Needs {@code python3} with the {@code grpc} module (Debian: python3-grpcio). When missing it is installed
- * with apt-get if this runs as root; if that is not possible the test is skipped, unless
- * {@code SPARKGATE_REQUIRE_GRPC_PYTHON=1} (set by {@code .ci/run}), which makes it a failure.
+ * <p>Needs {@code python3} with the {@code grpc} module (Debian: python3-grpcio, which {@code .ci/setup}
+ * installs). Without it the test is skipped, unless {@code SPARKGATE_CI=1} (set by {@code .ci/run}), which
+ * makes it a failure.
  */
 @ExtendWith(SparkServerExtension.class)
 class GrpcCoreClientIT {
@@ -55,7 +55,7 @@ class GrpcCoreClientIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    python = DebianPackages.ensure("python3-grpcio", "SPARKGATE_REQUIRE_GRPC_PYTHON",
+    python = DebianPackages.require("python3-grpcio", "python3 with the grpc module, gRPC's C core",
         () -> DebianPackages.firstWorking(List.of("/usr/bin/python3", "python3"), "-c", "import grpc"));
     dir = ProxyConfigs.freshDir("grpc-core");
     auditFile = dir.resolve("audit.jsonl");

@@ -31,9 +31,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * A real Prometheus (Debian's package) scrapes Sparkgate in front of a real Spark 4.0 server while the real
  * JVM client runs a query and has one refused: the exposition parses in Prometheus's own scraper, and what
- * its query API returns is what the client did. Needs the {@code prometheus} binary; installed with apt-get
- * when running as root, else the test is skipped unless {@code SPARKGATE_REQUIRE_PROMETHEUS=1} (set by
- * {@code .ci/run}).
+ * its query API returns is what the client did. Needs the {@code prometheus} binary ({@code .ci/setup}
+ * installs it); without it the test is skipped, unless {@code SPARKGATE_CI=1} (set by {@code .ci/run}), which
+ * makes it a failure.
  */
 @ExtendWith(SparkServerExtension.class)
 class PrometheusIT {
@@ -48,7 +48,7 @@ class PrometheusIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    String binary = DebianPackages.ensure("prometheus", "SPARKGATE_REQUIRE_PROMETHEUS",
+    String binary = DebianPackages.require("prometheus", "the server that scrapes the metrics endpoint",
         () -> DebianPackages.firstWorking(List.of("/usr/bin/prometheus", "prometheus"), "--version"));
     Path dir = ProxyConfigs.freshDir("prometheus");
     proxy = Sparkgate.start(ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER,
