@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.grpc.netty.shaded.io.netty.channel.SelectStrategy;
+import io.sparkgate.testing.FakeTime;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -43,11 +44,11 @@ class SpinThenSleepTest {
   @Test
   void nothingWithinTheSpin_sleepsOnceTheBudgetHasPassed() throws Exception {
     // Each poll takes 100 us on the fake clock: the 2 ms budget is spent after the 20th poll of the spin.
-    long[] now = {0};
+    FakeTime time = new FakeTime();
     AtomicInteger polls = new AtomicInteger();
-    int strategy = new SpinThenSleep(Duration.ofMillis(2), () -> now[0]).calculateStrategy(() -> {
+    int strategy = new SpinThenSleep(Duration.ofMillis(2), time::read).calculateStrategy(() -> {
       polls.incrementAndGet();
-      now[0] += Duration.ofMillis(2).toNanos() / 20;
+      time.advance(Duration.ofMillis(2).dividedBy(20));
       return 0;
     }, false);
     assertEquals(SelectStrategy.SELECT, strategy);
