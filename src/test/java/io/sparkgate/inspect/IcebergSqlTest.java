@@ -171,7 +171,7 @@ final class IcebergSqlTest {
     assertTrue(inspector.inspectSql(sql, SessionView.DEFAULT).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
 
     SessionView both = session(Set.of(ExtensionSql.ICEBERG, ExtensionSql.HUDI));
-    assertTrue(inspector.inspectSql("RUN COMPACTION ON hudi_table", both).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(inspector.inspectSql("RUN COMPACTION ON hudi_table", both).has(Fact.Kind.SQL, "hudi.compactionOnTable"));
     assertTrue(inspector.inspectSql("ALTER TABLE t CREATE BRANCH ${name}", both)
         .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
     assertTrue(inspector.inspectSql("ALTER TABLE t CREATE BRANCH b -- ${x}", both)
