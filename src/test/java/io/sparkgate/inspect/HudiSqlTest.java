@@ -1,5 +1,7 @@
 package io.sparkgate.inspect;
 
+import static io.sparkgate.inspect.ExtensionSqlTesting.read;
+import static io.sparkgate.inspect.ExtensionSqlTesting.session;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -18,18 +20,9 @@ import org.junit.jupiter.api.Test;
 /** Statements from Hudi's SQL docs, read with the grammars generated for Hudi 1.2.0, run on their own ANTLR. */
 final class HudiSqlTest {
   private static final Set<String> HUDI_ONLY = Set.of(ExtensionSql.HUDI);
-  private static final SessionView SESSION = SessionView.of("spark_catalog", "default", Set.of("prod", "iceberg"));
 
-  private static Facts read(String sql) {
+  private static Facts hudi(String sql) {
     return read(sql, HUDI_ONLY);
-  }
-
-  private static Facts read(String sql, Set<String> extensions) {
-    FactSink sink = new FactSink(100);
-    boolean read = ExtensionSql.read(sql, extensions, "relation", "sql", new SqlScope(SESSION), sink);
-    Facts facts = sink.build();
-    assertEquals(read, !facts.all().isEmpty(), "facts only when read: " + facts);
-    return facts;
   }
 
   private static Fact statement(Facts facts) {
@@ -60,7 +53,7 @@ final class HudiSqlTest {
 
   @Test
   void compaction_on_a_table_writes_it_and_show_compaction_reads_it() {
-    Facts run = read("RUN COMPACTION ON db.trips AT 20260101000000");
+    Facts run = hudi("RUN COMPACTION ON db.trips AT 20260101000000");
     Fact sql = statement(run);
     assertEquals("hudi.compactionOnTable", sql.subkind());
     assertEquals("admin", sql.get("class"));
@@ -75,13 +68,13 @@ final class HudiSqlTest {
     assertEquals("hudi", write.get("extension"));
     assertFalse(run.has(Fact.Kind.TABLE_READ));
 
-    Fact schedule = statement(read("schedule compaction on Trips"));
+    Fact schedule = statement(hudi("schedule compaction on Trips"));
     assertEquals("hudi.compactionOnTable", schedule.subkind());
     assertEquals("schedule", schedule.get("operation"));
     assertEquals("spark_catalog.default.Trips",
-        read("schedule compaction on Trips").ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
+        hudi("schedule compaction on Trips").ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
 
-    Facts show = read("SHOW COMPACTION ON trips LIMIT 10");
+    Facts show = hudi("SHOW COMPACTION ON trips LIMIT 10");
     assertEquals("hudi.showCompactionOnTable", statement(show).subkind());
     assertEquals("read", statement(show).get("class"));
     Fact table = show.ofKind(Fact.Kind.TABLE_READ).get(0);
@@ -90,12 +83,12 @@ final class HudiSqlTest {
     assertEquals("spark_catalog.default.trips", table.get("table"));
     assertFalse(show.has(Fact.Kind.TABLE_WRITE));
     // comments and a trailing semicolon, as Hudi's grammar allows them
-    assertEquals("hudi.compactionOnTable", statement(read("/* nightly */ RUN -- now\n COMPACTION ON t;")).subkind());
+    assertEquals("hudi.compactionOnTable", statement(hudi("/* nightly */ RUN -- now\n COMPACTION ON t;")).subkind());
   }
 
   @Test
   void the_path_forms_are_paths_and_name_no_table() {
-    Facts local = read("RUN COMPACTION ON '/data/hudi/trips'");
+    Facts local = hudi("RUN COMPACTION ON '/data/hudi/trips'");
     assertEquals("hudi.compactionOnPath", statement(local).subkind());
     Fact path = local.ofKind(Fact.Kind.PATH).get(0);
     assertEquals("absolute", path.subkind());
@@ -104,12 +97,12 @@ final class HudiSqlTest {
     assertEquals("table_path", path.get("context"));
     assertFalse(local.has(Fact.Kind.TABLE_WRITE) || local.has(Fact.Kind.TABLE_READ));
 
-    Facts s3 = read("SHOW COMPACTION ON \"s3a://lake/trips\" LIMIT 5");
+    Facts s3 = hudi("SHOW COMPACTION ON \"s3a://lake/trips\" LIMIT 5");
     assertEquals("hudi.showCompactionOnPath", statement(s3).subkind());
     assertEquals("s3a", s3.ofKind(Fact.Kind.PATH).get(0).get("scheme"));
     // a relative path is one too (resolved against the default file system), and the text keeps its case
     // and its characters: the lexer sees it upper-cased, one code point at a time
-    Fact relative = read("schedule compaction on 'lake/Tr\u00fcps\uD83D\uDE00/\u00df' at 1").ofKind(Fact.Kind.PATH).get(0);
+    Fact relative = hudi("schedule compaction on 'lake/Tr\u00fcps\uD83D\uDE00/\u00df' at 1").ofKind(Fact.Kind.PATH).get(0);
     assertEquals("relative", relative.subkind());
     assertEquals("lake/Tr\u00fcps\uD83D\uDE00/\u00df", relative.get("path"));
     assertEquals("file", relative.get("scheme"));
@@ -118,13 +111,13 @@ final class HudiSqlTest {
   @Test
   void procedure_calls_report_the_name_and_the_strings_that_are_paths() {
     // No parentheses: Spark's grammar refuses it, Hudi's reads it.
-    Facts bare = read("CALL show_commits");
+    Facts bare = hudi("CALL show_commits");
     assertEquals("hudi.call", statement(bare).subkind());
     assertEquals("admin", statement(bare).get("class"));
     assertEquals("show_commits", bare.ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("name"));
     assertEquals("procedure", bare.ofKind(Fact.Kind.FUNCTION_CALL).get(0).subkind());
 
-    Facts facts = read("CALL `Run_Clustering`(table => 'db.trips', path => 'file:' '/tmp/x', "
+    Facts facts = hudi("CALL `Run_Clustering`(table => 'db.trips', path => 'file:' '/tmp/x', "
         + "options => map('hoodie.clustering.plan.strategy.sort.columns', 'id', 'base_path', 'hdfs:///lake'), "
         + "'../up', 10, true, date '2026-01-01')");
     Fact call = facts.ofKind(Fact.Kind.FUNCTION_CALL).get(0);
@@ -135,12 +128,12 @@ final class HudiSqlTest {
         facts.ofKind(Fact.Kind.PATH).stream().map(f -> f.subkind() + ":" + f.get("path") + ":" + f.get("context"))
             .collect(Collectors.toSet()));
     // a path argument that is not a string cannot be checked: refused, as for Spark's grammar
-    assertTrue(read("CALL run_clean(table => 't', path => 42)").has(Fact.Kind.UNCLASSIFIED, "computed_argument"));
+    assertTrue(hudi("CALL run_clean(table => 't', path => 42)").has(Fact.Kind.UNCLASSIFIED, "computed_argument"));
   }
 
   @Test
   void index_statements_are_read_with_hudis_copy_of_sparks_grammar() {
-    Facts create = read("CREATE INDEX IF NOT EXISTS idx_city ON TABLE db.trips USING column_stats "
+    Facts create = hudi("CREATE INDEX IF NOT EXISTS idx_city ON TABLE db.trips USING column_stats "
         + "(city OPTIONS (`hoodie.x.y` = 'z'), fare) OPTIONS (path = '/tmp/idx', expr = 'lower')");
     Fact sql = statement(create);
     assertEquals("hudi.createIndex", sql.subkind());
@@ -152,17 +145,17 @@ final class HudiSqlTest {
     assertEquals("options.path", path.get("context"));
     assertEquals("hoodie.x.y", create.ofKind(Fact.Kind.CONFIG_SET).get(0).get("key"));
 
-    Facts drop = read("DROP INDEX IF EXISTS idx ON `my-db`.`t``1`");
+    Facts drop = hudi("DROP INDEX IF EXISTS idx ON `my-db`.`t``1`");
     assertEquals("hudi.dropIndex", statement(drop).subkind());
     Fact written = drop.ofKind(Fact.Kind.TABLE_WRITE).get(0);
     assertEquals("my-db", written.get("database"));
     assertEquals("t`1", written.get("name"));
     assertEquals("`my-db`.`t``1`", written.get("written"));
 
-    Facts show = read("SHOW INDEXES IN TABLE trips");
+    Facts show = hudi("SHOW INDEXES IN TABLE trips");
     assertEquals("hudi.showIndexes", statement(show).subkind());
     assertEquals("hudi.showIndexes", show.ofKind(Fact.Kind.TABLE_READ).get(0).get("statement"));
-    Facts refresh = read("refresh  index idx on trips");
+    Facts refresh = hudi("refresh  index idx on trips");
     assertEquals("hudi.refreshIndex", statement(refresh).subkind());
     assertEquals("idx", statement(refresh).get("index"));
     assertEquals("spark_catalog.default.trips", refresh.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
@@ -194,10 +187,6 @@ final class HudiSqlTest {
     assertTrue(inspector.inspectSql("CREATE INDEX i ON t (c)", both).has(Fact.Kind.SQL, "createIndex"));
   }
 
-  private static SessionView session(Set<String> extensions) {
-    return new SessionView.Fixed("spark_catalog", "default", Set.of("prod"), null, "file", extensions, Set.of(), Set.of());
-  }
-
   @Test
   void whatever_hudi_would_not_read_stays_unread() {
     for (String sql : List.of(
@@ -215,7 +204,7 @@ final class HudiSqlTest {
         "ALTER TABLE prod.db.sample ADD PARTITION FIELD id",      // Iceberg's, not Hudi's
         "CALL",
         "")) {
-      assertTrue(read(sql).all().isEmpty(), sql);
+      assertTrue(hudi(sql).all().isEmpty(), sql);
     }
     assertTrue(read("RUN COMPACTION ON t", Set.of()).all().isEmpty());
     assertTrue(read("RUN COMPACTION ON t", Set.of(ExtensionSql.ICEBERG)).all().isEmpty());
@@ -233,11 +222,11 @@ final class HudiSqlTest {
 
   @Test
   void hostile_text_is_bounded() {
-    assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
+    assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
       for (String prefix : List.of("RUN COMPACTION ON ", "SHOW INDEXES FROM ", "CALL p(")) {
         for (String unit : List.of("-", "/*", "*/", "(", "'", "`(", "a.")) {
           String sql = prefix + unit.repeat(100_000);
-          assertTrue(read(sql).all().isEmpty(), prefix + unit);
+          assertTrue(hudi(sql).all().isEmpty(), prefix + unit);
         }
       }
       assertNotNull(HudiGrammar.BASE.parse("SHOW INDEXES /* a /* b */ */ FROM t", Set.of()));
