@@ -77,9 +77,9 @@ final class HudiSql {
       if (list != null) for (GrammarTree argument : list.children("callArgument")) argument(argument, sink, where, fs);
       return true;
     }
-    GrammarTree path = statement.child("STRING");
-    if (path != null) {
-      LocalPaths.report(sink, SqlText.unescapeString(path.text()), "table_path", where, fs);
+    if (statement.name().endsWith("OnPath")) {
+      // The table by its base path (path = STRING): a path however it is written.
+      LocalPaths.report(sink, SqlText.unescapeString(statement.child("STRING").text()), "table_path", where, fs);
       return true;
     }
     boolean reads = kind.statementClass().equals("read");
