@@ -2,11 +2,7 @@
 # The benchmark suite (issue 7) in one command. See bench/README.md.
 #   bench/run.sh            full run (about an hour: the 1 GiB slow reader alone takes 17 minutes)
 #   bench/run.sh --quick    smoke run, a few seconds per scenario (about 4 minutes)
-# Other options are passed to the runner (bench/README.md): --no-nginx, --no-jmh, --token-file FILE,
-# --only NAMES, --measure S, --warmup S, --rounds N, --proxy-warmup S, --frame-relay, --slow-total-mib N,
-# --slow-rate-kib N, --sessions N, --proxy-jvm OPT, --baseline-jar JAR with --baseline-full,
-# --baseline-features LIST, --baseline-jvm OPT, --baseline-audit KEY=VALUE, --listen KEY=VALUE or
-# --baseline-listen KEY=VALUE.
+# Every other option is passed to the runner (io.sparkgate.bench.BenchRunner); bench/README.md lists them.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -27,12 +23,6 @@ export PATH="$PATH:/usr/sbin"
 echo "[bench] building the proxy and the benchmarks" >&2
 mvn -B -q -DskipTests -DskipITs install
 mvn -B -q -f bench/pom.xml package
-# The cross-core canary tags each streaming round with where the host had put the two vCPUs (CoreCanary).
-if command -v gcc >/dev/null 2>&1; then
-  gcc -O2 -pthread -o bench/target/xcore bench/tools/xcore.c || echo "[bench] could not build the cross-core canary" >&2
-else
-  echo "[bench] gcc not installed: no cross-core canary, streaming rounds not tagged" >&2
-fi
 
 cp="bench/target/classes:$(cat bench/target/classpath.txt)"
 exec java -Xms1g -Xmx2g -cp "$cp" io.sparkgate.bench.BenchRunner --jar target/sparkgate.jar --out bench/results "$@"

@@ -132,7 +132,7 @@ if [[ "$SPARK_PORT" != 15002 || "$PROXY_PORT" != 15003 || "$METRICS_PORT" != 946
     -e "s/^\(  port:\) 9464\$/\1 $METRICS_PORT/" proxy/examples/demo.yaml >"$config"
 fi
 say "Starting Sparkgate on 127.0.0.1:$PROXY_PORT (TLS) -> localhost:$SPARK_PORT (config: $config, log: target/demo/sparkgate.log)"
-# The collector the deploy files use (README, "JVM settings").
+# The collector the deploy files use (docs/operations.md, "JVM settings").
 java -XX:+UseParallelGC -XX:+UseTransparentHugePages -jar target/sparkgate.jar serve --config "$config" >"$proxy_log" 2>&1 &
 proxy_pid=$!
 await_port "$PROXY_PORT" "$proxy_pid" "Sparkgate" "$proxy_log" 60

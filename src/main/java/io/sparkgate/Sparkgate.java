@@ -9,19 +9,24 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.sparkgate.audit.AuditInterceptor;
 import io.sparkgate.audit.AuditLog;
+import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
+import io.sparkgate.call.InspectStage;
+import io.sparkgate.call.Pipeline;
+import io.sparkgate.call.Stage;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.Secret;
 import io.sparkgate.forward.BackendTransport;
 import io.sparkgate.forward.CallHook;
-import io.sparkgate.forward.CallHooks;
 import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
+import io.sparkgate.inspect.Inspector;
+import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.metrics.ProxyMetrics;
 import io.sparkgate.policy.PolicyStage;
+import io.sparkgate.route.RouteStage;
 import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -30,6 +35,7 @@ import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,7 +44,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A running proxy: the client-facing server (TLS, health service, the Spark Connect methods) joined to one
- * backend channel. Start it with {@link #start}; {@link #close} stops it gracefully.
+ * backend channel. Every call passes the stages in the order it meets them: authenticate, inspect, decide,
+ * route, then forward, with audit around them all ({@link Pipeline}). Start it with {@link #start}; {@link
+ * #close} stops it gracefully.
  */
 public final class Sparkgate implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Sparkgate.class);
@@ -116,25 +124,31 @@ public final class Sparkgate implements AutoCloseable {
       HealthStatusManager health = new HealthStatusManager();
       String token = config.backend().token().map(Secret::reveal).orElse(null);
       Authentication auth = Authentication.create(config.auth());
-      List<CallHook.Factory> stages = new java.util.ArrayList<>(List.of(auth.hooks()));
+      AuditStage audit = null;
+      if (config.audit().enabled()) {
+        auditLog = AuditLog.open(config.audit(), Clock.systemUTC());
+        audit = new AuditStage(auditLog, Clock.systemUTC());
+      } else {
+        log.warn("no audit section in the configuration: calls are NOT audited");
+      }
       if (config.policy().enabled()) {
         // The profiler asks the backend as the proxy does, so it needs the backend token too.
         Channel profiled = token == null ? loops.anyBackend() : ClientInterceptors.intercept(loops.anyBackend(),
             MetadataUtils.newAttachHeadersInterceptor(bearer(token)));
-        policy = PolicyStage.start(config, profiled);
-        stages.add(policy.hook());
+        policy = PolicyStage.start(config, profiled, IcebergTimeTravelPolicyRewriter.all());
       } else {
         log.warn("no policy section in the configuration: requests are NOT checked against any policy");
       }
-      stages.add(hooks);
-      ProxyRegistry methods = new ProxyRegistry(loops, callExecutor, token, CallHooks.chain(stages));
+      List<Stage> stages = new ArrayList<>(stages(config, auth, audit, policy));
+      if (hooks != CallHook.Factory.PASS_THROUGH) {
+        stages.add(call -> hooks.newCall(ProxyRegistry.method(call.method()), call.headers(), call.transport()));
+      }
+      ProxyRegistry methods = new ProxyRegistry(loops, callExecutor, token, Pipeline.of(stages));
       NettyServerBuilder builder =
           loops.serve(NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port())))
               .directExecutor()
               .addService(health.getHealthService())
-              // Authentication first: identity must be stamped before any later hook (policy, audit) runs.
               .fallbackHandlerRegistry(methods)
-              .intercept(auth.interceptor())
               .addTransportFilter(auth.transportFilter())
               .maxInboundMessageSize(maxMessage)
               .flowControlWindow(CLIENT_WINDOW_BYTES)
@@ -145,18 +159,9 @@ public final class Sparkgate implements AutoCloseable {
               // Spark's JVM client pings idle connections every 10 s or so; let it.
               .permitKeepAliveTime(5, TimeUnit.SECONDS)
               .permitKeepAliveWithoutCalls(true);
-      AuditInterceptor audit = null;
-      if (config.audit().enabled()) {
-        auditLog = AuditLog.open(config.audit(), Clock.systemUTC());
-        // Registered after the stages, so it runs before them: it sees every call, including those they refuse.
-        audit = new AuditInterceptor(auditLog, Clock.systemUTC());
-        builder.intercept(audit);
-      } else {
-        log.warn("no audit section in the configuration: calls are NOT audited");
-      }
       if (config.metrics().enabled()) {
         metrics = ProxyMetrics.start(config.metrics());
-        builder.intercept(metrics.interceptor()); // last, so first: it counts what audit refuses too
+        builder.intercept(metrics.interceptor()); // every call, the refused ones included
         metrics.watch(auth);
         metrics.watch(loops);
         metrics.watch(methods);
@@ -185,6 +190,30 @@ public final class Sparkgate implements AutoCloseable {
       release(loops, callExecutor, tls, auditLog, policy, metrics);
       throw e;
     }
+  }
+
+  /**
+   * The stages of every call, in the order a call meets them: audit (when on) around them all, authenticate,
+   * inspect, decide (with a policy; without one, inspect reads only the request head the audit record needs),
+   * route.
+   *
+   * @param audit null without an audit section
+   * @param policy null without a policy section
+   */
+  public static List<Stage> stages(ProxyConfig config, Authentication auth, AuditStage audit, PolicyStage policy) {
+    List<Stage> stages = new ArrayList<>();
+    if (audit != null) {
+      stages.add(audit);
+    }
+    stages.add(auth.stage());
+    if (policy != null) {
+      stages.add(InspectStage.full(new Inspector(), policy.sessions()));
+      stages.add(policy.stage());
+    } else if (audit != null) {
+      stages.add(InspectStage.headOnly(new Inspector()));
+    }
+    stages.add(new RouteStage(config.backend().address()));
+    return List.copyOf(stages);
   }
 
   /** The metrics endpoint's port (the bound one, when the configuration asked for 0); -1 without metrics. */

@@ -1,11 +1,10 @@
 package io.sparkgate.auth;
 
 import com.github.benmanes.caffeine.cache.Ticker;
-import io.grpc.ServerInterceptor;
 import io.grpc.ServerTransportFilter;
+import io.sparkgate.call.Stage;
 import io.sparkgate.config.AuthConfig;
-import io.sparkgate.forward.CallHook;
-import io.sparkgate.forward.CallHooks;
+import io.sparkgate.config.SecretPatterns;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -15,21 +14,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Authentication and identity for one proxy: an interceptor that establishes each call's {@link Principal}
- * and call hooks that stamp it onto every request and keep configuration secrets out of responses. Register
- * {@link #interceptor()} on the server and put {@link #hooks()} first in the forwarding pipeline.
+ * Authentication and identity for one proxy: the authenticate {@link #stage()}, which establishes each call's
+ * principal, stamps it onto every request and keeps configuration secrets out of Config answers, and the
+ * counters the metrics show. Register {@link #transportFilter()} on the server.
  */
 public final class Authentication {
   private static final Logger log = LoggerFactory.getLogger(Authentication.class);
 
-  private final AuthInterceptor interceptor;
-  private final CallHook.Factory hooks;
+  private final Authenticate stage;
   private final AuthFailures failures;
   private final List<RemoteJwks> remote;
 
-  private Authentication(AuthInterceptor interceptor, CallHook.Factory hooks, AuthFailures failures, List<RemoteJwks> remote) {
-    this.interceptor = interceptor;
-    this.hooks = hooks;
+  private Authentication(Authenticate stage, AuthFailures failures, List<RemoteJwks> remote) {
+    this.stage = stage;
     this.failures = failures;
     this.remote = remote;
   }
@@ -66,25 +63,19 @@ public final class Authentication {
     }
     AuthFailures failures = new AuthFailures();
     Authenticator authenticator = new Authenticator(config, keys, clock, ticker);
-    CallHook.Factory hooks = CallHooks.chain(List.of(
-        new IdentityHooks(new UserContextRewriter(config.userIdMismatch())),
-        new SecretRedaction(new SecretPatterns(config.secretPatterns()))));
-    return new Authentication(new AuthInterceptor(authenticator, failures), hooks, failures, List.copyOf(remote));
+    Authenticate stage = new Authenticate(authenticator, failures,
+        new UserContextRewriter(config.userIdMismatch()), new ConfigRedaction(new SecretPatterns(config.secretPatterns())));
+    return new Authentication(stage, failures, List.copyOf(remote));
   }
 
-  /** Authenticates every call; register it on the client-facing server. */
-  public ServerInterceptor interceptor() {
-    return interceptor;
+  /** The first stage of every call: who is calling, stamped onto every request. */
+  public Stage stage() {
+    return stage;
   }
 
-  /** Per-connection state the interceptor uses (the last token verified); register it on the same server. */
+  /** Per-connection state the stage uses (the last token verified); register it on the client-facing server. */
   public ServerTransportFilter transportFilter() {
-    return AuthInterceptor.CONNECTIONS;
-  }
-
-  /** Identity propagation and secret redaction; they refuse calls the interceptor did not authenticate. */
-  public CallHook.Factory hooks() {
-    return hooks;
+    return Authenticate.CONNECTIONS;
   }
 
   /** Calls refused, by reason (every reason, zero until it happens), for metrics. */

@@ -1,5 +1,6 @@
 package io.sparkgate.auth;
 
+import io.sparkgate.call.Principal;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.grpc.Metadata;
 import io.sparkgate.config.AuthConfig;

@@ -1,5 +1,6 @@
 package io.sparkgate.auth;
 
+import io.sparkgate.call.Principal;
 import io.sparkgate.config.AuthConfig;
 import java.security.cert.CertificateParsingException;
 import java.security.cert.X509Certificate;

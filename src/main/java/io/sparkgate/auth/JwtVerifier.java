@@ -1,5 +1,6 @@
 package io.sparkgate.auth;
 
+import io.sparkgate.call.Principal;
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;

@@ -1,5 +1,6 @@
 package io.sparkgate.auth;
 
+import io.sparkgate.call.Principal;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;

@@ -5,7 +5,7 @@ import io.sparkgate.policy.Policy;
 import io.sparkgate.policy.PolicyCompiler;
 import io.sparkgate.policy.PolicyException;
 import io.sparkgate.policy.PolicyTests;
-import io.sparkgate.policy.RequestRewriters;
+import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -38,7 +38,7 @@ public final class PolicyCommand implements Runnable {
   }
 
   static PolicyCompiler compiler() {
-    return new PolicyCompiler(Effect.DENY, RequestRewriters.builtIn().keySet());
+    return new PolicyCompiler(Effect.DENY, IcebergTimeTravelPolicyRewriter.all().keySet());
   }
 
   /** Policy files of a directory (test files excluded), or the one file given. */
@@ -92,7 +92,7 @@ public final class PolicyCommand implements Runnable {
     public Integer call() {
       PrintWriter out = spec.commandLine().getOut();
       try {
-        PolicyTests tests = PolicyTests.withBuiltInRewriters();
+        PolicyTests tests = new PolicyTests(compiler());
         PolicyTests.Summary s = Files.isDirectory(target) ? tests.runDirectory(target, out) : tests.runFile(target, out);
         out.flush();
         return s.ok() && s.passed() > 0 ? 0 : 1;

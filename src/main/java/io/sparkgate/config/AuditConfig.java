@@ -1,5 +1,6 @@
 package io.sparkgate.config;
 
+import io.sparkgate.yaml.YamlNode;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -51,7 +52,7 @@ public record AuditConfig(
         false);
   }
 
-  static AuditConfig read(Node node) {
+  static AuditConfig read(YamlNode node) {
     node.allowOnly("file", "stdout", "max_file_size", "rotate_interval", "queue_size", "fsync", "fsync_interval",
         "required", "include_literals");
     boolean stdout = node.bool("stdout", false);

@@ -1,5 +1,6 @@
 package io.sparkgate.config;
 
+import io.sparkgate.yaml.YamlNode;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -94,7 +95,7 @@ public record AuthConfig(
       return hmacSecretFile.isEmpty();
     }
 
-    static Jwt read(Node node) {
+    static Jwt read(YamlNode node) {
       node.allowOnly(
           "jwks_file", "jwks_url", "oidc_discovery_url", "public_key_files", "hmac_secret_file", "jwks_ca_file",
           "jwks_cache_ttl", "jwks_min_refresh_interval", "jwks_fetch_timeout", "issuer", "audience",
@@ -166,7 +167,7 @@ public record AuthConfig(
           node.optionalString("tenant_claim"));
     }
 
-    private static URI https(Node node, String key, String text) {
+    private static URI https(YamlNode node, String key, String text) {
       URI uri;
       try {
         uri = URI.create(text);
@@ -205,18 +206,18 @@ public record AuthConfig(
         withSparkToken(DEFAULT_SECRET_PATTERNS), new TokenCache(10_000, Duration.ofMinutes(5)));
   }
 
-  static AuthConfig read(Node parent) {
+  static AuthConfig read(YamlNode parent) {
     if (!parent.has("auth")) {
       return disabled();
     }
-    Node node = parent.section("auth");
+    YamlNode node = parent.section("auth");
     node.allowOnly("methods", "jwt", "static_tokens", "client_cert", "anonymous", "user_id_mismatch",
         "secret_patterns", "token_cache");
     Optional<Jwt> jwt = node.has("jwt") ? Optional.of(Jwt.read(node.section("jwt"))) : Optional.empty();
     List<StaticToken> tokens = staticTokens(node);
     Optional<ClientCert> cert = Optional.empty();
     if (node.has("client_cert")) {
-      Node c = node.section("client_cert");
+      YamlNode c = node.section("client_cert");
       c.allowOnly("principal_from");
       String from = c.string("principal_from", "cn");
       if (!from.equals("cn") && !from.equals("san")) {
@@ -269,7 +270,7 @@ public record AuthConfig(
       default -> throw node.errorAt("user_id_mismatch", "must be overwrite or reject, got '" + mismatch + "'");
     };
     List<String> patterns = node.has("secret_patterns") ? node.stringList("secret_patterns") : DEFAULT_SECRET_PATTERNS;
-    Node cache = node.section("token_cache");
+    YamlNode cache = node.section("token_cache");
     cache.allowOnly("max_entries", "max_age");
     TokenCache tokenCache = new TokenCache(
         cache.integer("max_entries", 10_000, 0, 10_000_000),
@@ -278,11 +279,11 @@ public record AuthConfig(
         tokenCache);
   }
 
-  private static List<StaticToken> staticTokens(Node node) {
+  private static List<StaticToken> staticTokens(YamlNode node) {
     List<StaticToken> out = new ArrayList<>();
     Set<String> seen = new HashSet<>();
-    List<Node> items = node.sectionList("static_tokens");
-    for (Node item : items) {
+    List<YamlNode> items = node.sectionList("static_tokens");
+    for (YamlNode item : items) {
       item.allowOnly("sha256", "principal", "groups", "tenant");
       String hash = item.requiredString("sha256", "hex SHA-256 of the token: printf %s \"$TOKEN\" | sha256sum")
           .toLowerCase(Locale.ROOT);

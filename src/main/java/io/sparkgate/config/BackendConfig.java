@@ -1,5 +1,6 @@
 package io.sparkgate.config;
 
+import io.sparkgate.yaml.YamlNode;
 import java.util.Optional;
 
 /**
@@ -15,7 +16,7 @@ public record BackendConfig(String host, int port, Optional<Secret> token, Backe
     this(host, port, token, BackendProfileConfig.defaults());
   }
 
-  static BackendConfig read(Node node) {
+  static BackendConfig read(YamlNode node) {
     node.allowOnly("address", "token", "token_file", "profile");
     String address = node.requiredString("address", "host:port of the Spark Connect server, e.g. localhost:15002");
     int colon = address.lastIndexOf(':');
@@ -51,7 +52,7 @@ public record BackendConfig(String host, int port, Optional<Secret> token, Backe
     return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
   }
 
-  private static String readFirstLine(Node node, java.nio.file.Path file) {
+  private static String readFirstLine(YamlNode node, java.nio.file.Path file) {
     try {
       String text = java.nio.file.Files.readString(file).strip();
       if (text.isEmpty() || text.contains("\n")) {

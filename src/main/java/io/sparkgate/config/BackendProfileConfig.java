@@ -1,5 +1,6 @@
 package io.sparkgate.config;
 
+import io.sparkgate.yaml.YamlNode;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +24,7 @@ public record BackendProfileConfig(
         Optional.empty(), Optional.empty());
   }
 
-  static BackendProfileConfig read(Node node) {
+  static BackendProfileConfig read(YamlNode node) {
     node.allowOnly("refresh_interval", "spark_version", "extensions", "catalogs", "default_catalog", "default_fs");
     return new BackendProfileConfig(
         node.duration("refresh_interval", Duration.ofMinutes(5), Duration.ofSeconds(1), Duration.ofDays(1)),

@@ -1,5 +1,7 @@
 package io.sparkgate.config;
 
+import io.sparkgate.yaml.Units;
+import io.sparkgate.yaml.YamlNode;
 import java.time.Duration;
 
 /**
@@ -14,7 +16,7 @@ import java.time.Duration;
  * @param eventLoops network threads; each holds its own backend connection, and a call stays on the one that
  *     accepted its client connection
  * @param eventLoopSpin how long an event loop with nothing to do polls for more before it sleeps; zero, the
- *     default, sleeps at once. It trades CPU for latency (README, Performance, "Spinning event loops")
+ *     default, sleeps at once. It trades CPU for latency (docs/performance.md, "Spinning event loops")
  */
 public record ListenConfig(
     String address,
@@ -35,8 +37,8 @@ public record ListenConfig(
 
   public ListenConfig {
     if (eventLoopSpin.isNegative() || eventLoopSpin.compareTo(MAX_EVENT_LOOP_SPIN) > 0) {
-      throw new IllegalArgumentException("event loop spin must be between 0s and " + Node.human(MAX_EVENT_LOOP_SPIN)
-          + ", got " + Node.human(eventLoopSpin));
+      throw new IllegalArgumentException("event loop spin must be between 0s and " + Units.human(MAX_EVENT_LOOP_SPIN)
+          + ", got " + Units.human(eventLoopSpin));
     }
   }
 
@@ -52,7 +54,7 @@ public record ListenConfig(
         shutdownGrace, defaultEventLoops(), Duration.ZERO);
   }
 
-  static ListenConfig read(Node node) {
+  static ListenConfig read(YamlNode node) {
     node.allowOnly(
         "address", "port", "plaintext", "max_inbound_message_size", "max_concurrent_streams",
         "handshake_timeout", "keepalive_time", "shutdown_grace", "event_loops",

@@ -1,5 +1,7 @@
 package io.sparkgate.config;
 
+import io.sparkgate.yaml.YamlNode;
+
 /**
  * The Prometheus endpoint: plain HTTP, GET {@code path} answers with every meter in Prometheus's text format.
  * It shows counts and names of rules, never tokens, principals or request contents, but it is still meant
@@ -16,7 +18,7 @@ public record MetricsConfig(boolean enabled, String address, int port, String pa
     return new MetricsConfig(false, "127.0.0.1", DEFAULT_PORT, "/metrics");
   }
 
-  static MetricsConfig read(Node node) {
+  static MetricsConfig read(YamlNode node) {
     node.allowOnly("address", "port", "path");
     String path = node.string("path", "/metrics");
     if (!path.startsWith("/") || path.contains("?") || path.contains("#") || path.contains(" ")) {

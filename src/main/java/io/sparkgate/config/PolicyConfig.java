@@ -1,5 +1,6 @@
 package io.sparkgate.config;
 
+import io.sparkgate.yaml.YamlNode;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
@@ -23,7 +24,7 @@ public record PolicyConfig(Optional<Path> file, String defaultEffect, Duration r
     return file.isPresent();
   }
 
-  static PolicyConfig read(Node node) {
+  static PolicyConfig read(YamlNode node) {
     node.allowOnly("file", "default_effect", "reload_interval");
     Path file = node.existingFile("file").orElseThrow(
         () -> node.errorAt("file", "is required: the policy YAML, e.g. ../policies/shared-server.yaml"));

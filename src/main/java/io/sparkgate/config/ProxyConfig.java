@@ -1,10 +1,8 @@
 package io.sparkgate.config;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.sparkgate.yaml.YamlNode;
 import java.io.IOException;
+import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -38,31 +36,33 @@ public record ProxyConfig(
     this(source, listen, tls, backend, auth, audit, policy, MetricsConfig.disabled());
   }
 
-  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
-
   /** Reads and validates a configuration file, or explains precisely why it cannot be used. */
   public static ProxyConfig load(Path file) {
-    JsonNode json;
+    String text;
     try {
-      json = YAML.readTree(Files.readString(file));
+      text = Files.readString(file);
     } catch (NoSuchFileException e) {
       throw new ConfigException(file + ": no such file (pass --config with the path to sparkgate.yaml)");
-    } catch (JsonProcessingException e) {
-      String where = e.getLocation() == null ? "" : " at line " + e.getLocation().getLineNr();
-      throw new ConfigException(file + ": not valid YAML" + where + ": " + e.getOriginalMessage(), e);
     } catch (IOException e) {
       throw new ConfigException(file + ": cannot read: " + e.getMessage(), e);
     }
-    return read(Node.root(file, json));
+    YamlNode root = YamlNode.parse(file.toString(), new StringReader(text), ConfigException::new);
+    if (root.isNull()) {
+      throw root.error("the file is empty; see proxy/sparkgate.yaml for a complete example");
+    }
+    if (!root.isMapping()) {
+      throw root.error("the top level must be a mapping of sections (listen, tls, backend, ...)");
+    }
+    return read(file, root);
   }
 
-  static ProxyConfig read(Node root) {
+  static ProxyConfig read(Path file, YamlNode root) {
     root.allowOnly("listen", "tls", "backend", "auth", "audit", "policy", "metrics");
     ListenConfig listen = ListenConfig.read(root.section("listen"));
     Optional<TlsConfig> tls;
     if (listen.plaintext()) {
       if (root.has("tls")) {
-        throw root.error("listen.plaintext is true but a tls section is set: remove one of them");
+        throw root.errorAt("tls", "listen.plaintext is true but a tls section is set: remove one of them");
       }
       tls = Optional.empty();
     } else {
@@ -77,15 +77,15 @@ public record ProxyConfig(
     }
     AuthConfig auth = AuthConfig.read(root);
     if (auth.clientCert().isPresent() && tls.flatMap(TlsConfig::clientCaFile).isEmpty()) {
-      throw root.errorAt("auth.client_cert", "needs tls.client_ca_file: only a verified client certificate names anyone");
+      throw root.section("auth").errorAt("client_cert", "needs tls.client_ca_file: only a verified client certificate names anyone");
     }
     AuditConfig audit = root.has("audit") ? AuditConfig.read(root.section("audit")) : AuditConfig.disabled();
     PolicyConfig policy = root.has("policy") ? PolicyConfig.read(root.section("policy")) : PolicyConfig.disabled();
     MetricsConfig metrics = root.has("metrics") ? MetricsConfig.read(root.section("metrics")) : MetricsConfig.disabled();
     if (metrics.enabled() && metrics.port() != 0 && metrics.port() == listen.port()) {
-      throw root.errorAt("metrics.port", "is listen.port too (" + listen.port() + "): give the metrics endpoint its own port");
+      throw root.section("metrics").errorAt("port", "is listen.port too (" + listen.port() + "): give the metrics endpoint its own port");
     }
-    return new ProxyConfig(root.file(), listen, tls, BackendConfig.read(root.section("backend")), auth, audit, policy,
+    return new ProxyConfig(file, listen, tls, BackendConfig.read(root.section("backend")), auth, audit, policy,
         metrics);
   }
 }

@@ -1,5 +1,6 @@
 package io.sparkgate.config;
 
+import io.sparkgate.yaml.YamlNode;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -14,7 +15,7 @@ import java.util.Optional;
  */
 public record TlsConfig(Path certFile, Path keyFile, Optional<Path> clientCaFile, Duration reloadInterval) {
 
-  static TlsConfig read(Node node) {
+  static TlsConfig read(YamlNode node) {
     node.allowOnly("cert_file", "key_file", "client_ca_file", "reload_interval");
     String hint = "the PEM files for the proxy's TLS identity (certs/make-dev-certs.sh makes a dev set), "
         + "or set listen.plaintext: true to run without TLS";

@@ -1,5 +1,6 @@
 package io.sparkgate.forward;
 
+import io.grpc.Attributes;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -20,6 +21,12 @@ public interface CallHook {
   default byte[] onRequest(byte[] message) throws StatusException {
     return message;
   }
+
+  /**
+   * Every hook of the call let this message through ({@link #onRequest} of each returned), and {@code
+   * forwarded} is what goes to the backend: for state that must only learn from requests that are forwarded.
+   */
+  default void onAccepted(byte[] forwarded) {}
 
   /**
    * The client has sent its last message; throw to refuse the call before the backend sees the end of the
@@ -44,5 +51,11 @@ public interface CallHook {
     Factory PASS_THROUGH = (method, headers) -> CallHook.PASS_THROUGH;
 
     CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers) throws StatusException;
+
+    /** As {@link #newCall(MethodDescriptor, Metadata)}, for a factory that needs the client's connection. */
+    default CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers, Attributes transport)
+        throws StatusException {
+      return newCall(method, headers);
+    }
   }
 }

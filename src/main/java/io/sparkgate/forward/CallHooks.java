@@ -1,10 +1,8 @@
 package io.sparkgate.forward;
 
-import io.grpc.Context;
+import io.grpc.Attributes;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import java.util.ArrayList;
@@ -36,21 +34,14 @@ public final class CallHooks {
     };
   }
 
-  /**
-   * Starts a call with {@code context} attached, for its hooks to read as they are built ({@link
-   * CallHook.Factory#newCall}) and keep: how an interceptor passes what it learnt (the principal, the call's
-   * audit evidence) to the hooks. The listener is not wrapped to attach the context again around each later
-   * callback, as {@code Contexts.interceptCall} does: that was one more layer on every event of every call, and
-   * gRPC's own call context (deadline, cancellation) stays attached for those.
-   */
-  public static <Q, R> ServerCall.Listener<Q> startIn(Context context, ServerCall<Q, R> call, Metadata headers,
-      ServerCallHandler<Q, R> next) {
-    Context previous = context.attach();
-    try {
-      return next.startCall(call, headers);
-    } finally {
-      context.detach(previous);
-    }
+  /** One hook running {@code hooks} in turn, leaving out pass-through ones. */
+  public static CallHook of(List<CallHook> hooks) {
+    CallHook[] kept = hooks.stream().filter(h -> h != CallHook.PASS_THROUGH).toArray(CallHook[]::new);
+    return switch (kept.length) {
+      case 0 -> CallHook.PASS_THROUGH;
+      case 1 -> kept[0];
+      default -> new Chained(kept);
+    };
   }
 
   private static final class Chain implements CallHook.Factory {
@@ -62,10 +53,16 @@ public final class CallHooks {
 
     @Override
     public CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers) throws StatusException {
+      return newCall(method, headers, Attributes.EMPTY);
+    }
+
+    @Override
+    public CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers, Attributes transport)
+        throws StatusException {
       CallHook[] hooks = new CallHook[factories.length];
       int n = 0;
       for (CallHook.Factory factory : factories) {
-        CallHook hook = factory.newCall(method, headers);
+        CallHook hook = factory.newCall(method, headers, transport);
         if (hook != CallHook.PASS_THROUGH) {
           hooks[n++] = hook;
         }
@@ -91,6 +88,13 @@ public final class CallHooks {
         current = hook.onRequest(current);
       }
       return current;
+    }
+
+    @Override
+    public void onAccepted(byte[] forwarded) {
+      for (CallHook hook : hooks) {
+        hook.onAccepted(forwarded);
+      }
     }
 
     @Override

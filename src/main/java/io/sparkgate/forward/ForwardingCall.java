@@ -103,6 +103,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     byte[] forward;
     try {
       forward = hook.onRequest(message);
+      hook.onAccepted(forward);
     } catch (StatusException e) {
       refuse(e.getStatus(), e.getTrailers());
       return;
@@ -154,7 +155,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     }
     cancelBackend("client cancelled the call");
     if (first) {
-      hook.onClose(Status.CANCELLED);
+      hook.onClose(Status.CANCELLED.withDescription("the client cancelled the call or went away"));
     }
   }
 

@@ -26,6 +26,8 @@ public final class ProxyRegistry extends HandlerRegistry {
   /** The service name the health service reports on, besides the overall "" status. */
   public static final String SERVICE_NAME = SparkConnectMethods.SERVICE;
 
+  private static final Map<String, MethodDescriptor<byte[], Payload>> DESCRIPTORS = SparkConnectMethods.descriptors();
+
   private final Map<String, ServerMethodDefinition<byte[], Payload>> methods = new HashMap<>();
   private final LongAdder unknown = new LongAdder();
 
@@ -48,11 +50,16 @@ public final class ProxyRegistry extends HandlerRegistry {
 
   private ProxyRegistry(Supplier<Channel> backend, Executor pool, String backendToken, CallHook.Factory hooks) {
     HeaderFilter headers = new HeaderFilter(backendToken);
-    for (MethodDescriptor<byte[], Payload> method : SparkConnectMethods.descriptors().values()) {
+    for (MethodDescriptor<byte[], Payload> method : DESCRIPTORS.values()) {
       methods.put(
           method.getFullMethodName(),
           ServerMethodDefinition.create(method, new Handler(backend, pool, method, headers, hooks)));
     }
+  }
+
+  /** The forwarded Spark Connect method of this bare name ({@code ExecutePlan}), or null. */
+  public static MethodDescriptor<byte[], Payload> method(String bareName) {
+    return DESCRIPTORS.get(SERVICE_NAME + "/" + bareName);
   }
 
   @Override
@@ -94,7 +101,7 @@ public final class ProxyRegistry extends HandlerRegistry {
     public ServerCall.Listener<byte[]> startCall(ServerCall<byte[], Payload> call, Metadata clientHeaders) {
       CallHook hook;
       try {
-        hook = hooks.newCall(method, clientHeaders);
+        hook = hooks.newCall(method, clientHeaders, call.getAttributes());
       } catch (StatusException e) {
         call.close(e.getStatus(), e.getTrailers() == null ? new Metadata() : e.getTrailers());
         return new ServerCall.Listener<>() {};

@@ -15,7 +15,7 @@ import java.util.Set;
 final class SparkConnectMethods {
   static final String SERVICE = "spark.connect.SparkConnectService";
 
-  /** Reviewed against the 3.5, 4.0, 4.1 and 4.2 protos (see docs in the README). */
+  /** Reviewed against the 3.5, 4.0, 4.1 and 4.2 protos (docs/forwarding.md). */
   private static final Set<String> ALLOWED =
       Set.of(
           "ExecutePlan",

@@ -47,22 +47,62 @@ public final class Inspector {
   }
 
   public Facts inspect(String method, byte[] request, SessionView session, ArtifactTracker tracker) {
-    return inspect(method, request, session, tracker, true);
+    return inspect(method, request, SessionViews.fixed(session), tracker, true);
+  }
+
+  /**
+   * The facts of one request message, read in one pass: its head first (the REQUEST fact), then the rest in
+   * the session {@code sessions} gives for the head's user and session.
+   */
+  public Facts inspect(String method, byte[] request, SessionViews sessions, ArtifactTracker tracker) {
+    return inspect(method, request, sessions, tracker, true);
   }
 
   /** As above; with {@code fromEncoding} false, always from the parsed request (tests compare the two). */
   Facts inspect(String method, byte[] request, SessionView session, ArtifactTracker tracker, boolean fromEncoding) {
+    return inspect(method, request, SessionViews.fixed(session), tracker, fromEncoding);
+  }
+
+  private Facts inspect(String method, byte[] request, SessionViews sessions, ArtifactTracker tracker,
+      boolean fromEncoding) {
     FactSink sink = new FactSink(config.maxFacts());
     String name = Requests.shortName(Objects.requireNonNull(method, "method"));
-    SessionView view = session == null ? SessionView.DEFAULT : session;
     try {
-      if (!fromEncoding || !inspectEncoded(name, request, view, sink)) {
+      if (!fromEncoding || !inspectEncoded(name, request, sessions, sink)) {
         sink = new FactSink(config.maxFacts());
-        inspectInto(name, request, view, tracker, sink);
+        inspectInto(name, request, sessions, tracker, sink);
       }
     } catch (RuntimeException | StackOverflowError e) {
       // Fail closed: a bug here must never let a request pass as "nothing seen".
       sink.fact(Fact.Kind.UNCLASSIFIED, "inspector_error").put("method", name).put("detail", e.toString()).emit();
+    }
+    return sink.build();
+  }
+
+  /**
+   * The REQUEST fact of one request message only (its method, session, operation, client and declared user):
+   * for a proxy that records calls but decides nothing on their content.
+   */
+  public Facts head(String method, byte[] request) {
+    FactSink sink = new FactSink(config.maxFacts());
+    String name = Requests.shortName(Objects.requireNonNull(method, "method"));
+    try {
+      Encoded encoded = ENCODED.get(name);
+      if (encoded != null) {
+        encoded.head().emit(name, request, sink, SessionViews.fixed(SessionView.DEFAULT));
+        return sink.build();
+      }
+    } catch (RuntimeException e) {
+      sink = new FactSink(config.maxFacts()); // read from the parse below, as inspect() does
+    }
+    Message prototype = Requests.prototype(name);
+    if (prototype != null) {
+      try {
+        requestFact(name, Requests.parse(prototype, request, config.maxDepth()), sink,
+            SessionViews.fixed(SessionView.DEFAULT));
+      } catch (IOException | RuntimeException e) {
+        // No head: the record says what it can without one.
+      }
     }
     return sink.build();
   }
@@ -85,11 +125,11 @@ public final class Inspector {
    * the parsed request: an encoding {@link Wire} does not accept (malformed, too deep, unknown fields, fields
    * repeated or out of order), an unknown method, an AddArtifacts stream's state.
    */
-  private boolean inspectEncoded(String method, byte[] bytes, SessionView session, FactSink sink) {
+  private boolean inspectEncoded(String method, byte[] bytes, SessionViews sessions, FactSink sink) {
     Encoded encoded = ENCODED.get(method);
     if (encoded == null) return false;
     try {
-      encoded.head().emit(method, bytes, sink);
+      SessionView session = encoded.head().emit(method, bytes, sink, sessions);
       new PlanWalker(config, new Detectors(config, sql, sink), sink).walkEncoded(bytes, encoded.shape(), session);
       return true;
     } catch (Wire.Unusual e) {
@@ -109,7 +149,7 @@ public final class Inspector {
     return Map.copyOf(out);
   }
 
-  private void inspectInto(String method, byte[] bytes, SessionView session, ArtifactTracker tracker, FactSink sink) {
+  private void inspectInto(String method, byte[] bytes, SessionViews sessions, ArtifactTracker tracker, FactSink sink) {
     Message prototype = Requests.prototype(method);
     if (prototype == null) {
       sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_method").put("method", method).emit();
@@ -126,7 +166,7 @@ public final class Inspector {
       sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_request").put("where", method).put("detail", e.toString()).emit();
       return;
     }
-    requestFact(method, request, sink);
+    SessionView session = requestFact(method, request, sink, sessions);
     if (request instanceof AddArtifactsRequest add) {
       (tracker == null ? new ArtifactTracker() : tracker).observe(add, sink);
       // Also walked generically: unknown fields, extensions in user_context.
@@ -134,15 +174,24 @@ public final class Inspector {
     new PlanWalker(config, new Detectors(config, sql, sink), sink).walk(request, null, session);
   }
 
-  private static void requestFact(String method, Message request, FactSink sink) {
+  /** Emits the REQUEST fact of a parsed request and returns the session it runs in. */
+  private static SessionView requestFact(String method, Message request, FactSink sink, SessionViews sessions) {
+    String sessionId = Proto.str(request, "session_id");
+    String userId = null;
     FactSink.Builder b = sink.fact(Fact.Kind.REQUEST, method).put("method", method)
-        .put("session_id", Proto.str(request, "session_id"))
+        .put("session_id", sessionId)
         .put("client_type", Proto.str(request, "client_type"))
-        .put("operation_id", Proto.str(request, "operation_id"));
+        .put("operation_id", Proto.str(request, "operation_id"))
+        .put("client_observed_server_side_session_id", Proto.str(request, "client_observed_server_side_session_id"))
+        .put("new_session_id", Proto.str(request, "new_session_id"));
     if (Proto.has(request, "user_context")) {
       Message uc = (Message) request.getField(Proto.field(request, "user_context"));
-      b.put("user_id", Proto.str(uc, "user_id")).put("user_name", Proto.str(uc, "user_name"));
+      userId = Proto.str(uc, "user_id");
+      b.put("user_id", userId).put("user_name", Proto.str(uc, "user_name"));
     }
     b.emit();
+    return sessions.view(userId == null ? "" : userId, sessionId == null ? "" : sessionId);
   }
+
+
 }

@@ -30,9 +30,13 @@ final class RequestHead {
       StringField session = StringField.of(type, "session_id");
       StringField client = StringField.of(type, "client_type");
       StringField operation = StringField.of(type, "operation_id");
-      boolean strings = USER_ID != null && USER_NAME != null && session != null && client != null && operation != null;
+      StringField observed = StringField.of(type, "client_observed_server_side_session_id");
+      StringField newSession = StringField.of(type, "new_session_id");
+      boolean strings = USER_ID != null && USER_NAME != null && session != null && client != null && operation != null
+          && observed != null && newSession != null;
       if (ucReadable && strings) {
-        BY_TYPE.put(type, new RequestHead(session, client, operation, uc == null ? 0 : uc.getNumber()));
+        BY_TYPE.put(type, new RequestHead(session, client, operation, observed, newSession,
+            uc == null ? 0 : uc.getNumber()));
       }
     }
   }
@@ -40,12 +44,17 @@ final class RequestHead {
   private final StringField sessionId;
   private final StringField clientType;
   private final StringField operationId;
+  private final StringField observedSessionId;
+  private final StringField newSessionId;
   private final int userContext; // field number, 0 when the request has none
 
-  private RequestHead(StringField sessionId, StringField clientType, StringField operationId, int userContext) {
+  private RequestHead(StringField sessionId, StringField clientType, StringField operationId,
+      StringField observedSessionId, StringField newSessionId, int userContext) {
     this.sessionId = sessionId;
     this.clientType = clientType;
     this.operationId = operationId;
+    this.observedSessionId = observedSessionId;
+    this.newSessionId = newSessionId;
     this.userContext = userContext;
   }
 
@@ -58,11 +67,13 @@ final class RequestHead {
   }
 
   /**
-   * Emits the REQUEST fact of a request whose top level {@link Wire} accepted. Throws {@link Wire#UNUSUAL}
-   * where protobuf would not parse the strings (bad UTF-8, a truncated user_context).
+   * Emits the REQUEST fact of a request whose top level {@link Wire} accepted, and returns the session it runs
+   * in. Throws {@link Wire#UNUSUAL} where protobuf would not parse the strings (bad UTF-8, a truncated
+   * user_context).
    */
-  void emit(String method, byte[] bytes, FactSink sink) {
-    String[] values = new String[5]; // session, client type, operation, user id, user name
+  SessionView emit(String method, byte[] bytes, FactSink sink, SessionViews views) {
+    // session, client type, operation, user id, user name, observed server session, new session
+    String[] values = new String[7];
     boolean hasUserContext = false;
     try {
       CodedInputStream in = CodedInputStream.newInstance(bytes);
@@ -74,7 +85,8 @@ final class RequestHead {
           readUserContext(in, values);
           in.popLimit(limit);
         } else if (!sessionId.read(in, tag, values, 0) && !clientType.read(in, tag, values, 1)
-            && !operationId.read(in, tag, values, 2)) {
+            && !operationId.read(in, tag, values, 2) && !observedSessionId.read(in, tag, values, 5)
+            && !newSessionId.read(in, tag, values, 6)) {
           in.skipField(tag);
         }
       }
@@ -83,11 +95,17 @@ final class RequestHead {
     }
     FactSink.Builder b = sink.fact(Fact.Kind.REQUEST, method).put("method", method)
         .put("session_id", sessionId.value(values[0])).put("client_type", clientType.value(values[1]))
-        .put("operation_id", operationId.value(values[2]));
+        .put("operation_id", operationId.value(values[2]))
+        .put("client_observed_server_side_session_id", observedSessionId.value(values[5]))
+        .put("new_session_id", newSessionId.value(values[6]));
+    String userId = null;
     if (hasUserContext) {
-      b.put("user_id", USER_ID.value(values[3])).put("user_name", USER_NAME.value(values[4]));
+      userId = USER_ID.value(values[3]);
+      b.put("user_id", userId).put("user_name", USER_NAME.value(values[4]));
     }
     b.emit();
+    String session = sessionId.value(values[0]);
+    return views.view(userId == null ? "" : userId, session == null ? "" : session);
   }
 
   private static void readUserContext(CodedInputStream in, String[] values) throws IOException {

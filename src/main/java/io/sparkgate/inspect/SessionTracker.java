@@ -16,7 +16,7 @@ import java.util.function.Supplier;
  * uncache those, and only those: Spark's cache is shared by every session). Sessions not seen for
  * {@code idle} are forgotten. Thread-safe.
  */
-public final class SessionTracker {
+public final class SessionTracker implements SessionViews {
   private record Key(String userId, String sessionId) {}
 
   private record State(String catalog, String database, String timeZone, Set<String> functions, Set<String> cached) {}
@@ -35,6 +35,7 @@ public final class SessionTracker {
   }
 
   /** The session as the inspector should see it now (a fresh session if unknown or expired). */
+  @Override
   public SessionView view(String userId, String sessionId) {
     Fresh f = fresh(profile.get());
     State s = sessions.getIfPresent(new Key(userId, sessionId));

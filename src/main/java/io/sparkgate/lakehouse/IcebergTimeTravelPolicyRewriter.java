@@ -2,14 +2,13 @@ package io.sparkgate.lakehouse;
 
 import io.grpc.Status;
 import io.grpc.StatusException;
+import io.sparkgate.call.RequestRewriter;
 import io.sparkgate.inspect.BackendProfile;
-import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
-import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.InspectorConfig;
 import io.sparkgate.inspect.SessionView;
-import io.sparkgate.policy.RequestRewriter;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -21,14 +20,16 @@ public final class IcebergTimeTravelPolicyRewriter implements RequestRewriter {
   /** The name policies use: {@code rewriter: iceberg_time_travel}. */
   public static final String NAME = "iceberg_time_travel";
 
-  private final TimeTravelRequestRewriter rewriter =
-      new TimeTravelRequestRewriter(new Inspector(), InspectorConfig.DEFAULTS.maxDepth());
+  private final TimeTravelRequestRewriter rewriter = new TimeTravelRequestRewriter(InspectorConfig.DEFAULTS.maxDepth());
+
+  /** The rewriters this package offers policies, by the name a rule's {@code rewriter:} uses. */
+  public static Map<String, RequestRewriter> all() {
+    return Map.of(NAME, new IcebergTimeTravelPolicyRewriter());
+  }
 
   @Override
-  public Result rewrite(byte[] request, Facts facts, BackendProfile profile, SessionView session)
+  public Result rewrite(String method, byte[] request, Facts facts, BackendProfile profile, SessionView session)
       throws StatusException {
-    String method = facts.ofKind(Fact.Kind.REQUEST).stream().map(f -> f.get("method")).filter(m -> m != null)
-        .findFirst().orElse("");
     try {
       TimeTravelRequestRewriter.Rewritten out = rewriter.rewrite(request, method, facts, session, profile);
       return new Result(out.request(), describe(out.rewrites()));

@@ -7,7 +7,6 @@ import com.google.protobuf.Message;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
-import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionView;
 import io.sparkgate.proto.spark.AnalyzePlanRequest;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
@@ -33,12 +32,10 @@ public final class TimeTravelRequestRewriter {
   private static final String SQL_TYPE = "spark.connect.SQL";
   private static final String SQL_COMMAND_TYPE = "spark.connect.SqlCommand";
 
-  private final Inspector inspector;
   private final int maxDepth;
 
   /** {@code maxDepth}: the protobuf nesting accepted when parsing (use the inspector's). */
-  public TimeTravelRequestRewriter(Inspector inspector, int maxDepth) {
-    this.inspector = Objects.requireNonNull(inspector, "inspector");
+  public TimeTravelRequestRewriter(int maxDepth) {
     if (maxDepth < 16) throw new IllegalArgumentException("maxDepth must be at least 16, got " + maxDepth);
     this.maxDepth = maxDepth;
   }
@@ -55,18 +52,9 @@ public final class TimeTravelRequestRewriter {
   }
 
   /**
-   * Rewrites one request message of {@code method} (bare, {@code ExecutePlan}, or full). On a backend that is
-   * not mixed, or a request without Iceberg SQL time travel, returns {@code request} itself.
-   */
-  public Rewritten rewrite(byte[] request, String method, SessionView session, BackendProfile profile)
-      throws RefusedException {
-    if (!MixedTableFormats.isMixed(profile)) return new Rewritten(request, List.of());
-    return rewrite(request, method, inspector.inspect(method, request, session), session, profile);
-  }
-
-  /**
-   * The same, reusing the facts the caller (the policy engine) already has: they must be this request's,
-   * read with this session, or spans will not match.
+   * Rewrites one request message of {@code method} (bare, {@code ExecutePlan}, or full), given the inspect
+   * stage's facts of it: they must be this request's, read in this session, or spans will not match. On a
+   * backend that is not mixed, or a request without Iceberg SQL time travel, returns {@code request} itself.
    */
   public Rewritten rewrite(byte[] request, String method, Facts facts, SessionView session, BackendProfile profile)
       throws RefusedException {

@@ -15,7 +15,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.sparkgate.audit.AuditInterceptor;
+import io.sparkgate.audit.AuditStage;
 import io.sparkgate.audit.AuditLog;
 import io.sparkgate.auth.Authentication;
 import io.sparkgate.config.MetricsConfig;
@@ -109,7 +109,7 @@ public final class ProxyMetrics implements AutoCloseable {
   }
 
   /** The audit log's records, its queue, and the calls refused because it could not take their record. */
-  public void watch(AuditLog audit, AuditInterceptor interceptor) {
+  public void watch(AuditLog audit, AuditStage interceptor) {
     watched.add(audit);
     watched.add(interceptor);
     FunctionCounter.builder("sparkgate.audit.records.written", audit, AuditLog::written)
@@ -120,7 +120,7 @@ public final class ProxyMetrics implements AutoCloseable {
         .description("Times the audit log was forced to disk").register(registry);
     Gauge.builder("sparkgate.audit.queue.records", audit, AuditLog::queued)
         .description("Audit records waiting for the writer").register(registry);
-    FunctionCounter.builder("sparkgate.audit.refused.calls", interceptor, AuditInterceptor::refusedUnaudited)
+    FunctionCounter.builder("sparkgate.audit.refused.calls", interceptor, AuditStage::refusedUnaudited)
         .description("Calls refused because audit.required is on and the log could not take their record")
         .register(registry);
   }

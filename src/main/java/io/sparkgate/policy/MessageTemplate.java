@@ -1,6 +1,7 @@
 package io.sparkgate.policy;
 
 import io.sparkgate.inspect.Fact;
+import io.sparkgate.yaml.YamlNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;

@@ -2,6 +2,7 @@ package io.sparkgate.policy;
 
 import io.grpc.Status;
 import io.sparkgate.inspect.Fact;
+import io.sparkgate.yaml.YamlNode;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringReader;
@@ -54,16 +55,23 @@ public final class PolicyCompiler {
    * directory), so it should be the path the text came from.
    */
   public Policy compile(String file, Reader text) {
-    YamlNode root = YamlNode.parse(file, text);
-    Map<String, YamlNode> top = root.mapping("the policy file", "default", "rules");
+    YamlNode root = parse(file, text);
+    Map<String, YamlNode> top = root.allowOnly("default", "rules").entries();
     Effect def = configDefault;
     if (top.containsKey("default")) {
-      def = effect(top.get("default"), "default");
-      if (def != Effect.ALLOW && def != Effect.DENY) throw top.get("default").error("default must be allow or deny");
+      def = effect(top.get("default"));
+      if (def != Effect.ALLOW && def != Effect.DENY) throw top.get("default").error("must be allow or deny");
     }
     Sources sources = new Sources(Path.of(file));
     List<Rule> rules = rules(root, top, sources);
     return new Policy(sources.files, rules, def);
+  }
+
+  /** A policy or policy test file, whose every error is a PolicyException naming the file and line. */
+  static YamlNode parse(String file, Reader text) {
+    YamlNode root = YamlNode.parse(file, text, PolicyException::new);
+    if (root.isNull()) throw root.error("the file is empty");
+    return root;
   }
 
   /**
@@ -74,9 +82,9 @@ public final class PolicyCompiler {
     if (!top.containsKey("rules")) throw root.error("a policy file needs 'rules' (a list; it may be empty)");
     List<Rule> rules = new ArrayList<>();
     int i = 0;
-    for (YamlNode item : top.get("rules").sequence("rules")) {
-      if (item.isMapping() && item.mapping("a rule").containsKey("include")) {
-        YamlNode include = item.mapping("an include", "include").get("include");
+    for (YamlNode item : top.get("rules").items()) {
+      if (item.isMapping() && item.entries().containsKey("include")) {
+        YamlNode include = item.allowOnly("include").entries().get("include");
         rules.addAll(included(include, sources));
         i++;
         continue;
@@ -94,7 +102,7 @@ public final class PolicyCompiler {
 
   /** The rules of the file an {@code include:} names, relative to the including file's directory. */
   private List<Rule> included(YamlNode include, Sources sources) {
-    String name = include.nonEmpty("include");
+    String name = include.text();
     Path including = Path.of(include.file());
     Path base = including.toAbsolutePath().getParent();
     Path target = base == null ? Path.of(name) : base.resolve(name);
@@ -114,9 +122,9 @@ public final class PolicyCompiler {
       throw include.error("includes nest deeper than " + MAX_INCLUDE_DEPTH + " files");
     }
     String shown = including.getParent() == null ? name : including.getParent().resolve(name).toString();
-    YamlNode root = YamlNode.parse(shown, read(target, include));
+    YamlNode root = parse(shown, read(target, include));
     // An included file may set its own default (so that it also works on its own); the including file's wins.
-    Map<String, YamlNode> top = root.mapping("an included policy file", "default", "rules");
+    Map<String, YamlNode> top = root.allowOnly("default", "rules").entries();
     sources.files.add(shown);
     sources.including.addLast(real);
     try {
@@ -159,53 +167,53 @@ public final class PolicyCompiler {
 
   private Rule rule(YamlNode node, int index) {
     YamlNode unnamed = node.in("rule #" + (index + 1));
-    Map<String, YamlNode> m = unnamed.mapping("a rule");
+    Map<String, YamlNode> m = unnamed.entries();
     if (!m.containsKey("name")) throw unnamed.error("'name' is required");
-    String name = m.get("name").nonEmpty("name");
+    String name = m.get("name").text();
     YamlNode where = node.in("rule '" + name + "'");
-    if (!NAME.matcher(name).matches()) throw where.error("name must be lower case letters, digits, '-', '_' or '.'");
-    m = where.mapping("a rule", "name", "description", "effect", "mode", "match", "when", "message", "status",
-        "error_class", "sql_state", "rewriter");
+    if (!NAME.matcher(name).matches()) throw where.errorAt("name", "must be lower case letters, digits, '-', '_' or '.'");
+    m = where.allowOnly("name", "description", "effect", "mode", "match", "when", "message", "status",
+        "error_class", "sql_state", "rewriter").entries();
     if (!m.containsKey("description")) throw where.error("'description' is required: say why the rule exists");
-    String description = m.get("description").nonEmpty("description");
+    String description = m.get("description").text();
     if (!m.containsKey("effect")) throw where.error("'effect' is required (deny, allow, audit or rewrite)");
-    Effect effect = effect(m.get("effect"), "effect");
+    Effect effect = effect(m.get("effect"));
     boolean shadow = false;
     if (m.containsKey("mode")) {
-      String mode = m.get("mode").nonEmpty("mode");
+      String mode = m.get("mode").text();
       if (mode.equals("shadow")) shadow = true;
-      else if (!mode.equals("enforce")) throw m.get("mode").error("mode must be enforce or shadow, got '" + mode + "'");
+      else if (!mode.equals("enforce")) throw m.get("mode").error("must be enforce or shadow, got '" + mode + "'");
     }
     Match match = m.containsKey("match") ? match(m.get("match")) : Match.ALL;
     Condition when = m.containsKey("when") ? condition(m.get("when")) : null;
     String defaultMessage = effect == Effect.DENY ? "Refused by the Sparkgate policy." : "";
     MessageTemplate message = MessageTemplate.compile(
-        m.containsKey("message") ? m.get("message").nonEmpty("message") : defaultMessage, where);
+        m.containsKey("message") ? m.get("message").text() : defaultMessage, where);
     Status.Code code = Status.Code.PERMISSION_DENIED;
     if (m.containsKey("status")) {
-      String s = m.get("status").nonEmpty("status").toUpperCase(Locale.ROOT);
+      String s = m.get("status").text().toUpperCase(Locale.ROOT);
       code = switch (s) {
         case "PERMISSION_DENIED" -> Status.Code.PERMISSION_DENIED;
         case "FAILED_PRECONDITION" -> Status.Code.FAILED_PRECONDITION;
         case "INVALID_ARGUMENT" -> Status.Code.INVALID_ARGUMENT;
         case "UNIMPLEMENTED" -> Status.Code.UNIMPLEMENTED;
         default -> throw m.get("status").error(
-            "status must be permission_denied, failed_precondition, invalid_argument or unimplemented, got '" + s + "'");
+            "must be permission_denied, failed_precondition, invalid_argument or unimplemented, got '" + s + "'");
       };
     }
-    String errorClass = m.containsKey("error_class") ? m.get("error_class").nonEmpty("error_class") : Decision.ERROR_CLASS;
-    if (!ERROR_CLASS.matcher(errorClass).matches()) throw where.error("error_class must be UPPER_SNAKE_CASE");
-    String sqlState = m.containsKey("sql_state") ? m.get("sql_state").nonEmpty("sql_state") : Decision.SQL_STATE;
-    if (!SQL_STATE.matcher(sqlState).matches()) throw where.error("sql_state must be 5 characters [0-9A-Z]");
+    String errorClass = m.containsKey("error_class") ? m.get("error_class").text() : Decision.ERROR_CLASS;
+    if (!ERROR_CLASS.matcher(errorClass).matches()) throw where.errorAt("error_class", "must be UPPER_SNAKE_CASE");
+    String sqlState = m.containsKey("sql_state") ? m.get("sql_state").text() : Decision.SQL_STATE;
+    if (!SQL_STATE.matcher(sqlState).matches()) throw where.errorAt("sql_state", "must be 5 characters [0-9A-Z]");
     String rewriter = null;
     if (effect == Effect.REWRITE) {
       if (!m.containsKey("rewriter")) throw where.error("effect rewrite needs 'rewriter' (one of " + rewriters + ")");
-      rewriter = m.get("rewriter").nonEmpty("rewriter");
+      rewriter = m.get("rewriter").text();
       if (!rewriters.contains(rewriter)) {
         throw m.get("rewriter").error("unknown rewriter '" + rewriter + "' (known: " + rewriters + ")");
       }
     } else if (m.containsKey("rewriter")) {
-      throw m.get("rewriter").error("'rewriter' only goes with effect: rewrite");
+      throw m.get("rewriter").error("only goes with effect: rewrite");
     }
     if ((effect == Effect.ALLOW || effect == Effect.AUDIT) && (m.containsKey("status") || m.containsKey("error_class"))) {
       throw where.error("status and error_class only apply to deny and rewrite rules");
@@ -214,82 +222,68 @@ public final class PolicyCompiler {
         node.line());
   }
 
-  private static Effect effect(YamlNode node, String what) {
-    String v = node.nonEmpty(what);
+  private static Effect effect(YamlNode node) {
+    String v = node.text();
     return switch (v) {
       case "deny" -> Effect.DENY;
       case "allow" -> Effect.ALLOW;
       case "audit" -> Effect.AUDIT;
       case "rewrite" -> Effect.REWRITE;
-      default -> throw node.error(what + " must be deny, allow, audit or rewrite, got '" + v + "'");
+      default -> throw node.error("must be deny, allow, audit or rewrite, got '" + v + "'");
     };
   }
 
   private Match match(YamlNode node) {
-    Map<String, YamlNode> m = node.mapping("match", "rpc", "principal", "groups", "tenant", "except_groups",
-        "except_principals");
-    return new Match(strings(m.get("rpc"), "match.rpc"), strings(m.get("principal"), "match.principal"),
-        strings(m.get("groups"), "match.groups"), strings(m.get("tenant"), "match.tenant"),
-        strings(m.get("except_groups"), "match.except_groups"),
-        strings(m.get("except_principals"), "match.except_principals"));
+    Map<String, YamlNode> m = node.allowOnly("rpc", "principal", "groups", "tenant", "except_groups",
+        "except_principals").entries();
+    return new Match(strings(m.get("rpc")), strings(m.get("principal")), strings(m.get("groups")),
+        strings(m.get("tenant")), strings(m.get("except_groups")), strings(m.get("except_principals")));
   }
 
-  private static StringMatcher strings(YamlNode node, String what) {
-    return node == null ? null : matcher(node, what);
+  private static StringMatcher strings(YamlNode node) {
+    return node == null ? null : matcher(node);
   }
 
   /** A glob, a {regex: ...}, or a list of either. */
-  static StringMatcher matcher(YamlNode node, String what) {
-    if (node.isScalar()) return StringMatcher.glob(node.nonEmpty(what));
+  static StringMatcher matcher(YamlNode node) {
+    if (node.isScalar()) return StringMatcher.glob(node.text());
     if (node.isMapping()) {
-      Map<String, YamlNode> m = node.mapping(what, "regex");
-      if (!m.containsKey("regex")) throw node.error(what + ": a matcher mapping needs 'regex'");
-      String re = m.get("regex").nonEmpty(what + ".regex");
+      Map<String, YamlNode> m = node.allowOnly("regex").entries();
+      if (!m.containsKey("regex")) throw node.error("a matcher mapping needs 'regex'");
+      String re = m.get("regex").text();
       try {
         return StringMatcher.regex(Pattern.compile(re));
       } catch (PatternSyntaxException e) {
-        throw m.get("regex").error(what + ": invalid regex: " + e.getDescription());
+        throw m.get("regex").error("invalid regex: " + e.getDescription());
       }
     }
     List<StringMatcher> any = new ArrayList<>();
-    for (YamlNode item : node.sequence(what)) {
-      if (item.isSequence()) throw item.error(what + ": nested lists are not allowed");
-      any.add(matcher(item, what));
+    for (YamlNode item : node.items()) {
+      if (item.isSequence()) throw item.error("nested lists are not allowed");
+      any.add(matcher(item));
     }
-    if (any.isEmpty()) throw node.error(what + " must not be an empty list");
+    if (any.isEmpty()) throw node.error("must not be an empty list");
     return StringMatcher.anyOf(any);
   }
 
   /** A condition mapping, or a list of them (all must hold). */
   Condition condition(YamlNode node) {
-    if (node.isSequence()) return new Conditions.All(children(node, "when"));
-    Map<String, YamlNode> m = node.mapping("a condition");
+    if (node.isSequence()) return new Conditions.All(children(node));
+    Map<String, YamlNode> m = node.entries();
     Set<String> keys = m.keySet();
     if (keys.contains("fact")) {
-      m = node.mapping("a fact condition", "fact", "subkind", "subkind_not", "attr", "attr_not");
+      m = node.allowOnly("fact", "subkind", "subkind_not", "attr", "attr_not").entries();
       Set<Fact.Kind> kinds = EnumSet.noneOf(Fact.Kind.class);
-      for (String k : m.get("fact").strings("fact")) {
+      for (String k : m.get("fact").strings()) {
         try {
           kinds.add(Fact.Kind.valueOf(k));
         } catch (IllegalArgumentException e) {
           throw m.get("fact").error("unknown fact kind '" + k + "' (kinds: " + List.of(Fact.Kind.values()) + ")");
         }
       }
-      StringMatcher subkind = m.containsKey("subkind") ? matcher(m.get("subkind"), "subkind") : null;
-      StringMatcher subkindNot = m.containsKey("subkind_not") ? matcher(m.get("subkind_not"), "subkind_not") : null;
-      Map<String, StringMatcher> attrs = new LinkedHashMap<>();
-      if (m.containsKey("attr")) {
-        Map<String, YamlNode> a = m.get("attr").mapping("attr");
-        if (a.isEmpty()) throw m.get("attr").error("attr must not be empty");
-        a.forEach((k, v) -> attrs.put(k, matcher(v, "attr." + k)));
-      }
-      Map<String, StringMatcher> attrsNot = new LinkedHashMap<>();
-      if (m.containsKey("attr_not")) {
-        Map<String, YamlNode> a = m.get("attr_not").mapping("attr_not");
-        if (a.isEmpty()) throw m.get("attr_not").error("attr_not must not be empty");
-        a.forEach((k, v) -> attrsNot.put(k, matcher(v, "attr_not." + k)));
-      }
-      return new Conditions.FactCondition(kinds, subkind, subkindNot, attrs, attrsNot);
+      StringMatcher subkind = strings(m.get("subkind"));
+      StringMatcher subkindNot = strings(m.get("subkind_not"));
+      return new Conditions.FactCondition(kinds, subkind, subkindNot, attrs(m.get("attr")), attrs(m.get("attr_not")));
     }
     if (keys.size() != 1) {
       throw node.error("a condition is one of fact (with subkind/attr), any, all, not or backend; got " + keys);
@@ -297,29 +291,39 @@ public final class PolicyCompiler {
     String key = keys.iterator().next();
     YamlNode v = m.get(key);
     return switch (key) {
-      case "any" -> new Conditions.Any(children(v, "any"));
-      case "all" -> new Conditions.All(children(v, "all"));
+      case "any" -> new Conditions.Any(children(v));
+      case "all" -> new Conditions.All(children(v));
       case "not" -> new Conditions.Not(condition(v));
       case "backend" -> backend(v);
       default -> throw v.error("unknown condition '" + key + "' (use fact, any, all, not or backend)");
     };
   }
 
-  private List<Condition> children(YamlNode node, String what) {
+  private List<Condition> children(YamlNode node) {
     List<Condition> out = new ArrayList<>();
-    for (YamlNode item : node.sequence(what)) out.add(condition(item));
-    if (out.isEmpty()) throw node.error(what + " must not be an empty list");
+    for (YamlNode item : node.items()) out.add(condition(item));
+    if (out.isEmpty()) throw node.error("must not be an empty list");
+    return out;
+  }
+
+  /** A fact condition's {@code attr} or {@code attr_not}: attribute name to matcher; empty when absent. */
+  private static Map<String, StringMatcher> attrs(YamlNode node) {
+    Map<String, StringMatcher> out = new LinkedHashMap<>();
+    if (node == null) return out;
+    Map<String, YamlNode> m = node.entries();
+    if (m.isEmpty()) throw node.error("must not be empty");
+    m.forEach((k, v) -> out.put(k, matcher(v)));
     return out;
   }
 
   private static Condition backend(YamlNode node) {
-    Map<String, YamlNode> m = node.mapping("backend", "extensions_all", "extensions_any", "catalog_impl_any",
-        "spark_version");
+    Map<String, YamlNode> m = node.allowOnly("extensions_all", "extensions_any", "catalog_impl_any", "spark_version")
+        .entries();
     if (m.isEmpty()) throw node.error("backend needs at least one of extensions_all, extensions_any, catalog_impl_any, spark_version");
     return new Conditions.Backend(
-        m.containsKey("extensions_all") ? m.get("extensions_all").strings("extensions_all") : List.of(),
-        m.containsKey("extensions_any") ? m.get("extensions_any").strings("extensions_any") : List.of(),
-        m.containsKey("catalog_impl_any") ? m.get("catalog_impl_any").strings("catalog_impl_any") : List.of(),
-        m.containsKey("spark_version") ? matcher(m.get("spark_version"), "spark_version") : null);
+        m.containsKey("extensions_all") ? m.get("extensions_all").strings() : List.of(),
+        m.containsKey("extensions_any") ? m.get("extensions_any").strings() : List.of(),
+        m.containsKey("catalog_impl_any") ? m.get("catalog_impl_any").strings() : List.of(),
+        strings(m.get("spark_version")));
   }
 }

@@ -4,35 +4,43 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import io.grpc.Channel;
 import io.sparkgate.config.BackendProfileConfig;
 import io.sparkgate.config.ProxyConfig;
-import io.sparkgate.forward.CallHook;
+import io.sparkgate.call.RequestRewriter;
+import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.BackendProfiler;
-import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionTracker;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
- * The running policy stage of a proxy: the policy store (hot reload), the backend profile (read at start
- * and periodically, retried in the background while the backend is down), and the per-call hook.
+ * The running policy machinery of a proxy: the policy store (hot reload), the backend profile (read at start
+ * and periodically, retried in the background while the backend is down), the sessions the inspect stage
+ * reads requests in, and the decide stage.
  */
 public final class PolicyStage implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
-  private final PolicyHook hook;
+  private final DecideStage stage;
   private final PolicyStore store;
   private final ProfileSource profiles;
+  private final SessionTracker sessions;
 
-  private PolicyStage(ScheduledExecutorService scheduler, PolicyHook hook, PolicyStore store, ProfileSource profiles) {
+  private PolicyStage(ScheduledExecutorService scheduler, DecideStage stage, PolicyStore store,
+      ProfileSource profiles, SessionTracker sessions) {
     this.scheduler = scheduler;
-    this.hook = hook;
+    this.stage = stage;
     this.store = store;
     this.profiles = profiles;
+    this.sessions = sessions;
   }
 
-  /** Loads the policy (throws PolicyException if it does not compile) and starts reloading and profiling. */
-  public static PolicyStage start(ProxyConfig config, Channel backend) {
-    var rewriters = RequestRewriters.builtIn();
+  /**
+   * Loads the policy (throws PolicyException if it does not compile) and starts reloading and profiling.
+   *
+   * @param rewriters the rewriters a rule's {@code rewriter:} may name, by name
+   */
+  public static PolicyStage start(ProxyConfig config, Channel backend, Map<String, RequestRewriter> rewriters) {
     PolicyStore store = new PolicyStore(config.policy().file().orElseThrow(),
         new PolicyCompiler(Effect.valueOf(config.policy().defaultEffect().toUpperCase(java.util.Locale.ROOT)),
             rewriters.keySet()));
@@ -52,18 +60,25 @@ public final class PolicyStage implements AutoCloseable {
       BackendProfile p = profiles.current();
       return p == null ? BackendProfile.UNKNOWN : p;
     }, Duration.ofHours(2), Ticker.systemTicker());
-    PolicyEngine engine = new PolicyEngine(store::current, profiles);
-    PolicyHook hook = new PolicyHook(new Inspector(), sessions, engine, rewriters, config.audit().includeLiterals());
-    return new PolicyStage(scheduler, hook, store, profiles);
+    PolicyEngine engine = new PolicyEngine(store::current, profiles,
+        new SecretPatterns(config.auth().secretPatterns()));
+    DecideStage stage = new DecideStage(engine, rewriters, config.audit().includeLiterals());
+    return new PolicyStage(scheduler, stage, store, profiles, sessions);
   }
 
-  public CallHook.Factory hook() {
-    return hook;
+  /** The decide stage of every call. */
+  public DecideStage stage() {
+    return stage;
+  }
+
+  /** The sessions requests are inspected in: what the inspect stage reads, and learns from what passed. */
+  public SessionTracker sessions() {
+    return sessions;
   }
 
   /** Every decision since start, by outcome and rule (the metrics endpoint shows them). */
   public DecisionCounts decisions() {
-    return hook.counts();
+    return stage.counts();
   }
 
   /** Whether the backend's profile is known; rules that depend on it refuse while it is not. */

@@ -5,6 +5,7 @@ import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionView;
+import io.sparkgate.yaml.YamlNode;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringReader;
@@ -29,10 +30,6 @@ public final class PolicyTests {
 
   public PolicyTests(PolicyCompiler compiler) {
     this.compiler = compiler;
-  }
-
-  public static PolicyTests withBuiltInRewriters() {
-    return new PolicyTests(new PolicyCompiler(Effect.DENY, RequestRewriters.builtIn().keySet()));
   }
 
   /** Totals of a run. */
@@ -65,12 +62,13 @@ public final class PolicyTests {
     String name = testFile.getFileName().toString();
     YamlNode root;
     try {
-      root = YamlNode.parse(testFile.toString(), new StringReader(Files.readString(testFile, StandardCharsets.UTF_8)));
+      root = PolicyCompiler.parse(testFile.toString(),
+          new StringReader(Files.readString(testFile, StandardCharsets.UTF_8)));
     } catch (IOException e) {
       throw new PolicyException(testFile + ": cannot read: " + e.getMessage(), e);
     }
-    Map<String, YamlNode> top = root.mapping("a policy test file", "policy", "backend", "cases");
-    Path policyFile = testFile.resolveSibling(top.containsKey("policy") ? top.get("policy").nonEmpty("policy")
+    Map<String, YamlNode> top = root.allowOnly("policy", "backend", "cases").entries();
+    Path policyFile = testFile.resolveSibling(top.containsKey("policy") ? top.get("policy").text()
         : name.substring(0, name.length() - "_test.yaml".length()) + ".yaml");
     Policy policy = compiler.compile(policyFile);
     BackendProfile fileProfile = top.containsKey("backend") ? profile(top.get("backend")) : BackendProfile.UNKNOWN;
@@ -78,17 +76,19 @@ public final class PolicyTests {
     int passed = 0;
     int failed = 0;
     int i = 0;
-    for (YamlNode c : top.get("cases").sequence("cases")) {
+    for (YamlNode c : top.get("cases").items()) {
       i++;
       String label = testFile.getFileName() + ":" + c.line();
       String failure;
       String caseName = "case #" + i;
       try {
-        Map<String, YamlNode> m = c.mapping("a test case", "name", "rpc", "principal", "groups", "tenant", "sql",
-            "config_set", "config_get", "artifact", "plan", "facts", "catalog", "database", "session_functions", "cached_tables",
-            "backend", "expect", "rule");
-        caseName = m.containsKey("name") ? m.get("name").nonEmpty("name") : caseName;
-        failure = runCase(m, c.in("case '" + caseName + "'"), policy, fileProfile);
+        Map<String, YamlNode> m = c.in(caseName).entries();
+        caseName = m.containsKey("name") ? m.get("name").text() : caseName;
+        YamlNode where = c.in("case '" + caseName + "'");
+        m = where.allowOnly("name", "rpc", "principal", "groups", "tenant", "sql", "config_set", "config_get",
+            "artifact", "plan", "facts", "catalog", "database", "session_functions", "cached_tables", "backend",
+            "expect", "rule").entries();
+        failure = runCase(m, where, policy, fileProfile);
       } catch (PolicyException e) {
         failure = "invalid case: " + e.getMessage();
       }
@@ -107,22 +107,22 @@ public final class PolicyTests {
   /** Null when the case passes, else what went wrong. */
   private String runCase(Map<String, YamlNode> m, YamlNode where, Policy policy, BackendProfile fileProfile) {
     if (!m.containsKey("expect")) throw where.error("'expect' is required (allow, deny or rewrite)");
-    String expect = m.get("expect").nonEmpty("expect");
-    String principal = m.containsKey("principal") ? m.get("principal").nonEmpty("principal") : "tester";
-    List<String> groups = m.containsKey("groups") ? m.get("groups").strings("groups") : List.of();
-    String tenant = m.containsKey("tenant") ? m.get("tenant").nonEmpty("tenant") : "";
+    String expect = m.get("expect").text();
+    String principal = m.containsKey("principal") ? m.get("principal").text() : "tester";
+    List<String> groups = m.containsKey("groups") ? m.get("groups").strings() : List.of();
+    String tenant = m.containsKey("tenant") ? m.get("tenant").text() : "";
     BackendProfile profile = fileProfile;
     if (m.containsKey("backend")) {
       YamlNode b = m.get("backend");
-      profile = b.isScalar() && b.scalar("backend").equals("unknown") ? null : profile(b);
+      profile = b.isScalar() && b.scalar().equals("unknown") ? null : profile(b);
     }
     SessionView.Fixed session = (SessionView.Fixed) (profile == null ? BackendProfile.UNKNOWN : profile).freshSession();
     if (m.containsKey("catalog") || m.containsKey("database") || m.containsKey("session_functions")
         || m.containsKey("cached_tables")) {
       // The session as if it had run USE / SET CATALOG, created these temporary SQL functions and cached these
       // tables (qualified names) before.
-      session = session.withState(m.containsKey("catalog") ? m.get("catalog").nonEmpty("catalog") : session.currentCatalog(),
-          m.containsKey("database") ? m.get("database").nonEmpty("database") : "default", null,
+      session = session.withState(m.containsKey("catalog") ? m.get("catalog").text() : session.currentCatalog(),
+          m.containsKey("database") ? m.get("database").text() : "default", null,
           lowerCase(m, "session_functions"), lowerCase(m, "cached_tables"));
     }
     String rpc;
@@ -131,17 +131,17 @@ public final class PolicyTests {
     if (m.containsKey("sql")) {
       inputs++;
       rpc = "ExecutePlan";
-      request = TestRequest.sql(m.get("sql").nonEmpty("sql"), principal);
+      request = TestRequest.sql(m.get("sql").text(), principal);
     } else if (m.containsKey("config_set")) {
       inputs++;
       rpc = "Config";
       Map<String, String> pairs = new LinkedHashMap<>();
-      m.get("config_set").mapping("config_set").forEach((k, v) -> pairs.put(k, v.scalar("config_set." + k)));
+      m.get("config_set").entries().forEach((k, v) -> pairs.put(k, v.scalar()));
       request = TestRequest.configSet(pairs, principal);
     } else if (m.containsKey("config_get")) {
       inputs++;
       rpc = "Config";
-      request = TestRequest.configGet(m.get("config_get").strings("config_get"), principal);
+      request = TestRequest.configGet(m.get("config_get").strings(), principal);
     } else if (m.containsKey("plan")) {
       inputs++;
       rpc = "ExecutePlan";
@@ -149,12 +149,12 @@ public final class PolicyTests {
     } else if (m.containsKey("artifact")) {
       inputs++;
       rpc = "AddArtifacts";
-      request = TestRequest.artifact(m.get("artifact").nonEmpty("artifact"), principal);
+      request = TestRequest.artifact(m.get("artifact").text(), principal);
     } else {
       rpc = "ExecutePlan";
       request = TestRequest.bare(principal);
     }
-    if (m.containsKey("rpc")) rpc = m.get("rpc").nonEmpty("rpc");
+    if (m.containsKey("rpc")) rpc = m.get("rpc").text();
     Facts facts;
     if (m.containsKey("facts")) {
       if (inputs > 0) throw where.error("give either facts or a request (sql, config_set, config_get, artifact, plan)");
@@ -173,42 +173,42 @@ public final class PolicyTests {
       return "expected " + expect + ", got " + got + " by rule '" + d.rule() + "'"
           + (d.refused() ? " (" + d.message() + ")" : "") + "; facts:\n    " + facts.toString().strip().replace("\n", "\n    ");
     }
-    if (m.containsKey("rule") && !m.get("rule").nonEmpty("rule").equals(d.rule())) {
-      return "expected rule '" + m.get("rule").scalar("rule") + "', got '" + d.rule() + "'";
+    if (m.containsKey("rule") && !m.get("rule").text().equals(d.rule())) {
+      return "expected rule '" + m.get("rule").scalar() + "', got '" + d.rule() + "'";
     }
     return null;
   }
 
   private static Set<String> lowerCase(Map<String, YamlNode> m, String key) {
     if (!m.containsKey(key)) return Set.of();
-    return Set.copyOf(m.get(key).strings(key).stream().map(v -> v.toLowerCase(java.util.Locale.ROOT)).toList());
+    return Set.copyOf(m.get(key).strings().stream().map(v -> v.toLowerCase(java.util.Locale.ROOT)).toList());
   }
 
   private static Facts facts(YamlNode node) {
     List<Fact> out = new ArrayList<>();
-    for (YamlNode f : node.sequence("facts")) {
-      Map<String, YamlNode> m = f.mapping("a fact", "kind", "subkind", "attrs");
+    for (YamlNode f : node.items()) {
+      Map<String, YamlNode> m = f.allowOnly("kind", "subkind", "attrs").entries();
       Fact.Kind kind;
       try {
-        kind = Fact.Kind.valueOf(m.get("kind") == null ? "" : m.get("kind").nonEmpty("kind"));
+        kind = Fact.Kind.valueOf(m.get("kind") == null ? "" : m.get("kind").text());
       } catch (IllegalArgumentException e) {
-        throw f.error("kind must be one of " + List.of(Fact.Kind.values()));
+        throw f.errorAt("kind", "must be one of " + List.of(Fact.Kind.values()));
       }
       Map<String, String> attrs = new LinkedHashMap<>();
-      if (m.containsKey("attrs")) m.get("attrs").mapping("attrs").forEach((k, v) -> attrs.put(k, v.scalar(k)));
-      out.add(new Fact(kind, m.containsKey("subkind") ? m.get("subkind").scalar("subkind") : "", attrs));
+      if (m.containsKey("attrs")) m.get("attrs").entries().forEach((k, v) -> attrs.put(k, v.scalar()));
+      out.add(new Fact(kind, m.containsKey("subkind") ? m.get("subkind").scalar() : "", attrs));
     }
     return Facts.of(out);
   }
 
   static BackendProfile profile(YamlNode node) {
-    Map<String, YamlNode> m = node.mapping("backend", "spark_version", "extensions", "catalogs", "default_catalog",
-        "default_fs");
+    Map<String, YamlNode> m = node.allowOnly("spark_version", "extensions", "catalogs", "default_catalog", "default_fs")
+        .entries();
     Map<String, String> catalogs = new LinkedHashMap<>();
-    if (m.containsKey("catalogs")) m.get("catalogs").mapping("catalogs").forEach((k, v) -> catalogs.put(k, v.nonEmpty(k)));
-    return new BackendProfile(m.containsKey("spark_version") ? m.get("spark_version").scalar("spark_version") : "",
-        m.containsKey("extensions") ? m.get("extensions").strings("extensions") : List.of(), catalogs,
-        m.containsKey("default_catalog") ? m.get("default_catalog").nonEmpty("default_catalog") : null,
-        m.containsKey("default_fs") ? m.get("default_fs").nonEmpty("default_fs") : null);
+    if (m.containsKey("catalogs")) m.get("catalogs").entries().forEach((k, v) -> catalogs.put(k, v.text()));
+    return new BackendProfile(m.containsKey("spark_version") ? m.get("spark_version").scalar() : "",
+        m.containsKey("extensions") ? m.get("extensions").strings() : List.of(), catalogs,
+        m.containsKey("default_catalog") ? m.get("default_catalog").text() : null,
+        m.containsKey("default_fs") ? m.get("default_fs").text() : null);
   }
 }

@@ -9,6 +9,7 @@ import io.sparkgate.proto.spark.Plan;
 import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.yaml.YamlNode;
 import java.util.Map;
 import java.util.zip.CRC32;
 
@@ -36,9 +37,9 @@ final class TestRequest {
   static byte[] plan(YamlNode json, String user) {
     Plan.Builder plan = Plan.newBuilder();
     try {
-      com.google.protobuf.util.JsonFormat.parser().merge(json.nonEmpty("plan"), plan);
+      com.google.protobuf.util.JsonFormat.parser().merge(json.text(), plan);
     } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-      throw json.error("plan is not a spark.connect.Plan in protobuf JSON: " + e.getMessage());
+      throw json.error("not a spark.connect.Plan in protobuf JSON: " + e.getMessage());
     }
     return ExecutePlanRequest.newBuilder().setSessionId(SESSION).setUserContext(user(user))
         .setOperationId("00000000-0000-4000-8000-0000000000aa").setClientType("sparkgate-policy-test")

@@ -4,26 +4,18 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparkgate.config.AuditConfig;
+import io.sparkgate.testing.FakeTime;
 import java.io.IOException;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -56,74 +48,48 @@ final class AuditLogTest {
         AuditConfig.Fsync.BATCH, interval, false, false);
   }
 
-  private static void awaitWritten(AuditLog log, long n) throws InterruptedException {
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (log.written() < n && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
-    assertEquals(n, log.written());
-  }
-
+  /**
+   * The writer thread waits on the injected ticker: with the fake one still, written records are never forced,
+   * and moving it by the interval (and waking the writer to look) forces them, once.
+   */
   @Test
-  void fsyncBatch_forcesOncePerInterval_notPerRecord() throws Exception {
-    try (AuditLog log = AuditLog.open(batchEvery(Duration.ofMinutes(1)), Clock.systemUTC())) {
+  void theWriterThreadWaitsOnTheInjectedTicker() throws Exception {
+    FakeTime time = new FakeTime();
+    try (AuditLog log = AuditLog.open(batchEvery(Duration.ofHours(1)), time, time)) {
       for (int i = 0; i < 50; i++) {
         log.write(record(i));
       }
-      awaitWritten(log, 50);
-      Thread.sleep(300);
-      assertEquals(0, log.syncs(), "written, but the minute has not passed: no fsync yet");
-    }
-    Files.delete(dir.resolve("audit.jsonl"));
-    try (AuditLog log = AuditLog.open(batchEvery(Duration.ofMillis(10)), Clock.systemUTC())) {
-      for (int i = 0; i < 50; i++) {
-        log.write(record(i));
-      }
-      awaitWritten(log, 50);
-      long deadline = System.nanoTime() + 5_000_000_000L;
-      while (log.syncs() == 0 && System.nanoTime() < deadline) {
-        Thread.sleep(5);
-      }
-      assertTrue(log.syncs() >= 1, "forced within the interval after the records were written");
-      assertTrue(log.syncs() <= 10, "one fsync per batch, not one per record: " + log.syncs());
+      settle(log, time); // a few lingers of at most 50 ms
+      assertEquals(50, log.written());
+      assertEquals(0, log.syncs(), "written, but the hour has not passed: no fsync yet");
+      time.advance(Duration.ofHours(1));
+      log.wake();
+      waitFor(() -> log.syncs() == 1);
+      settle(log, time);
+      assertEquals(1, log.syncs(), "one fsync for the 50 records");
     }
   }
 
+  /**
+   * With the fake ticker still, neither a linger nor an idle wait ever ends by itself: only what wakes the
+   * writer thread gets records written. A waiting writer is woken by the first record; a lingering one by half a
+   * queue of them.
+   */
   @Test
-  void linger_growsWhileBatchesAreSmall_andShrinksOnceTheyAreFull() {
-    long linger = AuditLog.LINGER_NANOS;
-    List<Long> seen = new ArrayList<>();
-    for (int i = 0; i < 6; i++) {
-      linger = AuditLog.nextLinger(linger, 3);
-      seen.add(linger / 1_000_000);
-    }
-    assertEquals(List.of(10L, 20L, 40L, 50L, 50L, 50L), seen, "ms; doubles up to the 50 ms cap");
-    linger = AuditLog.nextLinger(linger, AuditLog.FULL_BATCH);
-    assertEquals(25, linger / 1_000_000);
-    for (int i = 0; i < 5; i++) {
-      linger = AuditLog.nextLinger(linger, 5_000);
-    }
-    assertEquals(AuditLog.LINGER_NANOS, linger, "full batches bring it back to 5 ms, no lower");
-  }
-
-  @Test
-  void aModerateRate_isWrittenInFewBatches() throws Exception {
-    // 300 records at about 300 a second: a fixed 5 ms linger took a batch (a wake-up and a write) per one or
-    // two of them; the growing linger gathers tens.
-    try (AuditLog log = AuditLog.open(batchEvery(Duration.ofMillis(100)), Clock.systemUTC())) {
-      long start = System.nanoTime();
-      for (int i = 0; i < 300; i++) {
+  void aRecordWakesAWaitingWriter_aBacklogWakesALingeringOne() throws Exception {
+    FakeTime time = new FakeTime();
+    try (AuditLog log = AuditLog.open(batchEvery(Duration.ofMillis(100)), time, time)) {
+      waitFor(() -> log.wakesAt() == 1);
+      log.write(record(0));
+      waitFor(() -> log.written() == 1);
+      waitFor(() -> log.wakesAt() == 500); // lingering after its batch
+      for (int i = 1; i < 500; i++) {
         log.write(record(i));
-        Thread.sleep(3);
       }
-      long elapsedMs = (System.nanoTime() - start) / 1_000_000;
-      awaitWritten(log, 300);
-      // Bounded by the time the writes took (a loaded machine sleeps longer than 3 ms): at the 50 ms cap a
-      // batch per 50 ms, with room; a fixed 5 ms linger would take one per 5 ms.
-      long bound = elapsedMs / 20 + 10;
-      assertTrue(log.batches() < bound, "batches: " + log.batches() + " in " + elapsedMs + " ms, bound " + bound);
+      assertEquals(1, log.written(), "499 records do not end a linger that the ticker never ends");
+      log.write(record(500));
+      waitFor(() -> log.written() == 501);
     }
-    assertEquals(300, Files.readAllLines(dir.resolve("audit.jsonl")).size());
   }
 
   @Test
@@ -218,13 +184,14 @@ final class AuditLogTest {
 
   @Test
   void rotation_byTime_withFakeClock() throws IOException {
-    MutableClock clock = new MutableClock();
+    FakeTime time = new FakeTime();
     AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30,
         Duration.ofHours(1), 1000, AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
-    try (AuditLog log = AuditLog.open(cfg, clock)) {
+    try (AuditLog log = AuditLog.open(cfg, time, time)) {
       log.write(record(1));
-      waitForWritten(log, 1);
-      clock.now = clock.now.plus(Duration.ofHours(2));
+      waitFor(() -> log.written() == 1);
+      time.advance(Duration.ofHours(2));
+      log.wake();
       waitFor(() -> rotatedCount() == 1);
       log.write(record(2));
     }
@@ -288,8 +255,19 @@ final class AuditLogTest {
     }
   }
 
-  private static void waitForWritten(AuditLog log, long n) {
-    waitFor(() -> log.written() >= n);
+  /**
+   * Moves the fake time past any linger and wakes the writer until it waits for records with none queued: by
+   * then it has written every record queued before.
+   */
+  private static void settle(AuditLog log, FakeTime time) {
+    waitFor(() -> {
+      if (log.queued() == 0 && log.wakesAt() == 1) {
+        return true;
+      }
+      time.advance(Duration.ofNanos(AuditWriter.MAX_LINGER_NANOS));
+      log.wake();
+      return false;
+    });
   }
 
   /** Sleeps between looks: a spinning test thread would take one of two cores from the writer it waits for. */
@@ -305,48 +283,6 @@ final class AuditLogTest {
         Thread.currentThread().interrupt();
         throw new AssertionError("interrupted", e);
       }
-    }
-  }
-
-  /** A value the record writer does not encode itself: ObjectMapper's to write. */
-  record Rewrite(String rule, int changes) {}
-
-  /** The record writer's own map and list encoding must give exactly the JSON ObjectMapper gives. */
-  @Test
-  void nestedValuesAreWrittenAsObjectMapperWritesThem() throws IOException {
-    Map<String, Object> summary = new LinkedHashMap<>();
-    summary.put("kinds", List.of("rpc:ExecutePlan", "sql:query"));
-    summary.put("tables", new TreeSet<>(Set.of("b", "a \"quoted\" \u00e9\n")));
-    summary.put("nested", new TreeMap<>(Map.of("n", 3, "big", 1L << 40, "flag", true)));
-    summary.put("none", null);
-    summary.put("empty", List.of());
-    summary.put("ratio", 0.25);
-    summary.put("rewrite", new Rewrite("iceberg", 2));
-    ObjectMapper mapper = new ObjectMapper();
-    StringWriter ours = new StringWriter();
-    try (JsonGenerator json = mapper.getFactory().createGenerator(ours)) {
-      AuditLog.writeValue(json, summary);
-    }
-    assertEquals(mapper.writeValueAsString(summary), ours.toString());
-    assertTrue(ours.toString().startsWith("{\"kinds\":[\"rpc:ExecutePlan\",\"sql:query\"],"), ours.toString());
-  }
-
-  private static final class MutableClock extends Clock {
-    volatile Instant now = Instant.parse("2026-11-30T00:00:00Z");
-
-    @Override
-    public ZoneOffset getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
     }
   }
 }

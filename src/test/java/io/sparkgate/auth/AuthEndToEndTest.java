@@ -23,7 +23,10 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
+import io.sparkgate.call.Pipeline;
+import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.forward.ProxyRegistry;
+import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ConfigRequest;
 import io.sparkgate.proto.spark.ConfigResponse;
 import io.sparkgate.proto.spark.KeyValue;
@@ -39,10 +42,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Interceptor + hooks + ProxyRegistry in front of a fake backend, over real (in-process) gRPC calls. */
+/** The authenticate stage + ProxyRegistry in front of a fake backend, over real (in-process) gRPC calls. */
 final class AuthEndToEndTest {
-  private static final MethodDescriptor<byte[], byte[]> CONFIG =
-      SecretRedactionTest.method("Config", MethodDescriptor.MethodType.UNARY);
+  private static final MethodDescriptor<byte[], byte[]> CONFIG = MethodDescriptor.newBuilder(TestMethods.BYTES,
+      TestMethods.BYTES).setFullMethodName("spark.connect.SparkConnectService/Config")
+      .setType(MethodDescriptor.MethodType.UNARY).build();
 
   @TempDir Path dir;
   private final List<AutoCloseable> closers = new ArrayList<>();
@@ -67,8 +71,8 @@ final class AuthEndToEndTest {
     String proxyName = InProcessServerBuilder.generateName();
     Server proxy = InProcessServerBuilder.forName(proxyName)
         .addService(health.getHealthService())
-        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null, auth.hooks()))
-        .intercept(auth.interceptor())
+        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null, Pipeline.of(auth.stage())))
+        .addTransportFilter(auth.transportFilter())
         .build().start();
     client = InProcessChannelBuilder.forName(proxyName).build();
     closers.add(() -> client.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));

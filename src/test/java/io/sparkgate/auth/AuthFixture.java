@@ -12,6 +12,7 @@ import com.nimbusds.jwt.SignedJWT;
 import io.grpc.Metadata;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.testing.FakeTime;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

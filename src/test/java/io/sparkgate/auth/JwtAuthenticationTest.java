@@ -1,5 +1,6 @@
 package io.sparkgate.auth;
 
+import io.sparkgate.call.Principal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,9 +1,11 @@
 package io.sparkgate.auth;
 
+import io.sparkgate.call.Principal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.grpc.Metadata;
+import io.sparkgate.testing.FakeTime;
 import java.lang.reflect.Proxy;
 import java.math.BigInteger;
 import java.nio.file.Files;

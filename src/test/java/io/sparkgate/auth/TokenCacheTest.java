@@ -1,7 +1,9 @@
 package io.sparkgate.auth;
 
+import io.sparkgate.call.Principal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.sparkgate.testing.FakeTime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

@@ -28,6 +28,11 @@ final class ProxyConfigTest {
     return assertThrows(ConfigException.class, () -> ProxyConfig.load(file)).getMessage();
   }
 
+  /** Where an error about line {@code line} of the written file starts. */
+  private String at(int line) {
+    return dir.resolve("sparkgate.yaml") + ":" + line + ": ";
+  }
+
   private static final String TLS = "tls:\n  cert_file: server.pem\n  key_file: server.key\n";
   private static final String BACKEND = "backend:\n  address: localhost:15002\n";
 
@@ -144,14 +149,30 @@ final class ProxyConfigTest {
   }
 
   @Test
-  void durationsInErrors_writtenAsTheConfigurationWritesThem() {
-    assertEquals("0s", Node.human(java.time.Duration.ZERO));
-    assertEquals("50us", Node.human(java.time.Duration.ofNanos(50_000)));
-    assertEquals("100ms", Node.human(java.time.Duration.ofMillis(100)));
-    assertEquals("1500ms", Node.human(java.time.Duration.ofMillis(1500)));
-    assertEquals("5m", Node.human(java.time.Duration.ofMinutes(5)));
-    assertEquals("1d", Node.human(java.time.Duration.ofDays(1)));
-    assertEquals("7ns", Node.human(java.time.Duration.ofNanos(7)));
+  void duplicateKey_refusedNamingFileAndBothLines() throws IOException {
+    assertEquals(at(3) + "listen.port: duplicate key (first at line 2)",
+        error("listen:\n  port: 1\n  port: 2\n" + TLS + BACKEND));
+    // A whole section given twice: before, the second silently replaced the first.
+    assertEquals(at(6) + "backend: duplicate key (first at line 4)",
+        error(TLS + BACKEND + "backend:\n  address: elsewhere:15002\n"));
+    assertEquals(at(10) + "auth.static_tokens[0].principal: duplicate key (first at line 9)",
+        error(TLS + BACKEND + "auth:\n  static_tokens:\n    - sha256: " + "a".repeat(64)
+            + "\n      principal: a\n      principal: b\n"));
+  }
+
+  @Test
+  void typeError_namesFileLineAndKey() throws IOException {
+    assertEquals(at(3) + "listen.port: must be a whole number, got 'high'",
+        error("listen:\n  address: 127.0.0.1\n  port: high\n" + TLS + BACKEND));
+    assertEquals(at(8) + "audit.fsync: must be never, batch or always, got 'sometimes'",
+        error(TLS + BACKEND + "audit:\n  stdout: true\n  fsync: sometimes\n"));
+  }
+
+  @Test
+  void unknownKey_nested_namesFileLineAndPath() throws IOException {
+    assertEquals(at(8) + "backend.profile.refresh: unknown key (valid keys here: "
+        + "catalogs, default_catalog, default_fs, extensions, refresh_interval, spark_version)",
+        error(TLS + BACKEND + "  profile:\n    spark_version: 4.0.0\n    refresh: 1m\n"));
   }
 
   @Test
@@ -201,8 +222,9 @@ final class ProxyConfigTest {
 
   @Test
   void emptyOrInvalidYaml_explained() throws IOException {
-    assertTrue(error("").contains("the file is empty"));
-    assertTrue(error("listen: [1, 2\n").contains("not valid YAML"));
+    assertTrue(error("").endsWith("sparkgate.yaml:1: the file is empty; see proxy/sparkgate.yaml for a complete example"));
+    assertTrue(error("- listen\n").endsWith("sparkgate.yaml:1: the top level must be a mapping of sections (listen, tls, backend, ...)"));
+    assertTrue(error("listen: [1, 2\n").contains("sparkgate.yaml:2:1: not valid YAML"));
     Path missing = dir.resolve("nope.yaml");
     assertTrue(assertThrows(ConfigException.class, () -> ProxyConfig.load(missing)).getMessage().contains("no such file"));
   }

@@ -7,13 +7,11 @@ import static org.junit.jupiter.api.Assertions.fail;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.github.benmanes.caffeine.cache.Ticker;
-import com.google.protobuf.CodedInputStream;
-import io.grpc.Context;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.StatusException;
-import io.sparkgate.audit.TestEvidence;
-import io.sparkgate.auth.Principal;
+import io.sparkgate.call.Call;
+import io.sparkgate.call.InspectStage;
+import io.sparkgate.call.Pipeline;
+import io.sparkgate.call.Principal;
 import io.sparkgate.cli.PolicyCommand;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.inspect.ArtifactTracker;
@@ -21,15 +19,12 @@ import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionTracker;
-import io.sparkgate.inspect.SessionView;
 import io.sparkgate.policy.Policy;
 import io.sparkgate.policy.PolicyEngine;
-import io.sparkgate.policy.PolicyHook;
+import io.sparkgate.policy.DecideStage;
 import io.sparkgate.policy.ProfileSource;
-import io.sparkgate.policy.RequestRewriters;
-import java.io.ByteArrayInputStream;
+import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -79,61 +74,37 @@ final class PolicyDecisionFuzzTest {
     };
     SessionTracker sessions = new SessionTracker(() -> profile == null ? BackendProfile.UNKNOWN : profile,
         Duration.ofHours(2), Ticker.systemTicker());
-    PolicyHook hook = new PolicyHook(new Inspector(), sessions, new PolicyEngine(current, ProfileSource.fixed(profile)),
-        RequestRewriters.builtIn(), data.consumeBoolean());
+    Pipeline stages = Pipeline.of(InspectStage.full(new Inspector(), sessions), new DecideStage(
+        new PolicyEngine(current, ProfileSource.fixed(profile)), IcebergTimeTravelPolicyRewriter.all(),
+        data.consumeBoolean()));
     for (int n = data.consumeInt(1, 3); n > 0 && data.remainingBytes() > 0; n--) {
       FuzzRequests.Request request = FuzzRequests.build(data);
-      // The session as the hook will see it (the backend's extensions decide which grammars read SQL).
-      SessionView view = sessionOf(request.bytes(), sessions);
+      // Read in the session the stages will see (the backend's extensions decide which grammars read SQL).
       boolean mustRefuse = fault == 1 || fault == 2
-          || INSPECTOR.inspect(request.method(), request.bytes(), view).has(Fact.Kind.UNCLASSIFIED);
-      TestEvidence.Recorded r = TestEvidence.record(() -> {
-        CallHook call = Context.current().withValue(Principal.KEY, principal)
-            .call(() -> hook.newCall(method(request.method()), new Metadata()));
-        call.onRequest(request.bytes());
-        if (request.method().equals("AddArtifacts")) call.onHalfClose();
-        return null;
-      });
-      if (r.thrown() != null && !(r.thrown() instanceof StatusException)) {
-        fail("the policy stage threw " + r.thrown() + " for " + request, r.thrown());
+          || INSPECTOR.inspect(request.method(), request.bytes(), sessions, null).has(Fact.Kind.UNCLASSIFIED);
+      Call call = Call.of(request.method());
+      if (principal != null) call.principal(principal);
+      Exception thrown = null;
+      try {
+        CallHook hook = stages.open(call);
+        hook.onAccepted(hook.onRequest(request.bytes()));
+        if (request.method().equals("AddArtifacts")) hook.onHalfClose();
+      } catch (Exception e) {
+        thrown = e;
+      }
+      Exception refused = thrown;
+      if (refused != null && !(refused instanceof StatusException)) {
+        fail("the policy stage threw " + refused + " for " + request, refused);
       }
       if (mustRefuse) {
-        assertInstanceOf(StatusException.class, r.thrown(), () -> request + " was let through: " + r.fields());
-      } else if (request.method().equals("AddArtifacts") && r.thrown() == null) {
+        assertInstanceOf(StatusException.class, refused, () -> request + " was let through: " + call.decided());
+      } else if (request.method().equals("AddArtifacts") && refused == null) {
         // An artifact begun and never finished is only known at the end of the stream; it must be refused there.
         ArtifactTracker tracker = INSPECTOR.newArtifactTracker();
-        INSPECTOR.inspect(request.method(), request.bytes(), view, tracker);
-        assertFalse(INSPECTOR.finishArtifacts(tracker).has(Fact.Kind.UNCLASSIFIED), () -> request + " left an unfinished artifact and was let through: " + r.fields());
+        INSPECTOR.inspect(request.method(), request.bytes(), sessions, tracker);
+        assertFalse(INSPECTOR.finishArtifacts(tracker).has(Fact.Kind.UNCLASSIFIED), () -> request + " left an unfinished artifact and was let through: " + call.decided());
       }
     }
-  }
-
-  /**
-   * The session view the hook uses for these bytes: its session_id (field 1) and user_context.user_id
-   * (field 2.1), read as PolicyHook reads them, the default where they cannot be read.
-   */
-  private static SessionView sessionOf(byte[] request, SessionTracker sessions) {
-    String session = "";
-    String user = "";
-    try {
-      CodedInputStream in = CodedInputStream.newInstance(request);
-      for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-        if (tag == (1 << 3 | 2)) {
-          session = in.readStringRequireUtf8();
-        } else if (tag == (2 << 3 | 2)) {
-          CodedInputStream uc = in.readBytes().newCodedInput();
-          for (int t = uc.readTag(); t != 0; t = uc.readTag()) {
-            if (t == (1 << 3 | 2)) user = uc.readStringRequireUtf8();
-            else uc.skipField(t);
-          }
-        } else {
-          in.skipField(tag);
-        }
-      }
-    } catch (IOException | RuntimeException e) {
-      // As the hook: what was read so far stands.
-    }
-    return sessions.view(user, session);
   }
 
   private static List<Policy> shippedPolicies() {
@@ -143,22 +114,5 @@ final class PolicyDecisionFuzzTest {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  private static MethodDescriptor<byte[], byte[]> method(String name) {
-    MethodDescriptor.Marshaller<byte[]> bytes = new MethodDescriptor.Marshaller<>() {
-      @Override
-      public InputStream stream(byte[] value) {
-        return new ByteArrayInputStream(value);
-      }
-
-      @Override
-      public byte[] parse(InputStream stream) {
-        throw new UnsupportedOperationException();
-      }
-    };
-    return MethodDescriptor.<byte[], byte[]>newBuilder().setType(MethodDescriptor.MethodType.UNKNOWN)
-        .setFullMethodName("spark.connect.SparkConnectService/" + name).setRequestMarshaller(bytes)
-        .setResponseMarshaller(bytes).build();
   }
 }

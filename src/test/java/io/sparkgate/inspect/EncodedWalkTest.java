@@ -218,8 +218,9 @@ final class EncodedWalkTest {
     assertDoesNotThrow(() -> {
       RequestHead head = RequestHead.of(prototype);
       assertNotNull(head, "every request type's head is read from its encoding");
-      head.emit(prototype.getDescriptorForType().getName(), bytes, sink);
-      new PlanWalker(config, new Detectors(config, sql, sink), sink).walkEncoded(bytes, Shape.of(prototype), SESSION);
+      SessionView session =
+          head.emit(prototype.getDescriptorForType().getName(), bytes, sink, SessionViews.fixed(SESSION));
+      new PlanWalker(config, new Detectors(config, sql, sink), sink).walkEncoded(bytes, Shape.of(prototype), session);
     }, () -> prototype.getDescriptorForType().getName() + " " + Arrays.toString(bytes));
   }
 

@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.InspectorConfig;
+import io.sparkgate.inspect.SessionView;
 import io.sparkgate.proto.spark.AnalyzePlanRequest;
 import io.sparkgate.proto.spark.Command;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
@@ -22,8 +24,9 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 final class TimeTravelRequestRewriterTest {
-  private static final TimeTravelRequestRewriter REWRITER =
-      new TimeTravelRequestRewriter(new Inspector(), InspectorConfig.DEFAULTS.maxDepth());
+  private static final TimeTravelRequestRewriter REWRITER = new TimeTravelRequestRewriter(InspectorConfig.DEFAULTS.maxDepth());
+  /** The inspect stage's part: the facts the rewriter is given with the request. */
+  private static final Inspector INSPECTOR = new Inspector();
   private static final UserContext ALICE = UserContext.newBuilder().setUserId("alice").setUserName("Alice").build();
 
   private static Relation sql(String query) {
@@ -36,7 +39,13 @@ final class TimeTravelRequestRewriterTest {
   }
 
   private static TimeTravelRequestRewriter.Rewritten rewrite(byte[] request, String method) throws RefusedException {
-    return REWRITER.rewrite(request, method, Profiles.session("UTC"), Profiles.MIXED);
+    return rewrite(request, method, Profiles.MIXED);
+  }
+
+  private static TimeTravelRequestRewriter.Rewritten rewrite(byte[] request, String method, BackendProfile profile)
+      throws RefusedException {
+    SessionView session = Profiles.session("UTC");
+    return REWRITER.rewrite(request, method, INSPECTOR.inspect(method, request, session), session, profile);
   }
 
   @Test
@@ -95,7 +104,7 @@ final class TimeTravelRequestRewriterTest {
     byte[] iceberg = execute(Plan.newBuilder().setRoot(sql("SELECT * FROM iceberg.lake.trips VERSION AS OF 1")).build())
         .toByteArray();
     TimeTravelRequestRewriter.Rewritten icebergOnly =
-        REWRITER.rewrite(iceberg, "ExecutePlan", Profiles.session("UTC"), Profiles.ICEBERG_ONLY);
+        rewrite(iceberg, "ExecutePlan", Profiles.ICEBERG_ONLY);
     assertSame(iceberg, icebergOnly.request());
     assertTrue(!icebergOnly.changed());
   }

@@ -1,5 +1,8 @@
 package io.sparkgate.policy;
 
+import io.sparkgate.config.AuthConfig;
+import io.sparkgate.config.SecretPatterns;
+import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
@@ -21,6 +24,7 @@ import java.util.Set;
  * never another exception. And a policy that compiles can be evaluated on any facts without throwing.
  */
 final class PolicyCompilerFuzzTest {
+  private static final SecretPatterns SECRETS = new SecretPatterns(AuthConfig.disabled().secretPatterns());
   /** Named as if it sat beside the shipped policies, so that {@code include: shared-server.yaml} finds one. */
   private static final String FILE = "policies/fuzzed.yaml";
   private static final PolicyCompiler COMPILER = new PolicyCompiler(Effect.DENY, rewriters());
@@ -45,7 +49,7 @@ final class PolicyCompilerFuzzTest {
     for (Facts facts : FACTS) {
       for (BackendProfile profile : PROFILES) {
         for (List<String> groups : List.of(List.<String>of(), List.of("sparkgate-admins"))) {
-          Facts enriched = Enrichment.enrich(facts, profile);
+          Facts enriched = Enrichment.enrich(facts, profile, SECRETS);
           policy.evaluate(new EvalInput("ExecutePlan", "alice", groups, "t1", enriched, profile));
         }
       }
@@ -53,7 +57,7 @@ final class PolicyCompilerFuzzTest {
   }
 
   private static Set<String> rewriters() {
-    Set<String> names = new HashSet<>(RequestRewriters.builtIn().keySet());
+    Set<String> names = new HashSet<>(IcebergTimeTravelPolicyRewriter.all().keySet());
     names.add("test_rewriter");
     return names;
   }

@@ -66,7 +66,7 @@ final class PolicyIncludeTest {
   void mistakesAreRefusedWithTheFileAndLine() throws Exception {
     write("base.yaml", BASE);
     Path missing = write("missing.yaml", "rules:\n  - include: nope.yaml\n");
-    assertTrue(error(missing).contains("missing.yaml:2: cannot include 'nope.yaml'"), error(missing));
+    assertTrue(error(missing).contains("missing.yaml:2: rules[0].include: cannot include 'nope.yaml'"), error(missing));
 
     Path duplicate = write("dup.yaml", "rules:\n  - include: base.yaml\n  - {name: no-udf, description: d, effect: allow}\n");
     assertTrue(error(duplicate).contains("dup.yaml:3: rule 'no-udf': another rule already has this name (in "),
@@ -76,17 +76,17 @@ final class PolicyIncludeTest {
     Path b = write("b.yaml", "rules:\n  - include: a.yaml\n");
     assertTrue(error(b).contains("include cycle"), error(b));
     Path self = write("self.yaml", "rules:\n  - include: self.yaml\n");
-    assertTrue(error(self).contains("self.yaml:2: include cycle"), error(self));
+    assertTrue(error(self).contains("self.yaml:2: rules[0].include: include cycle"), error(self));
 
     Path twice = write("twice.yaml", "rules:\n  - include: base.yaml\n  - include: ./base.yaml\n");
-    assertTrue(error(twice).contains("twice.yaml:3: './base.yaml' is already included"), error(twice));
+    assertTrue(error(twice).contains("twice.yaml:3: rules[1].include: './base.yaml' is already included"), error(twice));
 
     Path extra = write("extra.yaml", "rules:\n  - {include: base.yaml, name: x}\n");
-    assertTrue(error(extra).contains("unknown key 'name' in an include"), error(extra));
+    assertTrue(error(extra).contains("extra.yaml:2: rules[0].name: unknown key (valid keys here: include)"), error(extra));
 
     write("broken.yaml", "rules:\n  - {name: b, description: d, effect: alow}\n");
     Path includesBroken = write("top.yaml", "rules:\n  - include: broken.yaml\n");
-    assertTrue(error(includesBroken).contains("broken.yaml:2: rule 'b': effect must be"), error(includesBroken));
+    assertTrue(error(includesBroken).contains("broken.yaml:2: rule 'b': effect: must be"), error(includesBroken));
   }
 
   @Test
@@ -103,7 +103,7 @@ final class PolicyIncludeTest {
     Files.writeString(base, "rules: 3\n");
     assertFalse(store.reload());
     assertEquals(List.of("no-udf", "base-allow", "added"), store.current().ruleNames());
-    assertTrue(store.lastError().contains("base.yaml:1: rules must be a list"), store.lastError());
+    assertTrue(store.lastError().contains("base.yaml:1: rules: must be a list"), store.lastError());
 
     Files.delete(base);
     assertFalse(store.reload(), "a vanished include keeps the last good policy");

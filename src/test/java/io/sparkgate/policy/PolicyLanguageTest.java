@@ -148,7 +148,7 @@ final class PolicyLanguageTest {
             effect: deny
             whne: {fact: SQL}
         """);
-    assertTrue(e.startsWith("test.yaml:8: rule 'typo': unknown key 'whne'"), e);
+    assertTrue(e.startsWith("test.yaml:8: rule 'typo': whne: unknown key (valid keys here: description, effect, "), e);
 
     e = compileError("""
         rules:
@@ -158,7 +158,7 @@ final class PolicyLanguageTest {
             when:
               fact: USERCODE
         """);
-    assertTrue(e.startsWith("test.yaml:6: rule 'bad-kind': unknown fact kind 'USERCODE'"), e);
+    assertTrue(e.startsWith("test.yaml:6: rule 'bad-kind': when.fact: unknown fact kind 'USERCODE'"), e);
 
     e = compileError("""
         rules:
@@ -167,7 +167,7 @@ final class PolicyLanguageTest {
             effect: deny
             when: {fact: SQL, attr: {sql: {regex: "("}}}
         """);
-    assertTrue(e.startsWith("test.yaml:5: rule 'bad-regex': attr.sql: invalid regex"), e);
+    assertTrue(e.startsWith("test.yaml:5: rule 'bad-regex': when.attr.sql.regex: invalid regex"), e);
 
     e = compileError("""
         rules:
@@ -187,7 +187,7 @@ final class PolicyLanguageTest {
             effect: rewrite
             rewriter: nope
         """);
-    assertTrue(e.startsWith("test.yaml:5: rule 'rw': unknown rewriter 'nope'"), e);
+    assertTrue(e.startsWith("test.yaml:5: rule 'rw': rewriter: unknown rewriter 'nope'"), e);
 
     e = compileError("""
         rules:
@@ -195,14 +195,13 @@ final class PolicyLanguageTest {
             description: d
             effect: block
         """);
-    assertTrue(e.startsWith("test.yaml:4: rule 'eff': effect must be deny, allow, audit or rewrite"), e);
+    assertTrue(e.equals("test.yaml:4: rule 'eff': effect: must be deny, allow, audit or rewrite, got 'block'"), e);
 
     e = compileError("rules:\n  - name: x\n    description: d\n    effect: deny\n    message: \"bad {brace\"\n");
     assertTrue(e.contains("rule 'x': message has an unbalanced"), e);
 
     e = compileError("rules: [\n");
-    assertTrue(e.startsWith("test.yaml:"), e);
-    assertTrue(e.contains("not valid YAML"), e);
+    assertTrue(e.startsWith("test.yaml:2:1: not valid YAML: "), e);
 
     e = compileError("""
         rules:
@@ -210,5 +209,62 @@ final class PolicyLanguageTest {
             effect: deny
         """);
     assertTrue(e.startsWith("test.yaml:2: rule #1: 'name' is required"), e);
+  }
+
+  @Test
+  void duplicateKeys_refusedAtAnyDepth_namingFileAndBothLines() {
+    String e = compileError("""
+        rules:
+          - name: twice
+            description: d
+            effect: allow
+            effect: deny
+        """);
+    assertEquals("test.yaml:5: rules[0].effect: duplicate key (first at line 4)", e);
+
+    e = compileError("""
+        rules:
+          - name: nested
+            description: d
+            effect: deny
+            when:
+              fact: SQL
+              attr: {sql: "*x*", sql: "*y*"}
+        """);
+    assertEquals("test.yaml:7: rules[0].when.attr.sql: duplicate key (first at line 7)", e);
+
+    e = compileError("default: allow\nrules: []\ndefault: deny\n");
+    assertEquals("test.yaml:3: default: duplicate key (first at line 1)", e);
+  }
+
+  @Test
+  void typeErrorsAndNestedUnknownKeys_nameTheKeyPathInTheRule() {
+    String e = compileError("""
+        rules:
+          - name: m
+            description: d
+            effect: deny
+            match:
+              rpc: ExecutePlan
+              principals: [alice]
+        """);
+    assertTrue(e.startsWith("test.yaml:7: rule 'm': match.principals: unknown key (valid keys here: "), e);
+
+    e = compileError("""
+        rules:
+          - name: t
+            description: d
+            effect: deny
+            when: {fact: SQL, attr: {sql: [[nested]]}}
+        """);
+    assertEquals("test.yaml:5: rule 't': when.attr.sql[0]: nested lists are not allowed", e);
+
+    e = compileError("""
+        rules:
+          - name: s
+            description: d
+            effect: {deny: true}
+        """);
+    assertEquals("test.yaml:4: rule 's': effect: must be a string, got a mapping", e);
   }
 }

@@ -43,7 +43,7 @@ final class PolicyStoreTest {
     Files.writeString(f, "rules:\n  - {name: a, description: d, effect: alow}\n");
     assertFalse(store.reload());
     assertEquals(List.of("a"), store.current().ruleNames());
-    assertTrue(store.lastError().contains("p.yaml:2: rule 'a': effect must be"), store.lastError());
+    assertTrue(store.lastError().contains("p.yaml:2: rule 'a': effect: must be"), store.lastError());
     Files.delete(f);
     assertFalse(store.reload());
     assertEquals(List.of("a"), store.current().ruleNames());
@@ -56,6 +56,6 @@ final class PolicyStoreTest {
   void start_invalidFileIsRefused() throws Exception {
     Path f = Files.writeString(dir.resolve("p.yaml"), "rules: 3\n");
     PolicyException e = assertThrows(PolicyException.class, () -> store(f));
-    assertTrue(e.getMessage().contains("p.yaml:1: rules must be a list"), e.getMessage());
+    assertTrue(e.getMessage().contains("p.yaml:1: rules: must be a list, got "), e.getMessage());
   }
 }

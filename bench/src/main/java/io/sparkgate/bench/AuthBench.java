@@ -1,11 +1,9 @@
 package io.sparkgate.bench;
 
-import io.grpc.Context;
 import io.grpc.Metadata;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
 import io.grpc.StatusException;
 import io.sparkgate.auth.Authentication;
+import io.sparkgate.forward.CallHook;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -21,9 +19,9 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Authentication per call through the public surface: the interceptor verifying an RS256 JWT from the
+ * Authentication per call through the public surface: the authenticate stage verifying an RS256 JWT from the
  * {@code authorization} header with the token cache on (the steady state: a client reuses its token) and off
- * (every call verifies the signature), and the UserContext rewrite (identity hooks) of one ExecutePlan.
+ * (every call verifies the signature), and the UserContext rewrite (identity stamping) of one ExecutePlan.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -35,11 +33,10 @@ public class AuthBench {
   private Authentication cached;
   private Authentication uncached;
   private Metadata headers;
-  private Context authenticated;
+  private Metadata uncachedHeaders;
+  /** The authenticate stage's part of one authenticated call: what stamps each of its requests. */
+  private CallHook stamping;
   private byte[] request;
-  private final SecurityFixtures.FakeCall call = new SecurityFixtures.FakeCall();
-  private final ServerCall.Listener<byte[]> listener = new ServerCall.Listener<>() {};
-  private final ServerCallHandler<byte[], byte[]> next = (c, h) -> listener;
 
   @Setup
   public void setup() throws Exception {
@@ -48,41 +45,26 @@ public class AuthBench {
     cached = Authentication.create(on.config().auth());
     uncached = Authentication.create(off.config().auth());
     headers = SecurityFixtures.bearer(on.token());
-    authenticated = SecurityFixtures.authenticatedContext(cached, on.token());
     // The uncached instance has its own key: verify its own token.
     uncachedHeaders = SecurityFixtures.bearer(off.token());
-    SecurityFixtures.authenticatedContext(uncached, off.token());
+    SecurityFixtures.authenticated(uncached, off.token());
+    stamping = cached.stage().open(SecurityFixtures.authenticated(cached, on.token()));
     request = BenchProtocol.executePlanRequest("00000000-0000-0000-0000-00000000beef", 16, 1);
   }
 
-  private Metadata uncachedHeaders;
-
   @Benchmark
-  public ServerCall.Listener<byte[]> tokenVerifyCached() {
-    ServerCall.Listener<byte[]> l = cached.interceptor().interceptCall(call, headers, next);
-    if (call.closed != null) {
-      throw new IllegalStateException("refused: " + call.closed);
-    }
-    return l;
+  public CallHook tokenVerifyCached() throws StatusException {
+    return cached.stage().open(SecurityFixtures.call(headers));
   }
 
   @Benchmark
-  public ServerCall.Listener<byte[]> tokenVerifyUncached() {
-    ServerCall.Listener<byte[]> l = uncached.interceptor().interceptCall(call, uncachedHeaders, next);
-    if (call.closed != null) {
-      throw new IllegalStateException("refused: " + call.closed);
-    }
-    return l;
+  public CallHook tokenVerifyUncached() throws StatusException {
+    return uncached.stage().open(SecurityFixtures.call(uncachedHeaders));
   }
 
-  /** Identity hooks (UserContext overwrite, secret redaction) for one ExecutePlan of an authenticated call. */
+  /** Identity stamping (the UserContext overwrite) of one ExecutePlan of an authenticated call. */
   @Benchmark
   public byte[] userContextRewrite() throws Exception {
-    Context previous = authenticated.attach();
-    try {
-      return cached.hooks().newCall(SecurityFixtures.EXECUTE_PLAN, headers).onRequest(request);
-    } finally {
-      authenticated.detach(previous);
-    }
+    return stamping.onRequest(request);
   }
 }

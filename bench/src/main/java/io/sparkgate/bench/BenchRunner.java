@@ -11,7 +11,6 @@ import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -81,9 +80,6 @@ public final class BenchRunner {
    * the rounds' own, not the p99 of the round with the median p50.
    */
   private final Map<String, List<Double>> closedLoopP99 = new LinkedHashMap<>();
-  /** Streaming only, when the cross-core canary runs: per scenario and endpoint, each round's vCPU placement. */
-  private final Map<String, Map<String, List<String>>> placementRounds = new LinkedHashMap<>();
-  private CoreCanary canary; // null: not built (no gcc) or --no-canary
 
   private BenchRunner(Options o) {
     this.o = o;
@@ -96,10 +92,10 @@ public final class BenchRunner {
     boolean jmh = true;
     Path jar = Path.of("target/sparkgate.jar");
     Path baselineJar; // optional: another build, run as "sparkgate-base" for before/after
+    Path baselinePolicy; // optional: the baseline's policy file (an older build cannot read today's)
     Set<String> baselineFeatures; // the baseline's features (Endpoints.FEATURES); null: TLS only
     boolean frameRelay; // also measure the FrameRelay baseline
     Path out = Path.of("bench/results");
-    Path canary = Path.of("bench/target/xcore"); // bench/tools/xcore.c, built by bench/run.sh; null: none
     String token;
     Duration warmup = Duration.ofSeconds(5);
     Duration measure = Duration.ofSeconds(10); // per round: latency and streaming run --rounds of them
@@ -148,9 +144,9 @@ public final class BenchRunner {
           }
           case "--no-nginx" -> o.nginx = false;
           case "--no-jmh" -> o.jmh = false;
-          case "--no-canary" -> o.canary = null;
           case "--jar" -> o.jar = Path.of(args[++i]);
           case "--baseline-jar" -> o.baselineJar = Path.of(args[++i]);
+          case "--baseline-policy" -> o.baselinePolicy = Path.of(args[++i]).toAbsolutePath();
           case "--baseline-full" -> o.baselineFeatures = Endpoints.FEATURES;
           case "--baseline-features" -> o.baselineFeatures = Set.of(args[++i].split(","));
           case "--frame-relay" -> o.frameRelay = true;
@@ -192,9 +188,10 @@ public final class BenchRunner {
             + " --open-slice-ms at least 100, not " + o.openCycles + " and " + o.openSlice.toMillis());
       }
       if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty() || !o.baselineAudit.isEmpty()
-          || !o.baselineListen.isEmpty() || !o.baselineEnv.isEmpty()) && o.baselineJar == null) {
+          || !o.baselineListen.isEmpty() || !o.baselineEnv.isEmpty() || o.baselinePolicy != null)
+          && o.baselineJar == null) {
         throw new IllegalArgumentException("--baseline-full, --baseline-features, --baseline-jvm, --baseline-env,"
-            + " --baseline-audit and --baseline-listen need --baseline-jar");
+            + " --baseline-audit, --baseline-listen and --baseline-policy need --baseline-jar");
       }
       if (o.baselineFeatures != null && !o.baselineFeatures.stream()
           .allMatch(f -> Endpoints.FEATURES.contains(f) || Endpoints.EXTRA_FEATURES.contains(f))) {
@@ -330,7 +327,8 @@ public final class BenchRunner {
         Set<String> features = name.equals(FULL) ? Endpoints.FEATURES
             : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
         Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, features,
-            name.equals(BASE) ? o.baselineAudit : Map.of(), listenKeys(name));
+            name.equals(BASE) ? o.baselineAudit : Map.of(), listenKeys(name),
+            name.equals(BASE) ? o.baselinePolicy : null);
         Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, jvmOptions(name),
             environment(name));
         processes.put(name, sp);
@@ -346,7 +344,7 @@ public final class BenchRunner {
           int jmx = Endpoints.freePort();
           // java-relay-full: Sparkgate full's configuration (its listen section unused), and so its JWT.
           Path cfg = name.equals(RELAY) ? null
-              : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES, Map.of(), Map.of());
+              : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES, Map.of(), Map.of(), null);
           Process relay = ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg, o.proxyJvm, o.proxyEnv);
           processes.put(name, relay);
           t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, cfg == null ? o.token : ep.jwtToken(name)));
@@ -356,10 +354,6 @@ public final class BenchRunner {
         }
       }
       log("endpoints up: " + t.keySet());
-      canary = wants("stream") ? CoreCanary.start(o.canary, work) : null;
-      if (canary == null && wants("stream")) {
-        log("no cross-core canary (bench/run.sh builds it with gcc; --no-canary): streaming rounds not tagged");
-      }
       // A fresh proxy JVM spends its first minute or two compiling its hot paths: profiled, C2 took 35-45% of
       // its CPU during the first scenario, with single compilations of Netty's pipeline taking over a second
       // on this machine. Production proxies run for days, so each Sparkgate gets small calls and streams
@@ -419,9 +413,6 @@ public final class BenchRunner {
         json.put("jit_ms_per_round", jitMillis);
         json.put("cpu_rounds", cpuRounds);
         json.put("cpu_kernel_share_rounds", kernelShareRounds);
-        if (!placementRounds.isEmpty()) {
-          json.put("vcpu_placement_rounds", placementRounds);
-        }
       }
       json.put("results", results);
       json.put("cpu", cpuFigures);
@@ -434,9 +425,6 @@ public final class BenchRunner {
         memory.put("slow_reader", slowReader(t.get(FULL), probes.get(FULL)));
       }
     } finally {
-      if (canary != null) {
-        canary.close();
-      }
       for (JvmProbe probe : probes.values()) {
         try {
           probe.close();
@@ -576,21 +564,8 @@ public final class BenchRunner {
         JvmProbe jvm = probes.get(name);
         long jitBefore = jvm == null ? 0 : jvm.jitMillis();
         CpuMeter cpu = CpuMeter.start(processes.get(name));
-        boolean tagged = canary != null && scenario.startsWith("streaming");
-        if (tagged) {
-          canary.sample();
-        }
-        long measuredFrom = System.nanoTime() + o.warmup.toNanos();
         R r = measurement.run(t.get(name));
         double cores = cpu.coresUsed();
-        if (tagged) {
-          canary.pause();
-          CoreCanary.Window w = canary.window(measuredFrom, System.nanoTime());
-          placementRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>())
-              .computeIfAbsent(name, k -> new ArrayList<>()).add(w.placement().label);
-          log(String.format("  vCPUs %s (%d canary samples); a cross-core copy %.1f ns/KiB", w.placement().label,
-              w.samples(), w.crossCopyNsPerKiB()));
-        }
         double kernel = cpu.kernelShare();
         kernelShareRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>())
             .computeIfAbsent(name, k -> new ArrayList<>()).add(kernel);
@@ -777,39 +752,6 @@ public final class BenchRunner {
     target(name, paired.median() <= 0, String.format("full minus L7 %+.1f us%s, lower in %d of %d buckets",
         paired.median(), ci == null ? "" : String.format(" (95%% %+.1f to %+.1f)", ci[0], ci[1]), paired.lowerIn(),
         paired.differences().size()));
-  }
-
-  /**
-   * Each endpoint's rounds by the vCPU placement the canary saw (CoreCanary): the median MB/s of its rounds in
-   * each placement, and how many. Whichever placement an endpoint's median round fell in moved its figure by
-   * up to a fifth (thirty-second round), so endpoints compare best within one column.
-   */
-  private void reportByPlacement(String scenario, Collection<String> names) {
-    Map<String, List<String>> placements = placementRounds.get(scenario);
-    if (placements == null) {
-      return;
-    }
-    List<CoreCanary.Placement> columns = List.of(CoreCanary.Placement.values());
-    StringBuilder head = new StringBuilder(String.format("  %-15s", "vCPUs:"));
-    columns.forEach(c -> head.append(String.format(" %12s", c.label)));
-    line("  MB/s by the vCPUs' placement in each round (median of those rounds, and how many):");
-    line("%s", head);
-    for (String name : names) {
-      List<String> tags = placements.getOrDefault(name, List.of());
-      List<Double> mbs = rounds.get(scenario).get(name);
-      StringBuilder row = new StringBuilder(String.format("  %-15s", name));
-      for (CoreCanary.Placement c : columns) {
-        List<Double> in = new ArrayList<>();
-        for (int i = 0; i < tags.size(); i++) {
-          if (tags.get(i).equals(c.label)) {
-            in.add(mbs.get(i));
-          }
-        }
-        String cell = in.isEmpty() ? "- (0)" : String.format("%.0f (%d)", Paired.median(in), in.size());
-        row.append(String.format(" %12s", cell));
-      }
-      line("%s", row);
-    }
   }
 
   /** "min-max" of an endpoint's rounds, or "-" for a single round. */
@@ -1006,7 +948,6 @@ public final class BenchRunner {
             ratio(st, e.getKey(), STREAM, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
             ratio(st, e.getKey(), L7, x -> ((LoadGenerator.Streaming) x).mbPerSecond()));
       }
-      reportByPlacement("streaming_" + s, st.keySet());
       line("");
       if (s >= 4) {
         double f = ((LoadGenerator.Streaming) st.get(FULL)).mbPerSecond();

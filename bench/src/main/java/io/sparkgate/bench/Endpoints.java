@@ -109,8 +109,8 @@ final class Endpoints implements AutoCloseable {
 
   /**
    * The JVM options deploy/ runs Sparkgate with, so that the bench measures the proxy as shipped: the parallel
-   * collector (README, "JVM settings"; bench/README.md, fifteenth round) and transparent huge pages for the
-   * heap and the compiled code (twenty-first round).
+   * collector and transparent huge pages for the heap and the compiled code (docs/operations.md, "JVM
+   * settings"; bench/README.md, decision log, fifteenth and twenty-first rounds).
    */
   static final List<String> SHIPPED_JVM = List.of("-XX:+UseParallelGC", "-XX:+UseTransparentHugePages");
 
@@ -157,10 +157,11 @@ final class Endpoints implements AutoCloseable {
   /**
    * Sparkgate's configuration for one variant: TLS, plus the features given (a subset of {@link #FEATURES}):
    * JWT authentication, the shipped policy, audit to a file; {@code audit} sets audit keys over the bench's
-   * (--baseline-audit: what an audit setting costs), {@code listen} adds listen keys (--listen).
+   * (--baseline-audit: what an audit setting costs), {@code listen} adds listen keys (--listen), and
+   * {@code policy}, when not null, replaces the shipped policy (--baseline-policy: an older build's own).
    */
   Path sparkgateConfig(String name, int port, int backendPort, Path certs, Set<String> features,
-      Map<String, String> audit, Map<String, String> listen) throws IOException {
+      Map<String, String> audit, Map<String, String> listen, Path policy) throws IOException {
     Path dir = work.resolve(name);
     Files.createDirectories(dir);
     StringBuilder y = new StringBuilder();
@@ -200,7 +201,8 @@ final class Endpoints implements AutoCloseable {
       y.append("    audience: ").append(AUDIENCE).append('\n');
     }
     if (features.contains("policy")) {
-      y.append("policy:\n  file: ").append(repoRoot().resolve("policies").resolve("shared-server.yaml")).append('\n');
+      Path file = policy != null ? policy : repoRoot().resolve("policies").resolve("shared-server.yaml");
+      y.append("policy:\n  file: ").append(file).append('\n');
     }
     if (features.contains("metrics")) {
       y.append("metrics:\n  address: 127.0.0.1\n  port: 0\n"); // on, and never scraped: the per-call cost only

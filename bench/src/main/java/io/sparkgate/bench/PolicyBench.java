@@ -9,7 +9,7 @@ import io.sparkgate.policy.Policy;
 import io.sparkgate.policy.PolicyCompiler;
 import io.sparkgate.policy.PolicyEngine;
 import io.sparkgate.policy.ProfileSource;
-import io.sparkgate.policy.RequestRewriters;
+import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import java.io.StringReader;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -64,7 +64,7 @@ public class PolicyBench {
 
   @Setup
   public void setup() {
-    PolicyCompiler compiler = new PolicyCompiler(Effect.ALLOW, RequestRewriters.builtIn().keySet());
+    PolicyCompiler compiler = new PolicyCompiler(Effect.ALLOW, IcebergTimeTravelPolicyRewriter.all().keySet());
     Policy policy = compiler.compile("bench-" + rules + ".yaml", new StringReader(policyYaml(rules)));
     if (policy.ruleNames().size() != rules) {
       throw new IllegalStateException("compiled " + policy.ruleNames().size() + " rules, wanted " + rules);

@@ -5,45 +5,36 @@ import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Headers;
-import io.sparkgate.audit.AuditInterceptor;
+import io.sparkgate.Sparkgate;
 import io.sparkgate.audit.AuditLog;
+import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
+import io.sparkgate.call.Pipeline;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.CallHook;
-import io.sparkgate.forward.CallHooks;
+import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.policy.PolicyStage;
 import java.io.IOException;
 import java.net.SocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.List;
 import java.util.Map;
 
 /**
- * For {@link FrameRelay} {@code --config}: Sparkgate's per-call work (the audit and auth interceptors, the
- * identity and policy hooks, the audit record) run on each relayed call as the proxy runs them, from the
+ * For {@link FrameRelay} {@code --config}: Sparkgate's per-call work (its stages: audit, authenticate,
+ * inspect, decide, route, and the audit record) run on each relayed call as the proxy runs them, from the
  * same configuration. It answers "what would a proxy that forwards below gRPC's API cost with Sparkgate's
- * features?" without building one: the interceptors see a stand-in {@link ServerCall} instead of gRPC's.
- * Not a proxy: every call is taken for an ExecutePlan, and response messages are not shown to the audit
- * (it counts no rows).
+ * features?" without building one. Not a proxy: every call is taken for an ExecutePlan, and response
+ * messages are not shown to the stages (the audit counts no rows).
  */
 final class RelayFeatures {
-  private static final MethodDescriptor<byte[], byte[]> EXECUTE_PLAN = SecurityFixtures.EXECUTE_PLAN;
+  private final Pipeline stages;
 
-  private final Authentication auth;
-  private final AuditInterceptor audit;
-  private final CallHook.Factory hooks;
-
-  private RelayFeatures(Authentication auth, PolicyStage policy, AuditLog auditLog) {
-    this.auth = auth;
-    this.audit = new AuditInterceptor(auditLog, Clock.systemUTC());
-    this.hooks = CallHooks.chain(List.of(auth.hooks(), policy.hook()));
+  private RelayFeatures(Pipeline stages) {
+    this.stages = stages;
   }
 
   /**
@@ -56,8 +47,9 @@ final class RelayFeatures {
       throw new IllegalArgumentException(configFile + ": the relay's features need policy and audit sections");
     }
     ManagedChannel backend = ManagedChannelBuilder.forAddress("127.0.0.1", backendPort).usePlaintext().build();
-    return new RelayFeatures(Authentication.create(config.auth()), PolicyStage.start(config, backend),
-        AuditLog.open(config.audit(), Clock.systemUTC()));
+    PolicyStage policy = PolicyStage.start(config, backend, IcebergTimeTravelPolicyRewriter.all());
+    AuditStage audit = new AuditStage(AuditLog.open(config.audit(), Clock.systemUTC()), Clock.systemUTC());
+    return new RelayFeatures(Pipeline.of(Sparkgate.stages(config, Authentication.create(config.auth()), audit, policy)));
   }
 
   /** A call whose request headers have arrived. */
@@ -65,7 +57,7 @@ final class RelayFeatures {
     return new Call(metadata(headers), remote);
   }
 
-  /** The headers as gRPC's server gives them to interceptors: everything but the pseudo-headers. */
+  /** The headers as gRPC's server gives them to the stages: everything but the pseudo-headers. */
   private static Metadata metadata(Http2Headers headers) {
     Metadata m = new Metadata();
     for (Map.Entry<CharSequence, CharSequence> e : headers) {
@@ -80,66 +72,47 @@ final class RelayFeatures {
 
   /** One relayed call, from its request to its end. */
   final class Call {
-    private final Metadata headers;
-    /** Stands in for gRPC's server call: answers what the interceptors ask and records the close. */
-    private final SecurityFixtures.FakeCall call;
-    /** The call as the innermost handler sees it: closing it closes every interceptor's view, audit's last. */
-    private ServerCall<byte[], byte[]> inner;
-    private byte[] forwarded;
+    private final io.sparkgate.call.Call call;
+    private CallHook hook;
+    private Status refusal;
+    private boolean ended;
 
     Call(Metadata headers, SocketAddress remote) {
-      this.headers = headers;
-      this.call = new SecurityFixtures.FakeCall(
+      this.call = new io.sparkgate.call.Call("ExecutePlan", headers,
           Attributes.newBuilder().set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote).build());
     }
 
-    /** Runs the request through the interceptors and hooks: the bytes to forward, or null when refused. */
+    /** Runs the request through the stages: the bytes to forward, or null when refused. */
     byte[] onRequest(byte[] message) {
-      ServerCallHandler<byte[], byte[]> hooked = (c, h) -> {
-        inner = c;
-        CallHook hook;
-        try {
-          hook = hooks.newCall(EXECUTE_PLAN, h);
-        } catch (StatusException e) {
-          c.close(e.getStatus(), new Metadata());
-          return new ServerCall.Listener<>() {};
-        }
-        return new ServerCall.Listener<>() {
-          @Override
-          public void onMessage(byte[] m) {
-            try {
-              forwarded = hook.onRequest(m);
-            } catch (StatusException e) {
-              c.close(e.getStatus(), new Metadata());
-            }
-          }
-
-          @Override
-          public void onHalfClose() {
-            try {
-              hook.onHalfClose();
-            } catch (StatusException e) {
-              c.close(e.getStatus(), new Metadata());
-            }
-          }
-        };
-      };
-      ServerCall.Listener<byte[]> listener =
-          audit.interceptCall(call, headers, (c, h) -> auth.interceptor().interceptCall(c, h, hooked));
-      listener.onMessage(message);
-      listener.onHalfClose();
-      return refusal() == null ? forwarded : null;
+      try {
+        hook = stages.open(call); // a refusal here has closed the stages opened before
+      } catch (StatusException e) {
+        refusal = e.getStatus();
+        ended = true;
+        return null;
+      }
+      try {
+        byte[] forwarded = hook.onRequest(message);
+        hook.onAccepted(forwarded);
+        hook.onHalfClose();
+        return forwarded;
+      } catch (StatusException e) {
+        refusal = e.getStatus();
+        onEnd(refusal);
+        return null;
+      }
     }
 
     /** The status a refusal closed the call with, or null. */
     Status refusal() {
-      return call.closed;
+      return refusal;
     }
 
-    /** The backend's answer ended the call: its record is written. */
+    /** The backend's answer ended the call (or a stage refused it): its record is written. */
     void onEnd(Status status) {
-      if (inner != null && call.closed == null) {
-        inner.close(status, new Metadata());
+      if (hook != null && !ended) {
+        ended = true;
+        hook.onClose(status);
       }
     }
   }

@@ -1,12 +1,10 @@
 package io.sparkgate.bench;
 
 import io.grpc.Attributes;
-import io.grpc.Context;
 import io.grpc.Metadata;
+import io.grpc.StatusException;
+import io.sparkgate.call.Call;
 import io.grpc.MethodDescriptor;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.Status;
 import io.sparkgate.auth.Authentication;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
@@ -19,11 +17,10 @@ import io.sparkgate.proto.spark.UserContext;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Inputs shared by the per-request micro-benchmarks (auth, inspection, policy, hook chain): a JWT setup written
- * to a temporary directory, requests of chosen shapes, and a minimal server call for driving interceptors.
+ * Inputs shared by the per-request micro-benchmarks (auth, inspection, policy, the stages): a JWT setup written
+ * to a temporary directory, requests of chosen shapes, and calls as the proxy's pipeline makes them.
  */
 public final class SecurityFixtures {
   public static final MethodDescriptor<byte[], byte[]> EXECUTE_PLAN =
@@ -65,42 +62,20 @@ public final class SecurityFixtures {
     return h;
   }
 
-  /** A server call that only answers what interceptors ask (method, attributes) and records a close. */
-  public static final class FakeCall extends ServerCall<byte[], byte[]> {
-    private final Attributes attributes;
-    public volatile Status closed;
-
-    public FakeCall() {
-      this(Attributes.EMPTY);
-    }
-
-    /** One whose transport attributes (the client's address, say) the interceptors read. */
-    public FakeCall(Attributes attributes) {
-      this.attributes = attributes;
-    }
-
-    @Override public void request(int numMessages) {}
-    @Override public void sendHeaders(Metadata headers) {}
-    @Override public void sendMessage(byte[] message) {}
-    @Override public void close(Status status, Metadata trailers) { closed = status; }
-    @Override public boolean isCancelled() { return false; }
-    @Override public MethodDescriptor<byte[], byte[]> getMethodDescriptor() { return EXECUTE_PLAN; }
-    @Override public Attributes getAttributes() { return attributes; }
+  /** A new ExecutePlan call with these headers, as the proxy's pipeline makes one. */
+  public static Call call(Metadata headers) {
+    return new Call("ExecutePlan", headers, Attributes.EMPTY);
   }
 
-  /** The gRPC context (holding the principal) the interceptor of {@code auth} gives a call with this token. */
-  public static Context authenticatedContext(Authentication auth, String token) {
-    AtomicReference<Context> ctx = new AtomicReference<>();
-    FakeCall call = new FakeCall();
-    ServerCallHandler<byte[], byte[]> next = (c, h) -> {
-      ctx.set(Context.current());
-      return new ServerCall.Listener<>() {};
-    };
-    auth.interceptor().interceptCall(call, bearer(token), next);
-    if (ctx.get() == null) {
-      throw new IllegalStateException("the benchmark token was refused: " + call.closed);
+  /** An ExecutePlan call that the authenticate stage of {@code auth} let through with this token. */
+  public static Call authenticated(Authentication auth, String token) {
+    Call call = call(bearer(token));
+    try {
+      auth.stage().open(call);
+    } catch (StatusException e) {
+      throw new IllegalStateException("the benchmark token was refused: " + e.getStatus(), e);
     }
-    return ctx.get();
+    return call;
   }
 
   /** An ExecutePlanRequest with this root relation, as a client sends it. */

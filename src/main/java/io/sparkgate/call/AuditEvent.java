@@ -1,0 +1,74 @@
+package io.sparkgate.call;
+
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * What stages record about one call for its audit record, beyond what the {@link Call} itself holds (the
+ * principal, the request head, the decision, the route): why authentication failed, the refusal shown to the
+ * client, the rules that only watched, the rewrites made, and the plan summary. Typed, so that the audit
+ * package alone decides how a record spells them. Sealed when the call ends: what a stage learns after that
+ * is not part of the record. Thread-safe: requests and responses are handled on different threads.
+ */
+public final class AuditEvent {
+  /** One rewrite the decide stage made: the rule, the rewriter it named, and the change. */
+  public record Rewrite(String rule, String rewriter, String change) {}
+
+  /** Everything recorded, as it was when the call ended. */
+  public record Sealed(String authFailure, String refusal, List<String> shadowDecisions, List<String> auditRules,
+      List<Rewrite> rewrites, Supplier<Map<String, Object>> planSummary) {}
+
+  private String authFailure; // guarded by this
+  private String refusal; // guarded by this
+  // A long stream matches the same rules message after message: each is kept once.
+  private final Set<String> shadowDecisions = new LinkedHashSet<>(); // guarded by this
+  private final Set<String> auditRules = new LinkedHashSet<>(); // guarded by this
+  private final List<Rewrite> rewrites = new ArrayList<>(); // guarded by this
+  private Supplier<Map<String, Object>> planSummary; // guarded by this
+  private boolean sealed; // guarded by this
+
+  AuditEvent() {}
+
+  /** Why the authenticate stage refused the call (a reason name, lower case). */
+  public synchronized void authFailure(String reason) {
+    if (!sealed) authFailure = reason;
+  }
+
+  /** The refusal the client was shown, rule and message. */
+  public synchronized void refusal(String text) {
+    if (!sealed) refusal = text;
+  }
+
+  /** A rule in shadow mode that would have decided (its name and effect). */
+  public synchronized void shadowDecision(String decision) {
+    if (!sealed) shadowDecisions.add(decision);
+  }
+
+  /** A rule whose effect is only to be recorded. */
+  public synchronized void auditRule(String rule) {
+    if (!sealed) auditRules.add(rule);
+  }
+
+  public synchronized void rewrite(Rewrite rewrite) {
+    if (!sealed && !rewrites.contains(rewrite)) rewrites.add(rewrite);
+  }
+
+  /**
+   * The plan summary, computed by the audit writer off the call's thread: {@code summary} must only read what
+   * no longer changes. A later one replaces it.
+   */
+  public synchronized void planSummary(Supplier<Map<String, Object>> summary) {
+    if (!sealed) planSummary = summary;
+  }
+
+  /** Ends recording; what is recorded later is ignored. */
+  public synchronized Sealed seal() {
+    sealed = true;
+    return new Sealed(authFailure, refusal, List.copyOf(shadowDecisions), List.copyOf(auditRules),
+        List.copyOf(rewrites), planSummary);
+  }
+}

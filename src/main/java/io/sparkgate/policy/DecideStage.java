@@ -1,0 +1,166 @@
+package io.sparkgate.policy;
+
+import io.grpc.StatusException;
+import io.sparkgate.call.AuditEvent;
+import io.sparkgate.call.Call;
+import io.sparkgate.call.Principal;
+import io.sparkgate.call.RequestHead;
+import io.sparkgate.call.RequestRewriter;
+import io.sparkgate.call.Stage;
+import io.sparkgate.forward.CallHook;
+import io.sparkgate.inspect.Facts;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The decide stage: each request message's facts (from the inspect stage) are decided on by the policy in
+ * force, the decision is recorded in the call, and the message is refused, forwarded, or rewritten by the
+ * rewriter its rule names. The end of an AddArtifacts stream is decided on too. Fail closed throughout.
+ */
+public final class DecideStage implements Stage {
+  private static final Logger log = LoggerFactory.getLogger(DecideStage.class);
+
+  private final PolicyEngine engine;
+  private final Map<String, RequestRewriter> rewriters;
+  private final boolean includeLiterals;
+  private final DecisionCounts counts = new DecisionCounts();
+
+  /**
+   * @param rewriters the rewriters a rule's {@code rewriter:} may name
+   * @param includeLiterals whether the audit record's plan summary keeps the SQL's literals
+   */
+  public DecideStage(PolicyEngine engine, Map<String, RequestRewriter> rewriters, boolean includeLiterals) {
+    this.engine = engine;
+    this.rewriters = Map.copyOf(rewriters);
+    this.includeLiterals = includeLiterals;
+  }
+
+  /** Every decision so far, by outcome and rule. */
+  DecisionCounts counts() {
+    return counts;
+  }
+
+  @Override
+  public CallHook open(Call call) {
+    return new Deciding(call);
+  }
+
+  private final class Deciding implements CallHook {
+    private final Call call;
+    /** The facts of the call's first message, summarized by the audit writer while it is the only one. */
+    private Facts first;
+    /** From the second message on, the summary is built here as they come (a stream can be long). */
+    private PlanSummary summary;
+
+    Deciding(Call call) {
+      this.call = call;
+    }
+
+    @Override
+    public byte[] onRequest(byte[] message) throws StatusException {
+      try {
+        Facts facts = engine.enrich(call.facts());
+        Decision d = decideAndRecord(facts);
+        switch (d.effect()) {
+          case DENY -> throw Refusals.toException(d);
+          case REWRITE -> {
+            return rewrite(d, message, facts);
+          }
+          default -> {
+            return message;
+          }
+        }
+      } catch (StatusException e) {
+        throw e;
+      } catch (RuntimeException | StackOverflowError e) {
+        log.error("{}: policy stage failed; refusing the call", call.method(), e);
+        throw refuse(PolicyEngine.internalError());
+      }
+    }
+
+    private byte[] rewrite(Decision d, byte[] message, Facts facts) throws StatusException {
+      RequestRewriter r = rewriters.get(d.rewriter());
+      if (r == null) throw refuse(PolicyEngine.internalError());
+      RequestRewriter.Result result;
+      try {
+        result = r.rewrite(call.method(), message, facts, engine.profile(), call.session());
+      } catch (StatusException cannot) {
+        // What the rewriter cannot rewrite safely is refused under the same rule, Spark-style.
+        Decision refused = d.refusedBecause(cannot.getStatus());
+        counts.countOutcome(refused);
+        call.decided(refused.effect().label(), refused.rule());
+        call.audit().refusal(Refusals.text(refused));
+        throw Refusals.toException(refused);
+      }
+      counts.countOutcome(d);
+      call.audit().rewrite(new AuditEvent.Rewrite(d.rule(), d.rewriter(), result.description()));
+      return result.request();
+    }
+
+    @Override
+    public void onHalfClose() throws StatusException {
+      if (!"AddArtifacts".equals(call.method())) return;
+      try {
+        Facts facts = call.facts(); // the inspect stage's facts of the end of the stream
+        if (facts.size() == 0) return;
+        Decision d = decideAndRecord(engine.enrich(facts));
+        if (d.refused()) throw Refusals.toException(d);
+      } catch (StatusException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        log.error("{}: policy stage failed at the end of the stream; refusing", call.method(), e);
+        throw refuse(PolicyEngine.internalError());
+      }
+    }
+
+    private Decision decideAndRecord(Facts facts) {
+      Principal principal = call.principal();
+      Decision d = engine.decide(call.method(),
+          principal == null ? RequestHead.of(facts).userId() : principal.name(),
+          principal == null ? List.of() : principal.groups(),
+          principal == null ? "" : principal.tenant().orElse(""), facts);
+      if (d.effect() == Effect.REWRITE) {
+        // Counted once its rewrite is known to succeed, or as the refusal it becomes otherwise.
+        counts.countMatches(d);
+      } else {
+        counts.count(d);
+      }
+      call.decided(d.effect().label(), d.rule());
+      AuditEvent audit = call.audit();
+      for (String s : d.shadow()) audit.shadowDecision(s);
+      for (String a : d.audits()) audit.auditRule(a);
+      summarize(facts);
+      if (d.refused()) {
+        audit.refusal(Refusals.text(d));
+        log.info("{} refused by rule '{}' for {}", call.method(), d.rule(), principal == null ? "?" : principal.name());
+      }
+      return d;
+    }
+
+    /**
+     * The plan summary for the audit record. A call's first message (for most calls the only one) is
+     * summarized by the audit writer from its immutable facts: redacting the SQL's literals and building the
+     * summary are then off the call's path.
+     */
+    private void summarize(Facts facts) {
+      if (first == null) {
+        first = facts;
+        call.audit().planSummary(() -> new PlanSummary(includeLiterals).add(facts).toMap());
+        return;
+      }
+      if (summary == null) {
+        summary = new PlanSummary(includeLiterals).add(first);
+      }
+      Map<String, Object> now = summary.add(facts).toMap();
+      call.audit().planSummary(() -> now);
+    }
+
+    private StatusException refuse(Decision d) {
+      counts.count(d);
+      call.decided(d.effect().label(), d.rule());
+      return Refusals.toException(d);
+    }
+  }
+}
