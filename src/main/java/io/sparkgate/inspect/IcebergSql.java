@@ -3,6 +3,7 @@ package io.sparkgate.inspect;
 import io.sparkgate.inspect.grammar.iceberg.IcebergSqlExtensionsLexer;
 import io.sparkgate.inspect.grammar.iceberg.IcebergSqlExtensionsParser;
 import io.sparkgate.inspect.grammar.iceberg.IcebergSqlExtensionsParser.StatementContext;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -69,22 +70,18 @@ final class IcebergSql {
     ExtensionSql.Kind kind = STATEMENTS.get(statement.getClass());
     if (kind == null) return false;
     SqlText text = new SqlText(sql);
-    FactSink.Builder fact = sink.fact(Fact.Kind.SQL, kind.name()).put("sql", sql).put("length", sql.length())
-        .put("origin", origin).put("where", where).put("class", kind.statementClass()).put("extension", EXTENSION);
+    FactSink.Builder fact = ExtensionSql.statement(sink, kind, sql, origin, where, EXTENSION);
     ref(statement, fact);
     fact.emit();
     var name = statement.getRuleContext(IcebergSqlExtensionsParser.MultipartIdentifierContext.class, 0);
     List<String> parts = parts(name);
     if (statement instanceof IcebergSqlExtensionsParser.CallContext call) {
-      sink.fact(Fact.Kind.FUNCTION_CALL, "procedure").put("name", String.join(".", parts).toLowerCase(Locale.ROOT))
-          .put("written", text.text(name)).put("where", where).emit();
-      for (var argument : call.callArgument()) arguments(argument, sink, where, scope.session.defaultFileSystem());
+      ExtensionSql.procedure(sink, parts, text.text(name), where);
+      for (var argument : call.callArgument()) arguments(argument, text, sink, where, scope.session.defaultFileSystem());
       return true;
     }
-    FactSink.Builder table = sink.fact(Fact.Kind.TABLE_WRITE, kind.name());
-    scope.resolve(parts).addTo(table);
-    table.put("written", text.text(name)).put("span_start", text.start(name)).put("span_end", text.end(name))
-        .put("source", "sql").put("where", where).put("extension", EXTENSION).emit();
+    ExtensionSql.table(sink, Fact.Kind.TABLE_WRITE, kind.name(), scope.resolve(parts), text.text(name),
+        text.start(name), text.end(name), where, EXTENSION).emit();
     return true;
   }
 
@@ -103,40 +100,21 @@ final class IcebergSql {
     }
   }
 
-  /**
-   * Procedures take locations as string arguments ({@code remove_orphan_files(location => 'file:/etc')}): as
-   * for a CALL Spark's grammar reads (SqlListener.enterCall), a string is a path when its argument's name says
-   * so or it looks like one, and a path argument that is not a plain string is refused. MAP(...) and
-   * ARRAY(...) strings are checked too, a map value also by its key.
-   */
+  /** One argument of a CALL, checked for paths as ExtensionSql.argument says. */
   private static void arguments(
-      IcebergSqlExtensionsParser.CallArgumentContext argument, FactSink sink, String where, String fs) {
+      IcebergSqlExtensionsParser.CallArgumentContext argument, SqlText text, FactSink sink, String where, String fs) {
     String key = "";
     if (argument instanceof IcebergSqlExtensionsParser.NamedArgumentContext named) {
       key = identifier(named.identifier());
     }
-    String context = "procedure_argument" + (key.isEmpty() ? "" : "." + key);
     var value = argument.getRuleContext(IcebergSqlExtensionsParser.ExpressionContext.class, 0);
-    if (value.constant() instanceof IcebergSqlExtensionsParser.StringLiteralContext s) {
-      String literal = string(s);
-      if (OptionFacts.isPathKey(key) || LocalPaths.looksLikePath(literal)) {
-        LocalPaths.report(sink, literal, context, where, fs);
-      }
-      return;
-    }
-    if (OptionFacts.isPathKey(key)) sink.unclassified("computed_argument", where, "CALL argument " + argument.getText());
+    String literal = value.constant() instanceof IcebergSqlExtensionsParser.StringLiteralContext s ? string(s) : null;
     List<IcebergSqlExtensionsParser.ConstantContext> constants = value.stringMap() != null
         ? value.stringMap().constant()
         : value.stringArray() != null ? value.stringArray().constant() : List.of(value.constant());
-    for (int i = 0; i < constants.size(); i++) {
-      String s = string(constants.get(i));
-      if (s == null) continue;
-      boolean mapValue = value.stringMap() != null && i % 2 == 1;
-      String mapKey = mapValue ? string(constants.get(i - 1)) : null;
-      if (LocalPaths.looksLikePath(s) || (mapKey != null && OptionFacts.isPathKey(mapKey))) {
-        LocalPaths.report(sink, s, context + (mapKey != null ? "." + mapKey : ""), where, fs);
-      }
-    }
+    List<String> strings = new ArrayList<>();
+    for (var c : constants) strings.add(string(c));
+    ExtensionSql.argument(sink, key, literal, strings, value.stringMap() != null, text.text(argument), where, fs);
   }
 
   /** A string constant's value (adjacent literals are one string, as in Spark), or null for other constants. */
@@ -161,19 +139,14 @@ final class IcebergSql {
     return SqlText.unquoteIdentifier(id.getText());
   }
 
-  /**
-   * Bracketed comments nest in the grammar, and the generated lexer's work and memory grow steeply with the
-   * depth (4,000 characters of {@code /*} exhaust a 1 GB heap); no statement needs more than a few.
-   */
-  static final int MAX_COMMENT_NESTING = 16;
-
   /** The tree, or null when Iceberg's grammar refuses the text (or it is too deep to parse). */
   static IcebergSqlExtensionsParser.SingleStatementContext parse(String sql) {
-    if (commentNesting(sql) > MAX_COMMENT_NESTING) return null;
+    if (ExtensionSql.commentNesting(sql) > ExtensionSql.MAX_COMMENT_NESTING) return null;
     try {
       var lexer = new IcebergSqlExtensionsLexer(new UpperCaseCharStream(CharStreams.fromString(sql)));
-      boolean check = PARSES.incrementAndGet() % CHECK_EVERY == 0;
-      Caches caches = CACHES.updateAndGet(c -> c == null || (check && c.states() > MAX_DFA_STATES) ? Caches.fresh() : c);
+      boolean check = PARSES.incrementAndGet() % ExtensionSql.CHECK_EVERY == 0;
+      Caches caches = CACHES.updateAndGet(
+          c -> c == null || (check && c.states() > ExtensionSql.MAX_DFA_STATES) ? Caches.fresh() : c);
       lexer.setInterpreter(new LexerATNSimulator(lexer, lexer.getATN(), caches.lexer(), new PredictionContextCache()));
       lexer.removeErrorListeners();
       lexer.addErrorListener(THROWING);
@@ -199,25 +172,9 @@ final class IcebergSql {
     }
   }
 
-  /** How deep bracketed comments nest, counted over the whole text (quotes too): never less than the lexer's. */
-  private static int commentNesting(String sql) {
-    int depth = 0;
-    int max = 0;
-    for (int i = 0; i + 1 < sql.length(); i++) {
-      if (sql.charAt(i) == '/' && sql.charAt(i + 1) == '*') {
-        max = Math.max(max, ++depth);
-        i++;
-      } else if (sql.charAt(i) == '*' && sql.charAt(i + 1) == '/' && depth > 0) {
-        depth--;
-        i++;
-      }
-    }
-    return max;
-  }
-
   /**
-   * Our own DFA caches rather than the generated classes' static ones, which grow with whatever text is sent:
-   * dropped when large, as SqlParsing drops Spark's. Without a cache a statement took about 2 ms to parse.
+   * Our own DFA caches rather than the generated classes' static ones (ExtensionSql.MAX_DFA_STATES). Without
+   * a cache a statement took about 2 ms to parse.
    */
   private record Caches(DFA[] lexer, DFA[] parser, PredictionContextCache contexts) {
     static Caches fresh() {
@@ -233,8 +190,6 @@ final class IcebergSql {
     }
   }
 
-  private static final int MAX_DFA_STATES = 50_000;
-  private static final int CHECK_EVERY = 64;
   private static final AtomicInteger PARSES = new AtomicInteger();
   private static final AtomicReference<Caches> CACHES = new AtomicReference<>();
 
@@ -278,9 +233,9 @@ final class IcebergSql {
     StringBuilder b = new StringBuilder(s.length());
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
-      if (isSpace(c)) {
+      if (ExtensionSql.isSpace(c)) {
         b.append(' ');
-        while (i + 1 < s.length() && isSpace(s.charAt(i + 1))) i++;
+        while (i + 1 < s.length() && ExtensionSql.isSpace(s.charAt(i + 1))) i++;
       } else {
         b.append(c);
       }
@@ -331,11 +286,6 @@ final class IcebergSql {
       }
     }
     return b.toString();
-  }
-
-  /** Java's {@code \s} without UNICODE_CHARACTER_CLASS. */
-  private static boolean isSpace(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == 0x0B || c == '\f' || c == '\r';
   }
 
   /** What Java's {@code .} does not match without DOTALL. */

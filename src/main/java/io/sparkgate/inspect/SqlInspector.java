@@ -104,6 +104,10 @@ final class SqlInspector {
       return;
     }
     StatementKinds.Reading kind = StatementKinds.TABLE.read(tree);
+    if (ExtensionSql.readBeforeSpark(kind.kind(), sql, scope.session.extensions(), origin, where, scope, sink)) {
+      substitution(sql, where, sink);
+      return;
+    }
     sink.fact(Fact.Kind.SQL, kind.kind()).put("class", kind.kindClass()).put("insert", kind.insert())
         .put("sql", sql).put("length", sql.length()).put("origin", origin).put("where", where).emit();
     StatementKinds.reportUnknown(kind, where, sink);

@@ -20,7 +20,8 @@
  *
  * <p>A statement Spark's grammar refuses is tried with the grammars of the session extensions the backend
  * loads ({@code ExtensionSql}): Iceberg's, generated at build time from the {@code .g4}
- * in its sources jar into {@code io.sparkgate.inspect.grammar.iceberg}.
+ * in its sources jar into {@code io.sparkgate.inspect.grammar.iceberg}, and Hudi's, the classes ANTLR 4.9.3
+ * generated for its release, run with that runtime in a class loader of their own ({@code HudiGrammar}).
  *
  * <p>Out of reach of a static parse, and so reported as UNCLASSIFIED: {@code ${var}} substitution
  * (variable_substitution), {@code IDENTIFIER(:param)} and {@code EXECUTE IMMEDIATE variable}

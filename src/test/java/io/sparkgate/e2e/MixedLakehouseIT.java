@@ -212,6 +212,31 @@ class MixedLakehouseIT {
   }
 
   /**
+   * Hudi's compaction statements, which only Hudi's grammar reads, are decided by the shipped rules like any
+   * statement instead of being refused as unparseable: on a table they pass and Hudi runs them; on a path of the
+   * server's own file system the path rule refuses them before the server sees them. SHOW INDEXES, which
+   * Spark's grammar reads as a Hive command Spark refuses, passes as Hudi's: Hudi's parser runs it first.
+   */
+  @Test
+  void hudiCompactionIsDecidedByTheRules() {
+    String t = "default.compaction_mor";
+    viaRefuse.sql("CREATE TABLE " + t + " (id STRING, fare DOUBLE, ts BIGINT) USING hudi "
+        + "TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = 'mor')");
+    String show = "SHOW COMPACTION ON " + t + " LIMIT 5";
+    assertEquals(List.of(), viaRefuse.sql(show));
+    assertTrue(forwardedByRefuseProxy.contains(show));
+    viaRefuse.sql("SHOW INDEXES FROM " + t);
+
+    String local = "RUN COMPACTION ON '/tmp/sparkgate-compaction'";
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> viaRefuse.sql(local));
+    assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode(), e.getStatus().toString());
+    String message = e.getStatus().getDescription();
+    assertTrue(message.contains("paths-allowlist") && message.contains("/tmp/sparkgate-compaction"), message);
+    assertFalse(forwardedByRefuseProxy.contains(local), "refused SQL reached the server: " + local);
+    System.out.println("refused: " + local + "\n  -> " + message);
+  }
+
+  /**
    * The bug is real: without Sparkgate each syntax fails with gRPC INTERNAL, the unresolved
    * {@code 'TimeTravelRelation} in the plan dump. Observed on 3.5.7: selecting columns reports
    * UNRESOLVED_COLUMN.WITHOUT_SUGGESTION and {@code SELECT *} INVALID_USAGE_OF_STAR_OR_REGEX (the analyzer

@@ -1,5 +1,7 @@
 package io.sparkgate.inspect;
 
+import static io.sparkgate.inspect.ExtensionSqlTesting.read;
+import static io.sparkgate.inspect.ExtensionSqlTesting.session;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -18,15 +20,6 @@ import org.junit.jupiter.api.Test;
 /** Statements from Iceberg's Spark DDL and procedure docs, read with Iceberg's generated grammar. */
 final class IcebergSqlTest {
   private static final Set<String> ICEBERG_ONLY = Set.of(ExtensionSql.ICEBERG);
-  private static final SessionView SESSION = SessionView.of("spark_catalog", "default", Set.of("prod", "iceberg"));
-
-  private static Facts read(String sql, Set<String> extensions) {
-    FactSink sink = new FactSink(100);
-    boolean read = ExtensionSql.read(sql, extensions, "relation", "sql", new SqlScope(SESSION), sink);
-    Facts facts = sink.build();
-    assertEquals(read, !facts.all().isEmpty(), "facts only when read: " + facts);
-    return facts;
-  }
 
   private static Fact statement(String sql) {
     Facts facts = read(sql, ICEBERG_ONLY);
@@ -171,7 +164,7 @@ final class IcebergSqlTest {
     assertTrue(inspector.inspectSql(sql, SessionView.DEFAULT).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
 
     SessionView both = session(Set.of(ExtensionSql.ICEBERG, ExtensionSql.HUDI));
-    assertTrue(inspector.inspectSql("RUN COMPACTION ON hudi_table", both).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(inspector.inspectSql("RUN COMPACTION ON hudi_table", both).has(Fact.Kind.SQL, "hudi.compactionOnTable"));
     assertTrue(inspector.inspectSql("ALTER TABLE t CREATE BRANCH ${name}", both)
         .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
     assertTrue(inspector.inspectSql("ALTER TABLE t CREATE BRANCH b -- ${x}", both)
@@ -181,10 +174,6 @@ final class IcebergSqlTest {
     assertEquals("spark_catalog.default.t", immediate.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
     // Spark's grammar comes first: what it reads is never read again with Iceberg's
     assertTrue(inspector.inspectSql("CALL prod.system.expire_snapshots('db.t')", both).has(Fact.Kind.SQL, "call"));
-  }
-
-  private static SessionView session(Set<String> extensions) {
-    return new SessionView.Fixed("spark_catalog", "default", Set.of("prod"), null, "file", extensions, Set.of(), Set.of());
   }
 
   @Test
