@@ -40,7 +40,7 @@ final class KeyFiles {
       JWKSet set = JWKSet.parse(Files.readString(file));
       List<JWK> out = new ArrayList<>();
       for (JWK key : set.getKeys()) {
-        if (key.getKeyType() == KeyType.OCT) {
+        if (KeyType.OCT.equals(key.getKeyType())) {
           throw new ConfigException("auth.jwt.jwks_file: " + file + " holds a symmetric key (kty oct); "
               + "HMAC secrets belong in auth.jwt.hmac_secret_file");
         }
@@ -59,7 +59,7 @@ final class KeyFiles {
   private static JWK pem(Path file) {
     try {
       JWK key = JWK.parseFromPEMEncodedObjects(Files.readString(file));
-      if (key.getKeyType() != KeyType.RSA && key.getKeyType() != KeyType.EC) {
+      if (!KeyType.RSA.equals(key.getKeyType()) && !KeyType.EC.equals(key.getKeyType())) {
         throw new ConfigException("auth.jwt.public_key_files: " + file + " is not an RSA or EC key");
       }
       return key.toPublicJWK();

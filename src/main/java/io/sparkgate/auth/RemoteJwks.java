@@ -158,7 +158,7 @@ final class RemoteJwks implements KeySource {
       throw new IOException("the response is not a JWK set");
     }
     // An IdP's JWKS holds public keys; a symmetric key there must never become an HMAC secret.
-    List<JWK> out = set.getKeys().stream().filter(k -> k.getKeyType() != KeyType.OCT).map(JWK::toPublicJWK).toList();
+    List<JWK> out = set.getKeys().stream().filter(k -> !KeyType.OCT.equals(k.getKeyType())).map(JWK::toPublicJWK).toList();
     if (out.isEmpty()) {
       throw new IOException("the JWK set holds no RSA or EC keys");
     }

@@ -28,7 +28,7 @@ final class Proto {
     if (fd == null || fd.isRepeated() || fd.getJavaType() == FieldDescriptor.JavaType.MESSAGE) return null;
     if (fd.hasPresence() && !m.hasField(fd)) return null;
     Object v = m.getField(fd);
-    if (v instanceof com.google.protobuf.ByteString bs) return null;
+    if (v instanceof com.google.protobuf.ByteString) return null;
     String s = String.valueOf(v);
     return fd.getJavaType() == FieldDescriptor.JavaType.STRING && s.isEmpty() && !fd.hasPresence() ? null : s;
   }

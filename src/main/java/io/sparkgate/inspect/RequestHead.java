@@ -26,7 +26,7 @@ final class RequestHead {
     for (Message prototype : Requests.prototypes()) {
       Descriptor type = prototype.getDescriptorForType();
       FieldDescriptor uc = type.findFieldByName("user_context");
-      boolean ucReadable = uc == null || uc.getMessageType() == UserContext.getDescriptor() && !uc.isRepeated();
+      boolean ucReadable = uc == null || (uc.getMessageType() == UserContext.getDescriptor() && !uc.isRepeated());
       StringField session = StringField.of(type, "session_id");
       StringField client = StringField.of(type, "client_type");
       StringField operation = StringField.of(type, "operation_id");

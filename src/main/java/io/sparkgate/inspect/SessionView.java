@@ -95,10 +95,10 @@ public interface SessionView {
 
     @Override
     public boolean equals(Object o) {
-      return o == this || o instanceof Fixed f && currentCatalog.equals(f.currentCatalog)
+      return o == this || (o instanceof Fixed f && currentCatalog.equals(f.currentCatalog)
           && currentDatabase.equals(f.currentDatabase) && catalogs.equals(f.catalogs) && Objects.equals(timeZone, f.timeZone)
           && defaultFileSystem.equals(f.defaultFileSystem) && extensions.equals(f.extensions)
-          && functions.equals(f.functions) && cached.equals(f.cached);
+          && functions.equals(f.functions) && cached.equals(f.cached));
     }
 
     @Override

@@ -46,6 +46,6 @@ record StringField(int tag, boolean presence) {
 
   /** As {@link Proto#str}: null when unset, and when empty without presence (proto3's default). */
   String value(String read) {
-    return read == null || read.isEmpty() && !presence ? null : read;
+    return read == null || (read.isEmpty() && !presence) ? null : read;
   }
 }

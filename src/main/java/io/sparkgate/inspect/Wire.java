@@ -62,7 +62,7 @@ final class Wire {
       int wireType = tag & 7;
       Slot f = number == 0 ? null : shape.slot(number);
       if (f == null || !f.accepts(wireType)) throw UNUSUAL;
-      if (number < last || number == last && !f.repeated) throw UNUSUAL;
+      if (number < last || (number == last && !f.repeated)) throw UNUSUAL;
       run = number == last ? run + 1 : 0;
       last = number;
       if (f.oneof >= 0) {

@@ -37,7 +37,8 @@ interface StringMatcher {
           new Literals(Set.of(glob), Set.of()));
     }
     StringBuilder re = new StringBuilder();
-    for (char c : glob.toCharArray()) {
+    for (int i = 0; i < glob.length(); i++) {
+      char c = glob.charAt(i);
       switch (c) {
         case '*' -> re.append(".*");
         case '?' -> re.append('.');

@@ -8,7 +8,6 @@ import java.security.Signature;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.Date;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -139,11 +138,11 @@ final class IdentityReloader {
   }
 
   private void warnIfNotCurrentlyValid(X509Certificate leaf) {
-    Date now = new Date();
-    if (now.after(leaf.getNotAfter())) {
+    Instant now = Instant.now();
+    if (now.isAfter(leaf.getNotAfter().toInstant())) {
       log.warn("{} {}: certificate expired at {}", certFile.configKey(), certFile.path(),
           leaf.getNotAfter().toInstant());
-    } else if (now.before(leaf.getNotBefore())) {
+    } else if (now.isBefore(leaf.getNotBefore().toInstant())) {
       log.warn("{} {}: certificate not valid before {}", certFile.configKey(), certFile.path(),
           leaf.getNotBefore().toInstant());
     }

@@ -30,7 +30,8 @@ class AttrsTest {
     assertEquals(expected.hashCode(), attrs.hashCode());
     assertEquals("v-table", attrs.get("table"));
     assertNull(attrs.get("missing"));
-    assertNull(attrs.get(42));
+    Object notAName = 42; // Map.get takes any object: a key of another type is absent, not an error
+    assertNull(attrs.get(notAName));
     assertTrue(attrs.containsKey("a_end"));
     assertFalse(attrs.containsKey("b"));
     List<String> seen = new ArrayList<>();
