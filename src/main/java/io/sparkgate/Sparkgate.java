@@ -3,12 +3,12 @@ package io.sparkgate;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.Metadata;
-import io.grpc.stub.MetadataUtils;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.stub.MetadataUtils;
 import io.sparkgate.audit.AuditLog;
 import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
@@ -32,11 +32,11 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -50,8 +50,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class Sparkgate implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Sparkgate.class);
+
   /** Spark's error trailers carry JSON error details; grpc-java's 8 KiB default is too small for them. */
   private static final int MAX_BACKEND_METADATA_BYTES = 1024 * 1024;
+
   /**
    * A fixed HTTP/2 flow-control window for what clients send (plans, artifact chunks). gRPC's default
    * auto-tuning measures each connection's bandwidth-delay product by sending a PING whenever data arrives
@@ -99,27 +101,40 @@ public final class Sparkgate implements AutoCloseable {
   static Sparkgate start(ProxyConfig config, CallHook.Factory hooks) throws IOException {
     ListenConfig listen = config.listen();
     int maxMessage = (int) listen.maxInboundMessageBytes();
-    EventLoops loops = EventLoops.start(listen.eventLoops(), listen.eventLoopSpin(), () ->
-        BackendTransport.plaintext(NettyChannelBuilder.forAddress(config.backend().host(), config.backend().port()))
-            .maxInboundMessageSize(maxMessage)
-            .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
-            // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.
-            .directExecutor()
-            // The client retries if it wants to: a proxy replaying an ExecutePlan could run it twice, and
-            // gRPC's retry machinery buffers every message of every call even when it never retries.
-            .disableRetry());
+    EventLoops loops =
+        EventLoops.start(
+            listen.eventLoops(),
+            listen.eventLoopSpin(),
+            () ->
+                BackendTransport.plaintext(
+                        NettyChannelBuilder.forAddress(
+                            config.backend().host(), config.backend().port()))
+                    .maxInboundMessageSize(maxMessage)
+                    .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
+                    // Backend callbacks only hand bytes to the client's transport: no need for a
+                    // thread hop.
+                    .directExecutor()
+                    // The client retries if it wants to: a proxy replaying an ExecutePlan could run
+                    // it twice, and
+                    // gRPC's retry machinery buffers every message of every call even when it never
+                    // retries.
+                    .disableRetry());
     ServerTls tls = null;
     AuditLog auditLog = null;
     PolicyStage policy = null;
     ProxyMetrics metrics = null;
-    // Calls run on the event loops (see EventLoops) except for request messages too large to inspect there,
+    // Calls run on the event loops (see EventLoops) except for request messages too large to
+    // inspect there,
     // which go to this fixed pool: a flood of large requests cannot grow the proxy's thread count.
-    ExecutorService callExecutor = Executors.newFixedThreadPool(
-        Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), new CallThreadFactory());
+    ExecutorService callExecutor =
+        Executors.newFixedThreadPool(
+            Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), new CallThreadFactory());
     try {
       if (config.tls().isPresent()) {
         var t = config.tls().get();
-        tls = ServerTls.load(t.certFile(), t.keyFile(), t.clientCaFile().orElse(null), t.reloadInterval());
+        tls =
+            ServerTls.load(
+                t.certFile(), t.keyFile(), t.clientCaFile().orElse(null), t.reloadInterval());
       }
       HealthStatusManager health = new HealthStatusManager();
       String token = config.backend().token().map(Secret::reveal).orElse(null);
@@ -133,19 +148,29 @@ public final class Sparkgate implements AutoCloseable {
       }
       if (config.policy().enabled()) {
         // The profiler asks the backend as the proxy does, so it needs the backend token too.
-        Channel profiled = token == null ? loops.anyBackend() : ClientInterceptors.intercept(loops.anyBackend(),
-            MetadataUtils.newAttachHeadersInterceptor(bearer(token)));
+        Channel profiled =
+            token == null
+                ? loops.anyBackend()
+                : ClientInterceptors.intercept(
+                    loops.anyBackend(), MetadataUtils.newAttachHeadersInterceptor(bearer(token)));
         policy = PolicyStage.start(config, profiled, IcebergTimeTravelPolicyRewriter.all());
       } else {
-        log.warn("no policy section in the configuration: requests are NOT checked against any policy");
+        log.warn(
+            "no policy section in the configuration: requests are NOT checked against any policy");
       }
       List<Stage> stages = new ArrayList<>(stages(config, auth, audit, policy));
       if (hooks != CallHook.Factory.PASS_THROUGH) {
-        stages.add(call -> hooks.newCall(ProxyRegistry.method(call.method()), call.headers(), call.transport()));
+        stages.add(
+            call ->
+                hooks.newCall(
+                    ProxyRegistry.method(call.method()), call.headers(), call.transport()));
       }
       ProxyRegistry methods = new ProxyRegistry(loops, callExecutor, token, Pipeline.of(stages));
       NettyServerBuilder builder =
-          loops.serve(NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port())))
+          loops
+              .serve(
+                  NettyServerBuilder.forAddress(
+                      new InetSocketAddress(listen.address(), listen.port())))
               .directExecutor()
               .addService(health.getHealthService())
               .fallbackHandlerRegistry(methods)
@@ -178,14 +203,20 @@ public final class Sparkgate implements AutoCloseable {
       if (tls != null) {
         builder.sslContext(tls.sslContext());
       } else {
-        log.warn("listen.plaintext is true: clients connect WITHOUT TLS; tokens cross the network in the clear");
+        log.warn(
+            "listen.plaintext is true: clients connect WITHOUT TLS; tokens cross the network in the clear");
       }
       Server server = builder.build().start();
       health.setStatus("", ServingStatus.SERVING);
       health.setStatus(ProxyRegistry.SERVICE_NAME, ServingStatus.SERVING);
-      log.info("Sparkgate listening on {}:{} ({}), forwarding to {}", listen.address(), server.getPort(),
-          tls != null ? "TLS" : "plaintext", config.backend().address());
-      return new Sparkgate(config, server, loops, tls, health, callExecutor, auditLog, policy, metrics);
+      log.info(
+          "Sparkgate listening on {}:{} ({}), forwarding to {}",
+          listen.address(),
+          server.getPort(),
+          tls != null ? "TLS" : "plaintext",
+          config.backend().address());
+      return new Sparkgate(
+          config, server, loops, tls, health, callExecutor, auditLog, policy, metrics);
     } catch (IOException | RuntimeException e) {
       release(loops, callExecutor, tls, auditLog, policy, metrics);
       throw e;
@@ -200,7 +231,8 @@ public final class Sparkgate implements AutoCloseable {
    * @param audit null without an audit section
    * @param policy null without a policy section
    */
-  public static List<Stage> stages(ProxyConfig config, Authentication auth, AuditStage audit, PolicyStage policy) {
+  public static List<Stage> stages(
+      ProxyConfig config, Authentication auth, AuditStage audit, PolicyStage policy) {
     List<Stage> stages = new ArrayList<>();
     if (audit != null) {
       stages.add(audit);
@@ -258,8 +290,13 @@ public final class Sparkgate implements AutoCloseable {
   }
 
   /** Releases what start() built besides the server; the audit log last, so that it gets every record. */
-  private static void release(EventLoops loops, ExecutorService callExecutor, ServerTls tls, AuditLog auditLog,
-      PolicyStage policy, ProxyMetrics metrics) {
+  private static void release(
+      EventLoops loops,
+      ExecutorService callExecutor,
+      ServerTls tls,
+      AuditLog auditLog,
+      PolicyStage policy,
+      ProxyMetrics metrics) {
     if (metrics != null) {
       metrics.close();
     }
@@ -292,5 +329,4 @@ public final class Sparkgate implements AutoCloseable {
       return t;
     }
   }
-
 }

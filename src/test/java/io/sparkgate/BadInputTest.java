@@ -44,10 +44,12 @@ import org.junit.jupiter.api.Test;
 
 /** Hostile and broken clients against a real proxy on a real port: each is refused, others keep working. */
 final class BadInputTest {
-  // ArtifactStatus: a unary method whose response no stage rewrites, so the fake backend's bytes pass as they are.
+  // ArtifactStatus: a unary method whose response no stage rewrites, so the fake backend's bytes
+  // pass as they are.
   private static final MethodDescriptor<byte[], byte[]> CONFIG = TestMethods.get("ArtifactStatus");
   private static final MethodDescriptor<byte[], byte[]> EXECUTE = TestMethods.get("ExecutePlan");
   private static final int LIMIT = 1024 * 1024;
+
   /**
    * The fake backend and the clients share this JVM with the proxy. Unpooled, their buffers go back to the
    * system when released, so what the direct-memory check sees accumulate is the proxy's (pooled) memory.
@@ -62,15 +64,35 @@ final class BadInputTest {
 
   @BeforeEach
   void start() throws Exception {
-    // Test-side servers and channels run callbacks inline, so every thread that comes and goes is the proxy's.
-    backendServer = NettyServerBuilder.forPort(0).fallbackHandlerRegistry(backend).directExecutor()
-        .withChildOption(io.grpc.netty.shaded.io.netty.channel.ChannelOption.ALLOCATOR, TEST_SIDE_ALLOCATOR)
-        .build().start();
-    ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, LIMIT, 1000, Duration.ofSeconds(2),
-        Duration.ofMinutes(1), Duration.ofSeconds(1));
-    proxy = Sparkgate.start(new ProxyConfig(Path.of("test.yaml"), listen, Optional.empty(),
-        new BackendConfig("127.0.0.1", backendServer.getPort(), Optional.empty()), AuthConfig.disabled(),
-        AuditConfig.disabled()));
+    // Test-side servers and channels run callbacks inline, so every thread that comes and goes is
+    // the proxy's.
+    backendServer =
+        NettyServerBuilder.forPort(0)
+            .fallbackHandlerRegistry(backend)
+            .directExecutor()
+            .withChildOption(
+                io.grpc.netty.shaded.io.netty.channel.ChannelOption.ALLOCATOR, TEST_SIDE_ALLOCATOR)
+            .build()
+            .start();
+    ListenConfig listen =
+        new ListenConfig(
+            "127.0.0.1",
+            0,
+            true,
+            LIMIT,
+            1000,
+            Duration.ofSeconds(2),
+            Duration.ofMinutes(1),
+            Duration.ofSeconds(1));
+    proxy =
+        Sparkgate.start(
+            new ProxyConfig(
+                Path.of("test.yaml"),
+                listen,
+                Optional.empty(),
+                new BackendConfig("127.0.0.1", backendServer.getPort(), Optional.empty()),
+                AuthConfig.disabled(),
+                AuditConfig.disabled()));
     good = channel(proxy.port());
   }
 
@@ -82,13 +104,17 @@ final class BadInputTest {
   }
 
   private static ManagedChannel channel(int port) {
-    return Channels.plaintext(port).maxInboundMessageSize(64 * LIMIT)
-        .withOption(io.grpc.netty.shaded.io.netty.channel.ChannelOption.ALLOCATOR, TEST_SIDE_ALLOCATOR)
-        .directExecutor().build();
+    return Channels.plaintext(port)
+        .maxInboundMessageSize(64 * LIMIT)
+        .withOption(
+            io.grpc.netty.shaded.io.netty.channel.ChannelOption.ALLOCATOR, TEST_SIDE_ALLOCATOR)
+        .directExecutor()
+        .build();
   }
 
   private void assertStillServing() {
-    byte[] response = ClientCalls.blockingUnaryCall(good, CONFIG, CallOptions.DEFAULT, new byte[] {1});
+    byte[] response =
+        ClientCalls.blockingUnaryCall(good, CONFIG, CallOptions.DEFAULT, new byte[] {1});
     assertArrayEquals("ok".getBytes(StandardCharsets.UTF_8), response);
   }
 
@@ -110,7 +136,8 @@ final class BadInputTest {
           // drain whatever the proxy says (an HTTP/2 GOAWAY) until it closes the connection
         }
       } catch (java.net.SocketTimeoutException heldOpen) {
-        throw new AssertionError("the proxy held the connection open for " + Await.TIMEOUT.toSeconds() + " s");
+        throw new AssertionError(
+            "the proxy held the connection open for " + Await.TIMEOUT.toSeconds() + " s");
       } catch (java.net.SocketException reset) {
         // a reset is a close too
       }
@@ -121,8 +148,12 @@ final class BadInputTest {
   void healthService_servingOnTheProxyPort() {
     var health = io.grpc.health.v1.HealthGrpc.newBlockingStub(good);
     for (String service : new String[] {"", "spark.connect.SparkConnectService"}) {
-      assertEquals(io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING, health.check(
-          io.grpc.health.v1.HealthCheckRequest.newBuilder().setService(service).build()).getStatus(), service);
+      assertEquals(
+          io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING,
+          health
+              .check(io.grpc.health.v1.HealthCheckRequest.newBuilder().setService(service).build())
+              .getStatus(),
+          service);
     }
   }
 
@@ -136,8 +167,9 @@ final class BadInputTest {
 
   @Test
   void http11Request_connectionClosed_othersServed() throws Exception {
-    assertClosedAfter("GET / HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n"
-        .getBytes(StandardCharsets.US_ASCII));
+    assertClosedAfter(
+        "GET / HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n"
+            .getBytes(StandardCharsets.US_ASCII));
     assertStillServing();
   }
 
@@ -149,8 +181,12 @@ final class BadInputTest {
 
   @Test
   void messageOverLimit_resourceExhausted_backendNotContacted() {
-    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingUnaryCall(good, CONFIG, CallOptions.DEFAULT, new byte[LIMIT + 1]));
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                ClientCalls.blockingUnaryCall(
+                    good, CONFIG, CallOptions.DEFAULT, new byte[LIMIT + 1]));
     assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
     assertNull(backend.lastMethod.get());
     assertStillServing();
@@ -159,17 +195,24 @@ final class BadInputTest {
   @Test
   void unknownMethod_unimplemented() {
     MethodDescriptor<byte[], byte[]> unknown =
-        CONFIG.toBuilder().setFullMethodName("spark.connect.SparkConnectService/DropEverything").build();
-    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingUnaryCall(good, unknown, CallOptions.DEFAULT, new byte[] {1}));
+        CONFIG.toBuilder()
+            .setFullMethodName("spark.connect.SparkConnectService/DropEverything")
+            .build();
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                ClientCalls.blockingUnaryCall(good, unknown, CallOptions.DEFAULT, new byte[] {1}));
     assertEquals(Status.Code.UNIMPLEMENTED, e.getStatus().getCode());
     assertStillServing();
   }
 
   @Test
-  void thousandStreamsThenVanish_backendCallsCancelled_threadsAndDirectMemoryBackToBaseline() throws Exception {
+  void thousandStreamsThenVanish_backendCallsCancelled_threadsAndDirectMemoryBackToBaseline()
+      throws Exception {
     backend.streamCount = Integer.MAX_VALUE;
-    // Warm-up rounds fill Netty's pools and lazily created threads, so what follows is the steady state.
+    // Warm-up rounds fill Netty's pools and lazily created threads, so what follows is the steady
+    // state.
     vanishWithStreams(1000, 1000);
     vanishWithStreams(1000, 2000);
     long threadsBefore = threadCountWithoutRelays();
@@ -178,16 +221,24 @@ final class BadInputTest {
       vanishWithStreams(1000, 1000L * (round + 3));
       direct[round] = settledDirectMemory();
     }
-    // Threads the proxy lets go may take a moment to end; a thread kept per vanished call would never.
-    Await.value("the JVM's threads to come back to " + threadsBefore + " (+2)", BadInputTest::threadCountWithoutRelays,
+    // Threads the proxy lets go may take a moment to end; a thread kept per vanished call would
+    // never.
+    Await.value(
+        "the JVM's threads to come back to " + threadsBefore + " (+2)",
+        BadInputTest::threadCountWithoutRelays,
         n -> n <= threadsBefore + 2);
-    // The proxy's pooled allocator moves in 4 MiB chunks as timing varies (seen: swings of one or two chunks
-    // between rounds, no steady climb, with the test side unpooled). With pooled test-side channels the same
-    // JVM drifted up ~4 MiB per 1,000 vanished calls even without the proxy in the path, hence the unpooled
+    // The proxy's pooled allocator moves in 4 MiB chunks as timing varies (seen: swings of one or
+    // two chunks
+    // between rounds, no steady climb, with the test side unpooled). With pooled test-side channels
+    // the same
+    // JVM drifted up ~4 MiB per 1,000 vanished calls even without the proxy in the path, hence the
+    // unpooled
     // test side. A proxy holding the abandoned calls' buffers would climb past these swings.
-    System.out.println("direct memory after each measured round: " + java.util.Arrays.toString(direct));
+    System.out.println(
+        "direct memory after each measured round: " + java.util.Arrays.toString(direct));
     long steady = Math.max(direct[0], direct[1]);
-    assertTrue(direct[3] <= steady + 16 * 1024 * 1024,
+    assertTrue(
+        direct[3] <= steady + 16 * 1024 * 1024,
         "direct memory kept growing round after round: " + java.util.Arrays.toString(direct));
     assertStillServing();
   }
@@ -202,11 +253,19 @@ final class BadInputTest {
         call.halfClose();
         call.request(1);
       }
-      Await.value("all streams to reach the backend", Await.TIMEOUT, backend.calls::get,
-          n -> n >= expectedCancelledTotal, () -> "cancelled " + backend.cancelled);
+      Await.value(
+          "all streams to reach the backend",
+          Await.TIMEOUT,
+          backend.calls::get,
+          n -> n >= expectedCancelledTotal,
+          () -> "cancelled " + backend.cancelled);
       relay.killAll();
-      Await.value("backend calls to be cancelled", Await.TIMEOUT, backend.cancelled::get,
-          n -> n >= expectedCancelledTotal, () -> "backend calls " + backend.calls);
+      Await.value(
+          "backend calls to be cancelled",
+          Await.TIMEOUT,
+          backend.cancelled::get,
+          n -> n >= expectedCancelledTotal,
+          () -> "backend calls " + backend.calls);
       doomed.shutdownNow();
     }
   }
@@ -216,8 +275,11 @@ final class BadInputTest {
    * must not count as the proxy's.
    */
   private static long threadCountWithoutRelays() throws Exception {
-    Await.until("the relays' threads to end", () -> Thread.getAllStackTraces().keySet().stream()
-        .noneMatch(t -> t.getName().startsWith("relay-")));
+    Await.until(
+        "the relays' threads to end",
+        () ->
+            Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(t -> t.getName().startsWith("relay-")));
     return ManagementFactory.getThreadMXBean().getThreadCount();
   }
 
@@ -227,11 +289,15 @@ final class BadInputTest {
    */
   private static long settledDirectMemory() throws Exception {
     long[] last = {-1};
-    return Await.value("two readings of direct memory in a row to agree", () -> {
-      long previous = last[0];
-      last[0] = directMemoryUsed();
-      return java.util.List.of(previous, last[0]);
-    }, readings -> readings.get(0).equals(readings.get(1))).get(1);
+    return Await.value(
+            "two readings of direct memory in a row to agree",
+            () -> {
+              long previous = last[0];
+              last[0] = directMemoryUsed();
+              return java.util.List.of(previous, last[0]);
+            },
+            readings -> readings.get(0).equals(readings.get(1)))
+        .get(1);
   }
 
   private static long directMemoryUsed() {

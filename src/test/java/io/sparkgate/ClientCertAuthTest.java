@@ -32,35 +32,57 @@ final class ClientCertAuthTest {
 
   @Test
   void clientCertificate_becomesThePrincipal_declaredUserIdOverwritten() throws Exception {
-    DevCertificates.Generated certs = DevCertificates.generate(dir.resolve("certs"),
-        DevCertificates.Options.defaults().withClientName("carol"));
+    DevCertificates.Generated certs =
+        DevCertificates.generate(
+            dir.resolve("certs"), DevCertificates.Options.defaults().withClientName("carol"));
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.reply = m -> new byte[0];
-    Server backendServer = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-        .fallbackHandlerRegistry(backend).build().start();
-    Files.writeString(dir.resolve("sparkgate.yaml"), String.join("\n",
-        "listen: {address: 127.0.0.1, port: 0}",
-        "tls: {cert_file: certs/server.pem, key_file: certs/server.key, client_ca_file: certs/ca.pem}",
-        "backend: {address: '127.0.0.1:" + backendServer.getPort() + "'}",
-        "auth: {client_cert: {principal_from: cn}}",
-        ""));
+    Server backendServer =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .fallbackHandlerRegistry(backend)
+            .build()
+            .start();
+    Files.writeString(
+        dir.resolve("sparkgate.yaml"),
+        String.join(
+            "\n",
+            "listen: {address: 127.0.0.1, port: 0}",
+            "tls: {cert_file: certs/server.pem, key_file: certs/server.key, client_ca_file: certs/ca.pem}",
+            "backend: {address: '127.0.0.1:" + backendServer.getPort() + "'}",
+            "auth: {client_cert: {principal_from: cn}}",
+            ""));
     try (Sparkgate proxy = Sparkgate.start(ProxyConfig.load(dir.resolve("sparkgate.yaml")))) {
       ManagedChannel withCert =
           Channels.tls(proxy.port(), certs.caCert(), certs.clientCert(), certs.clientKey()).build();
       ManagedChannel withoutCert = Channels.tls(proxy.port(), certs.caCert()).build();
       try {
-        byte[] request = ArtifactStatusesRequest.newBuilder().setSessionId("4a3c1f6e-0000-4000-8000-000000000001")
-            .setUserContext(UserContext.newBuilder().setUserId("mallory").setUserName("mallory"))
-            .build().toByteArray();
-        ClientCalls.blockingUnaryCall(withCert, TestMethods.get("ArtifactStatus"), CallOptions.DEFAULT, request);
+        byte[] request =
+            ArtifactStatusesRequest.newBuilder()
+                .setSessionId("4a3c1f6e-0000-4000-8000-000000000001")
+                .setUserContext(
+                    UserContext.newBuilder().setUserId("mallory").setUserName("mallory"))
+                .build()
+                .toByteArray();
+        ClientCalls.blockingUnaryCall(
+            withCert, TestMethods.get("ArtifactStatus"), CallOptions.DEFAULT, request);
 
         ArtifactStatusesRequest seen = ArtifactStatusesRequest.parseFrom(backend.received.take());
         assertEquals("carol", seen.getUserContext().getUserId());
         assertEquals("carol", seen.getUserContext().getUserName());
 
-        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingUnaryCall(
-            withoutCert, TestMethods.get("ArtifactStatus"), CallOptions.DEFAULT, request));
-        assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode(), "no client certificate: handshake refused");
+        StatusRuntimeException e =
+            assertThrows(
+                StatusRuntimeException.class,
+                () ->
+                    ClientCalls.blockingUnaryCall(
+                        withoutCert,
+                        TestMethods.get("ArtifactStatus"),
+                        CallOptions.DEFAULT,
+                        request));
+        assertEquals(
+            Status.Code.UNAVAILABLE,
+            e.getStatus().getCode(),
+            "no client certificate: handshake refused");
       } finally {
         withCert.shutdownNow();
         withoutCert.shutdownNow();

@@ -18,9 +18,11 @@ import org.junit.jupiter.api.Test;
  */
 final class PackageContractsTest {
   private static final Path SOURCES = Path.of("src/main/java/io/sparkgate");
+
   /** A javadoc comment, then any annotations, then the package declaration. */
   private static final Pattern JAVADOC =
-      Pattern.compile("/\\*\\*(.*?)\\*/\\s*(?:@[\\w.]+(?:\\([^)]*\\))?\\s*)*package\\s", Pattern.DOTALL);
+      Pattern.compile(
+          "/\\*\\*(.*?)\\*/\\s*(?:@[\\w.]+(?:\\([^)]*\\))?\\s*)*package\\s", Pattern.DOTALL);
 
   private static boolean holdsJava(Path dir) throws IOException {
     try (Stream<Path> files = Files.list(dir)) {
@@ -40,11 +42,13 @@ final class PackageContractsTest {
     try (Stream<Path> dirs = Files.walk(SOURCES)) {
       for (Path dir : dirs.filter(Files::isDirectory).toList()) {
         if (holdsJava(dir) && !hasJavadoc(dir.resolve("package-info.java"))) {
-          String rel = SOURCES.relativize(dir).toString().replace(dir.getFileSystem().getSeparator(), ".");
+          String rel =
+              SOURCES.relativize(dir).toString().replace(dir.getFileSystem().getSeparator(), ".");
           missing.add(rel.isEmpty() ? "io.sparkgate" : "io.sparkgate." + rel);
         }
       }
     }
-    assertEquals(List.of(), missing, "packages without a package-info.java javadoc stating their contract");
+    assertEquals(
+        List.of(), missing, "packages without a package-info.java javadoc stating their contract");
   }
 }

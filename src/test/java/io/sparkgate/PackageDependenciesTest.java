@@ -24,8 +24,10 @@ import org.junit.jupiter.api.Test;
  */
 final class PackageDependenciesTest {
   private static final Path SOURCES = Path.of("src/main/java/io/sparkgate");
-  private static final Pattern IMPORT = Pattern.compile("^import (?:static )?io\\.sparkgate\\.([a-z]+)\\.", Pattern.MULTILINE);
-  private static final Set<String> STAGES = Set.of("auth", "inspect", "policy", "lakehouse", "audit", "route");
+  private static final Pattern IMPORT =
+      Pattern.compile("^import (?:static )?io\\.sparkgate\\.([a-z]+)\\.", Pattern.MULTILINE);
+  private static final Set<String> STAGES =
+      Set.of("auth", "inspect", "policy", "lakehouse", "audit", "route");
 
   private static Map<String, Set<String>> imports() throws IOException {
     Map<String, Set<String>> out = new TreeMap<>();
@@ -47,13 +49,16 @@ final class PackageDependenciesTest {
   @Test
   void stagesDoNotImportEachOther_exceptInspectsFacts() throws IOException {
     List<String> wrong = new ArrayList<>();
-    imports().forEach((pkg, deps) -> {
-      if (!STAGES.contains(pkg)) return;
-      for (String dep : deps) {
-        // Facts and sessions are what inspection produces: the call context carries them to every stage.
-        if (STAGES.contains(dep) && !dep.equals("inspect")) wrong.add(pkg + " -> " + dep);
-      }
-    });
+    imports()
+        .forEach(
+            (pkg, deps) -> {
+              if (!STAGES.contains(pkg)) return;
+              for (String dep : deps) {
+                // Facts and sessions are what inspection produces: the call context carries them to
+                // every stage.
+                if (STAGES.contains(dep) && !dep.equals("inspect")) wrong.add(pkg + " -> " + dep);
+              }
+            });
     assertEquals(List.of(), wrong);
   }
 

@@ -38,11 +38,27 @@ final class TenantIsolationTest {
   void clientsThatStopReading_doNotStallOtherCallsOnTheSameBackendConnection() throws Exception {
     try (BenchBackend backend = BenchBackend.start(0)) {
       // One event loop: every call shares one backend connection.
-      ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, 128 << 20, 1000, Duration.ofSeconds(5),
-          Duration.ofMinutes(1), Duration.ofSeconds(1), 1, Duration.ZERO);
-      try (Sparkgate proxy = Sparkgate.start(new ProxyConfig(Path.of("test.yaml"), listen, Optional.empty(),
-          new BackendConfig("127.0.0.1", backend.port(), Optional.empty()), AuthConfig.disabled(),
-          AuditConfig.disabled()))) {
+      ListenConfig listen =
+          new ListenConfig(
+              "127.0.0.1",
+              0,
+              true,
+              128 << 20,
+              1000,
+              Duration.ofSeconds(5),
+              Duration.ofMinutes(1),
+              Duration.ofSeconds(1),
+              1,
+              Duration.ZERO);
+      try (Sparkgate proxy =
+          Sparkgate.start(
+              new ProxyConfig(
+                  Path.of("test.yaml"),
+                  listen,
+                  Optional.empty(),
+                  new BackendConfig("127.0.0.1", backend.port(), Optional.empty()),
+                  AuthConfig.disabled(),
+                  AuditConfig.disabled()))) {
         List<ManagedChannel> channels = new ArrayList<>();
         try {
           List<ClientCall<byte[], Integer>> stalled = new ArrayList<>();
@@ -51,27 +67,34 @@ final class TenantIsolationTest {
             // Ask for 256 MiB and read one batch only: the rest backs up into the proxy.
             ManagedChannel slow = channel(proxy.port());
             channels.add(slow);
-            ClientCall<byte[], Integer> call = slow.newCall(BenchProtocol.EXECUTE_PLAN, CallOptions.DEFAULT);
-            call.start(new ClientCall.Listener<>() {
-              @Override
-              public void onMessage(Integer length) {
-                stalledMessages.incrementAndGet();
-              }
-            }, new Metadata());
+            ClientCall<byte[], Integer> call =
+                slow.newCall(BenchProtocol.EXECUTE_PLAN, CallOptions.DEFAULT);
+            call.start(
+                new ClientCall.Listener<>() {
+                  @Override
+                  public void onMessage(Integer length) {
+                    stalledMessages.incrementAndGet();
+                  }
+                },
+                new Metadata());
             call.sendMessage(BenchProtocol.executePlanRequest("slow-" + i, 1 << 20, 256));
             call.halfClose();
             call.request(1);
             stalled.add(call);
           }
-          Thread.sleep(2000); // let every window between backend, proxy and the slow clients fill up
+          Thread.sleep(
+              2000); // let every window between backend, proxy and the slow clients fill up
 
           ManagedChannel other = channel(proxy.port());
           channels.add(other);
           for (int i = 0; i < 3; i++) {
             CompletableFuture<Status> done = new CompletableFuture<>();
             AtomicLong received = new AtomicLong();
-            LoadGenerator.execute(other, BenchProtocol.executePlanRequest("other-" + i, 1 << 20, 4),
-                received::addAndGet, done::complete);
+            LoadGenerator.execute(
+                other,
+                BenchProtocol.executePlanRequest("other-" + i, 1 << 20, 4),
+                received::addAndGet,
+                done::complete);
             assertTrue(done.get(10, TimeUnit.SECONDS).isOk(), "another client's call finished");
             assertTrue(received.get() >= 4L << 20, "and got its whole result: " + received.get());
           }
@@ -89,7 +112,10 @@ final class TenantIsolationTest {
   }
 
   private static ManagedChannel channel(int port) {
-    return NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().maxInboundMessageSize(64 << 20)
-        .directExecutor().build();
+    return NettyChannelBuilder.forAddress("127.0.0.1", port)
+        .usePlaintext()
+        .maxInboundMessageSize(64 << 20)
+        .directExecutor()
+        .build();
   }
 }

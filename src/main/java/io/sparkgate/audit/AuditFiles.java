@@ -50,7 +50,9 @@ final class AuditFiles {
     Path target;
     int n = 0;
     do {
-      target = current.resolveSibling(String.format("%s-%s-%04d%s", base, STAMP.format(now), n++, ROTATED));
+      target =
+          current.resolveSibling(
+              String.format("%s-%s-%04d%s", base, STAMP.format(now), n++, ROTATED));
     } while (Files.exists(target) || Files.exists(gzipped(target)));
     Files.move(current, target, StandardCopyOption.ATOMIC_MOVE);
     return target;
@@ -108,7 +110,8 @@ final class AuditFiles {
     List<Path> toCompress = new ArrayList<>();
     for (Path p : rotated()) {
       if (isGzipped(p)) {
-        Files.deleteIfExists(plain(p)); // compressed completely before the crash; only the delete was missed
+        Files.deleteIfExists(
+            plain(p)); // compressed completely before the crash; only the delete was missed
       } else {
         toCompress.add(p);
       }
@@ -123,9 +126,13 @@ final class AuditFiles {
     if (dir == null || !Files.isDirectory(dir)) {
       return new ArrayList<>();
     }
-    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, baseName() + "-*" + ROTATED + "{," + GZ + "}")) {
+    try (DirectoryStream<Path> files =
+        Files.newDirectoryStream(dir, baseName() + "-*" + ROTATED + "{," + GZ + "}")) {
       for (Path p : files) {
-        byName.merge((isGzipped(p) ? plain(p) : p).getFileName().toString(), p, (a, b) -> isGzipped(a) ? a : b);
+        byName.merge(
+            (isGzipped(p) ? plain(p) : p).getFileName().toString(),
+            p,
+            (a, b) -> isGzipped(a) ? a : b);
       }
     }
     return new ArrayList<>(byName.values());

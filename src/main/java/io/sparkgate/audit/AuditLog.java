@@ -23,6 +23,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class AuditLog implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(AuditLog.class);
+
   /** The {@link #wakeAt} of a writer that is not waiting: no record wakes it. */
   private static final int RUNNING = Integer.MAX_VALUE;
 
@@ -34,6 +35,7 @@ public final class AuditLog implements AutoCloseable {
   private final Thread thread;
   private final AtomicLong dropped = new AtomicLong();
   private volatile boolean closing;
+
   /**
    * A record that brings the queue to this length wakes the writer thread: 1 while it waits for records, half
    * the queue while it lingers between batches; none while it runs, since it looks at the queue before waiting.
@@ -47,12 +49,16 @@ public final class AuditLog implements AutoCloseable {
     AuditFiles files = config.file().map(AuditFiles::new).orElse(null);
     if (files == null) {
       compressor = null;
-      writer = new AuditWriter(config, queue, clock, ticker, LogFile.stdout(), HashChain.start(), rotated -> {});
+      writer =
+          new AuditWriter(
+              config, queue, clock, ticker, LogFile.stdout(), HashChain.start(), rotated -> {});
     } else {
       HashChain chain = HashChain.resume(files);
       LogFile out = LogFile.append(files, config.maxFileSize(), config.rotateInterval(), clock);
       compressor = new Compressor();
-      files.interruptedRotations().forEach(compressor::compressLater); // rotated before a stop or crash
+      files
+          .interruptedRotations()
+          .forEach(compressor::compressLater); // rotated before a stop or crash
       writer = new AuditWriter(config, queue, clock, ticker, out, chain, compressor::compressLater);
     }
     this.thread = new Thread(this::run, "sparkgate-audit");
@@ -152,9 +158,11 @@ public final class AuditLog implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     if (thread.isAlive()) {
-      log.error("audit writer did not finish within 2 minutes; {} records may be lost", queue.size());
+      log.error(
+          "audit writer did not finish within 2 minutes; {} records may be lost", queue.size());
     } else if (!queue.isEmpty()) {
-      // Queued by a call that saw the log open a moment before close() began, after the writer's last look.
+      // Queued by a call that saw the log open a moment before close() began, after the writer's
+      // last look.
       dropped.addAndGet(queue.size());
       log.error("audit: {} records queued as the log closed were not written", queue.size());
     }
@@ -166,7 +174,8 @@ public final class AuditLog implements AutoCloseable {
   private void run() {
     try {
       while (true) {
-        // Read before the pass: once closing is set, write() refuses records, so a closing pass that finds the
+        // Read before the pass: once closing is set, write() refuses records, so a closing pass
+        // that finds the
         // queue empty has seen the last one (but for one that raced close(), which close() counts).
         boolean last = closing;
         AuditWriter.Wait wait = writer.pass(last);
@@ -187,7 +196,9 @@ public final class AuditLog implements AutoCloseable {
   private void await(AuditWriter.Wait wait) throws InterruptedException {
     wakeAt = wait.records();
     try {
-      for (long now = ticker.read(); !closing && !wait.over(now, queue.size()); now = ticker.read()) {
+      for (long now = ticker.read();
+          !closing && !wait.over(now, queue.size());
+          now = ticker.read()) {
         LockSupport.parkNanos(this, wait.until() - now);
         if (Thread.interrupted()) {
           throw new InterruptedException();
@@ -200,6 +211,7 @@ public final class AuditLog implements AutoCloseable {
 
   /** An ordered record under construction, for callers that build one field at a time. */
   public static Map<String, Object> newRecord() {
-    return new LinkedHashMap<>(64); // a call's record has about 25 fields: no resizing while it is built
+    return new LinkedHashMap<>(
+        64); // a call's record has about 25 fields: no resizing while it is built
   }
 }

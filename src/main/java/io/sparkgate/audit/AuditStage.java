@@ -1,6 +1,5 @@
 package io.sparkgate.audit;
 
-import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.Descriptors.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusException;
@@ -37,7 +36,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class AuditStage implements Stage {
   private static final Logger log = LoggerFactory.getLogger(AuditStage.class);
-  private static final Set<String> RESPONSE_FIELDS = Set.of("server_side_session_id", "operation_id");
+  private static final Set<String> RESPONSE_FIELDS =
+      Set.of("server_side_session_id", "operation_id");
   private static final String SQLSTATE = "SQLSTATE: ";
 
   private final AuditLog auditLog;
@@ -48,10 +48,14 @@ public final class AuditStage implements Stage {
   public AuditStage(AuditLog auditLog, Clock clock) {
     this.auditLog = auditLog;
     this.clock = clock;
-    for (MethodDescriptor method : Base.getDescriptor().findServiceByName("SparkConnectService").getMethods()) {
-      // ExecutePlan's and ReattachExecute's responses carry the result batches whose rows are counted.
-      boolean countsRows = method.getName().equals("ExecutePlan") || method.getName().equals("ReattachExecute");
-      responseScanners.put(method.getName(),
+    for (MethodDescriptor method :
+        Base.getDescriptor().findServiceByName("SparkConnectService").getMethods()) {
+      // ExecutePlan's and ReattachExecute's responses carry the result batches whose rows are
+      // counted.
+      boolean countsRows =
+          method.getName().equals("ExecutePlan") || method.getName().equals("ReattachExecute");
+      responseScanners.put(
+          method.getName(),
           new WireScanner(method.getOutputType(), RESPONSE_FIELDS, "response_", countsRows));
     }
   }
@@ -69,8 +73,12 @@ public final class AuditStage implements Stage {
     }
     if (auditLog.config().required() && !auditLog.accepting()) {
       refusedUnaudited.incrementAndGet();
-      log.warn("refusing {}: the audit log is not accepting records and audit.required is true", call.method());
-      throw Status.UNAVAILABLE.withDescription("Sparkgate cannot audit calls right now; retry shortly").asException();
+      log.warn(
+          "refusing {}: the audit log is not accepting records and audit.required is true",
+          call.method());
+      throw Status.UNAVAILABLE
+          .withDescription("Sparkgate cannot audit calls right now; retry shortly")
+          .asException();
     }
     return new Audited(call, responseScanner);
   }
@@ -83,6 +91,7 @@ public final class AuditStage implements Stage {
   private final class Audited implements CallHook {
     /** A first request message up to this size is hashed by the writer; larger ones at once. */
     private static final int DEFERRED_REQUEST_BYTES = 64 * 1024;
+
     /** A later response's row count follows its session id (a UUID): well within its first bytes. */
     private static final int ROW_COUNT_BYTES = 256;
 
@@ -91,29 +100,39 @@ public final class AuditStage implements Stage {
     private final Instant started = clock.instant();
     private final long startNanos = System.nanoTime();
     private final AtomicBoolean recorded = new AtomicBoolean();
-    // Each count has one writer at a time: gRPC delivers requests one after another, and a call's sends
-    // must not overlap. Volatile, not atomic, is then enough for close() (on either side) to read them.
+    // Each count has one writer at a time: gRPC delivers requests one after another, and a call's
+    // sends
+    // must not overlap. Volatile, not atomic, is then enough for close() (on either side) to read
+    // them.
     private volatile long bytesIn;
     private volatile long messagesIn;
     private volatile long bytesOut;
     private volatile long messagesOut;
     private volatile long rows;
+
     /** The first response's fields, for the record. */
     private final Map<String, Object> responseFields = new HashMap<>(4);
+
     /** Reads the first response: the record's response fields, and its rows. */
     private final Payload.Reader<Long> firstResponse;
+
     /** The first request message, kept for the writer to hash (see DEFERRED_REQUEST_BYTES); else null. */
     private volatile byte[] firstRequest;
+
     private volatile String firstRequestHash;
 
     Audited(Call call, WireScanner responseScanner) {
       this.call = call;
       this.responseScanner = responseScanner;
-      this.firstResponse = in -> responseScanner.scan(in, (k, v) -> {
-        synchronized (responseFields) {
-          responseFields.putIfAbsent(k, v);
-        }
-      });
+      this.firstResponse =
+          in ->
+              responseScanner.scan(
+                  in,
+                  (k, v) -> {
+                    synchronized (responseFields) {
+                      responseFields.putIfAbsent(k, v);
+                    }
+                  });
     }
 
     @Override
@@ -121,7 +140,8 @@ public final class AuditStage implements Stage {
       bytesIn += message.length;
       if (messagesIn++ == 0) {
         if (message.length <= DEFERRED_REQUEST_BYTES) {
-          firstRequest = message; // request arrays are never modified: stages that rewrite make new ones
+          firstRequest =
+              message; // request arrays are never modified: stages that rewrite make new ones
         } else {
           firstRequestHash = HashChain.sha256Hex(message); // not held for the length of the call
         }
@@ -153,9 +173,22 @@ public final class AuditStage implements Stage {
         return;
       }
       // What stages learn after the call ended is not part of its record.
-      Ended ended = new Ended(status, System.nanoTime() - startNanos, firstRequest, firstRequestHash, bytesIn,
-          bytesOut, messagesIn, messagesOut, rows, call.principal(), call.head(), call.decided(), call.route(),
-          call.audit().seal());
+      Ended ended =
+          new Ended(
+              status,
+              System.nanoTime() - startNanos,
+              firstRequest,
+              firstRequestHash,
+              bytesIn,
+              bytesOut,
+              messagesIn,
+              messagesOut,
+              rows,
+              call.principal(),
+              call.head(),
+              call.decided(),
+              call.route(),
+              call.audit().seal());
       if (!auditLog.write(() -> buildRecord(ended))) {
         log.error("audit record dropped (queue full): rpc={} started={}", call.method(), started);
       }
@@ -191,8 +224,11 @@ public final class AuditStage implements Stage {
       putList(record, "shadow_decisions", event.shadowDecisions());
       putList(record, "audit_rules", event.auditRules());
       if (!event.rewrites().isEmpty()) {
-        record.put("rewrites", event.rewrites().stream()
-            .map(r -> Map.of("rule", r.rule(), "rewriter", r.rewriter(), "change", r.change())).toList());
+        record.put(
+            "rewrites",
+            event.rewrites().stream()
+                .map(r -> Map.of("rule", r.rule(), "rewriter", r.rewriter(), "change", r.change()))
+                .toList());
       }
       Supplier<Map<String, Object>> summary = event.planSummary();
       if (summary != null) {
@@ -219,9 +255,21 @@ public final class AuditStage implements Stage {
   }
 
   /** A call's totals and context as they were when it ended, for its record. */
-  private record Ended(Status status, long durationNanos, byte[] firstRequest, String firstRequestHash,
-      long bytesIn, long bytesOut, long messagesIn, long messagesOut, long rows, Principal principal,
-      RequestHead head, Call.Decided decided, Route route, AuditEvent.Sealed event) {}
+  private record Ended(
+      Status status,
+      long durationNanos,
+      byte[] firstRequest,
+      String firstRequestHash,
+      long bytesIn,
+      long bytesOut,
+      long messagesIn,
+      long messagesOut,
+      long rows,
+      Principal principal,
+      RequestHead head,
+      Call.Decided decided,
+      Route route,
+      AuditEvent.Sealed event) {}
 
   /** The request's own fields, as its first message named them. */
   private static void head(RequestHead head, Map<String, Object> record) {
@@ -250,7 +298,8 @@ public final class AuditStage implements Stage {
     }
   }
 
-  private static void putList(Map<String, Object> record, String field, java.util.List<String> values) {
+  private static void putList(
+      Map<String, Object> record, String field, java.util.List<String> values) {
     if (!values.isEmpty()) {
       record.put(field, values);
     }
@@ -269,8 +318,12 @@ public final class AuditStage implements Stage {
       String errorClass = description.substring(0, close + 1);
       int state = description.lastIndexOf(SQLSTATE);
       // A SQLSTATE is five characters.
-      return state < 0 ? errorClass
-          : errorClass + " " + description.substring(state, Math.min(description.length(), state + SQLSTATE.length() + 5));
+      return state < 0
+          ? errorClass
+          : errorClass
+              + " "
+              + description.substring(
+                  state, Math.min(description.length(), state + SQLSTATE.length() + 5));
     }
     return truncate(description, 200);
   }

@@ -29,7 +29,8 @@ public final class AuditVerifier {
     Set<Path> given = new HashSet<>(files);
     for (Path file : files) {
       if (given.contains(AuditFiles.gzipped(file))) {
-        continue; // a rotated file caught between its compression and its removal: the .gz has it all
+        continue; // a rotated file caught between its compression and its removal: the .gz has it
+        // all
       }
       ordered.add(new FileStart(file, firstSeq(file)));
     }
@@ -52,29 +53,57 @@ public final class AuditVerifier {
           try {
             record = JSON.readTree(line);
           } catch (IOException e) {
-            return new Result(false, checked, where + ": not a JSON record (the line was edited or truncated)");
+            return new Result(
+                false, checked, where + ": not a JSON record (the line was edited or truncated)");
           }
           long seq = record.path("seq").asLong(-1);
           String prev = record.path("prev").asText(null);
           if (seq < 1 || prev == null) {
-            return new Result(false, checked, where + ": no seq/prev fields: not a Sparkgate audit record");
+            return new Result(
+                false, checked, where + ": no seq/prev fields: not a Sparkgate audit record");
           }
           if (expectedSeq < 0) {
             if (seq == 1 && !HashChain.GENESIS.equals(prev)) {
-              return new Result(false, checked, where + ": record 1 does not start a chain (prev was changed)");
+              return new Result(
+                  false, checked, where + ": record 1 does not start a chain (prev was changed)");
             }
             if (seq > 1) {
               note = " (chain checked from record " + seq + "; earlier files were not given)";
             }
           } else if (seq > expectedSeq) {
-            return new Result(false, checked, where + ": record " + seq + " follows record " + (expectedSeq - 1)
-                + ": " + (seq - expectedSeq) + " record(s) missing (deleted lines or a missing file)");
+            return new Result(
+                false,
+                checked,
+                where
+                    + ": record "
+                    + seq
+                    + " follows record "
+                    + (expectedSeq - 1)
+                    + ": "
+                    + (seq - expectedSeq)
+                    + " record(s) missing (deleted lines or a missing file)");
           } else if (seq < expectedSeq) {
-            return new Result(false, checked, where + ": record " + seq + " appears after record "
-                + (expectedSeq - 1) + ": records were reordered or duplicated");
+            return new Result(
+                false,
+                checked,
+                where
+                    + ": record "
+                    + seq
+                    + " appears after record "
+                    + (expectedSeq - 1)
+                    + ": records were reordered or duplicated");
           } else if (!prev.equals(expectedPrev)) {
-            return new Result(false, checked, where + ": record " + seq + " does not match the hash of record "
-                + (seq - 1) + ": record " + (seq - 1) + " (the line before) was edited");
+            return new Result(
+                false,
+                checked,
+                where
+                    + ": record "
+                    + seq
+                    + " does not match the hash of record "
+                    + (seq - 1)
+                    + ": record "
+                    + (seq - 1)
+                    + " (the line before) was edited");
           }
           expectedSeq = seq + 1;
           expectedPrev = HashChain.hash(line);

@@ -25,8 +25,10 @@ import org.slf4j.LoggerFactory;
  */
 final class AuditWriter {
   private static final Logger log = LoggerFactory.getLogger(AuditWriter.class);
+
   /** The most records one pass takes from the queue. */
   static final int BATCH = 4096;
+
   /**
    * While records keep coming, the writer waits this long between batches and no call wakes it. Woken by
    * each record instead, it cost every call a futex wake-up on the request thread, a context switch and a
@@ -35,6 +37,7 @@ final class AuditWriter {
    * burst of page-cache work that doubled full's p99 in a same-run A/B, with no gain at p50 or in CPU.
    */
   static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
   /**
    * The longest linger. At a few hundred calls a second a 5 ms linger gathers two or three records, and each
    * batch then costs a wake-up and a write(2) for those few: profiled in place at about 700 calls/s, the
@@ -43,13 +46,16 @@ final class AuditWriter {
    * file, half of fsync: batch's default interval.
    */
   static final long MAX_LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
   /** A batch of this many records pays for its wake-up and write; fewer, and the linger grows. */
   static final int FULL_BATCH = 64;
+
   /**
    * The longest an idle writer waits: it looks again when a record comes, the fsync or the rotation by age is
    * due, or the log closes, but the rotation is timed on the wall clock, which may be set meanwhile.
    */
   static final long MAX_IDLE_NANOS = TimeUnit.MINUTES.toNanos(1);
+
   /** After a failed write, so that a full disk is not retried in a loop. */
   static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
@@ -70,8 +76,10 @@ final class AuditWriter {
   private final LogFile out;
   private final HashChain chain;
   private final Consumer<Path> rotated;
+
   /** A lingering writer looks again once this many records wait, rather than let the queue fill. */
   private final int backlog;
+
   private final RecordJson json = new RecordJson();
   private final List<Supplier<Map<String, Object>>> batch = new ArrayList<>(BATCH);
   private final AtomicLong written = new AtomicLong();
@@ -88,8 +96,14 @@ final class AuditWriter {
    * A writer of the records {@code queue} receives to {@code out}, continuing {@code chain}; each file it
    * rotates goes to {@code rotated}.
    */
-  AuditWriter(AuditConfig config, BlockingQueue<Supplier<Map<String, Object>>> queue, Clock clock, Ticker ticker,
-      LogFile out, HashChain chain, Consumer<Path> rotated) {
+  AuditWriter(
+      AuditConfig config,
+      BlockingQueue<Supplier<Map<String, Object>>> queue,
+      Clock clock,
+      Ticker ticker,
+      LogFile out,
+      HashChain chain,
+      Consumer<Path> rotated) {
     this.config = config;
     this.queue = queue;
     this.clock = clock;
@@ -117,8 +131,10 @@ final class AuditWriter {
         unsynced = config.fsync() == AuditConfig.Fsync.BATCH;
       }
       long now = ticker.read();
-      // fsync: batch is a group commit: at most one force per interval, for everything written since the last.
-      // A proxy serving one call at a time then does not pay one fsync per call (profiled, that cost more CPU
+      // fsync: batch is a group commit: at most one force per interval, for everything written
+      // since the last.
+      // A proxy serving one call at a time then does not pay one fsync per call (profiled, that
+      // cost more CPU
       // than everything else the proxy did for the call); see AuditConfig.DEFAULT_FSYNC_INTERVAL.
       long syncDue = lastSync + config.fsyncInterval().toNanos();
       if (unsynced && now - syncDue >= 0) {
@@ -138,7 +154,8 @@ final class AuditWriter {
         return new Wait(now, 0);
       }
       if (wrote) {
-        return new Wait(now + linger, backlog); // let more gather rather than be woken for each (LINGER_NANOS)
+        return new Wait(
+            now + linger, backlog); // let more gather rather than be woken for each (LINGER_NANOS)
       }
       long idle = now + Math.min(MAX_IDLE_NANOS, out.nanosUntilRotation(wall));
       return new Wait(unsynced ? Math.min(syncDue, idle) : idle, 1);
@@ -159,7 +176,9 @@ final class AuditWriter {
    * are full (a long linger at a high rate made each write a burst that doubled p99: see LINGER_NANOS).
    */
   static long nextLinger(long linger, int records) {
-    return records < FULL_BATCH ? Math.min(MAX_LINGER_NANOS, linger * 2) : Math.max(LINGER_NANOS, linger / 2);
+    return records < FULL_BATCH
+        ? Math.min(MAX_LINGER_NANOS, linger * 2)
+        : Math.max(LINGER_NANOS, linger / 2);
   }
 
   private void writeBatch() throws IOException {

@@ -17,7 +17,9 @@ final class HashChain {
   static final String GENESIS = "0".repeat(64);
 
   /** One SHA-256 per thread: {@code MessageDigest.getInstance} costs a provider lookup on every call. */
-  private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(HashChain::newSha256);
+  private static final ThreadLocal<MessageDigest> SHA256 =
+      ThreadLocal.withInitial(HashChain::newSha256);
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private long seq;
@@ -45,8 +47,12 @@ final class HashChain {
     try {
       return new HashChain(JSON.readTree(last).path("seq").asLong(), hash(last));
     } catch (IOException e) {
-      throw new IOException("audit.file " + files.current() + ": the last record is not valid JSON, so the "
-          + "hash chain cannot continue; run 'sparkgate audit verify' and move the damaged file aside", e);
+      throw new IOException(
+          "audit.file "
+              + files.current()
+              + ": the last record is not valid JSON, so the "
+              + "hash chain cannot continue; run 'sparkgate audit verify' and move the damaged file aside",
+          e);
     }
   }
 

@@ -39,7 +39,8 @@ final class LogFile {
    * Appends to {@code files}' current file (creating it and its directory), rotated once it reaches
    * {@code maxBytes} or is {@code maxAge} old; an existing file's age counts from its last change.
    */
-  static LogFile append(AuditFiles files, long maxBytes, Duration maxAge, Clock clock) throws IOException {
+  static LogFile append(AuditFiles files, long maxBytes, Duration maxAge, Clock clock)
+      throws IOException {
     LogFile log = new LogFile(files, maxBytes, maxAge);
     Files.createDirectories(files.current().toAbsolutePath().getParent());
     boolean existed = Files.exists(files.current());
@@ -82,7 +83,9 @@ final class LogFile {
 
   /** Whether the file holds records and has reached its size or age limit at {@code now}. */
   boolean rotationDue(Instant now) {
-    return files != null && bytes > 0 && (full() || Duration.between(opened, now).compareTo(maxAge) >= 0);
+    return files != null
+        && bytes > 0
+        && (full() || Duration.between(opened, now).compareTo(maxAge) >= 0);
   }
 
   /** How long after {@code now} the file is due for rotation by age; Long.MAX_VALUE while none is pending. */

@@ -13,7 +13,8 @@ import java.util.Map;
  * Not thread-safe: it reuses one buffer, and belongs to the writer thread.
  */
 final class RecordJson {
-  private static final ObjectMapper JSON = new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
+  private static final ObjectMapper JSON =
+      new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
 
   private final ByteArrayOutputStream line = new ByteArrayOutputStream(1024);
 

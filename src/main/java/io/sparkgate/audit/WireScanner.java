@@ -19,10 +19,14 @@ import java.util.function.BiConsumer;
 final class WireScanner {
   /** Field numbers wanted, and the name each is reported as (a handful: a linear search beats hashing). */
   private final int[] numbers;
+
   private final String[] names;
+
   /** The top-level field holding an arrow batch whose rows are counted, and its row count; 0: none. */
   private final int batchField;
+
   private final int rowCountField;
+
   /** Reads a message up to its row count only (one reader for every call, not one per call). */
   private final Payload.Reader<Long> rowsOnly = this::rowsOf;
 
@@ -38,7 +42,9 @@ final class WireScanner {
   WireScanner(Descriptor type, Set<String> names, String prefix, boolean countRows) {
     List<FieldDescriptor> fields = new ArrayList<>();
     for (FieldDescriptor field : type.getFields()) {
-      if (names.contains(field.getName()) && field.getType() == FieldDescriptor.Type.STRING && !field.isRepeated()) {
+      if (names.contains(field.getName())
+          && field.getType() == FieldDescriptor.Type.STRING
+          && !field.isRepeated()) {
         fields.add(field);
       }
     }
@@ -46,10 +52,12 @@ final class WireScanner {
     this.names = fields.stream().map(f -> prefix + f.getName()).toArray(String[]::new);
     FieldDescriptor batch = countRows ? type.findFieldByName("arrow_batch") : null;
     if (countRows && batch == null) {
-      throw new IllegalArgumentException(type.getFullName() + " has no arrow_batch to count rows in");
+      throw new IllegalArgumentException(
+          type.getFullName() + " has no arrow_batch to count rows in");
     }
     this.batchField = batch == null ? 0 : batch.getNumber();
-    this.rowCountField = batch == null ? 0 : batch.getMessageType().findFieldByName("row_count").getNumber();
+    this.rowCountField =
+        batch == null ? 0 : batch.getMessageType().findFieldByName("row_count").getNumber();
   }
 
   /** Whether {@link #scan} counts rows: worth calling on every message, not just the first. */
@@ -78,7 +86,8 @@ final class WireScanner {
           if (rows >= 0) {
             return rows;
           }
-          // No count before the batch's end: proto3 leaves a count of 0 out. Else the view ended first.
+          // No count before the batch's end: proto3 leaves a count of 0 out. Else the view ended
+          // first.
           return in.getTotalBytesRead() == end ? Long.valueOf(0) : null;
         }
         if (!in.skipField(tag)) {
@@ -143,7 +152,8 @@ final class WireScanner {
       if (tag == 0) {
         break;
       }
-      if (WireFormat.getTagFieldNumber(tag) == rowCountField && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_VARINT) {
+      if (WireFormat.getTagFieldNumber(tag) == rowCountField
+          && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_VARINT) {
         return in.readInt64();
       }
       if (!in.skipField(tag)) {

@@ -24,19 +24,25 @@ final class Authenticate implements Stage {
   private static final Logger log = LoggerFactory.getLogger(Authenticate.class);
 
   /** Gives each client connection its {@link TokenCache.LastToken}; register it on the server. */
-  static final ServerTransportFilter CONNECTIONS = new ServerTransportFilter() {
-    @Override
-    public Attributes transportReady(Attributes attributes) {
-      return attributes.toBuilder().set(TokenCache.LastToken.KEY, new TokenCache.LastToken()).build();
-    }
-  };
+  static final ServerTransportFilter CONNECTIONS =
+      new ServerTransportFilter() {
+        @Override
+        public Attributes transportReady(Attributes attributes) {
+          return attributes.toBuilder()
+              .set(TokenCache.LastToken.KEY, new TokenCache.LastToken())
+              .build();
+        }
+      };
 
   private final Authenticator authenticator;
   private final AuthFailures failures;
   private final UserContextRewriter stamp;
   private final ConfigRedaction redaction;
 
-  Authenticate(Authenticator authenticator, AuthFailures failures, UserContextRewriter stamp,
+  Authenticate(
+      Authenticator authenticator,
+      AuthFailures failures,
+      UserContextRewriter stamp,
       ConfigRedaction redaction) {
     this.authenticator = authenticator;
     this.failures = failures;
@@ -67,19 +73,26 @@ final class Authenticate implements Stage {
 
   private Principal authenticate(Call call) throws StatusException {
     try {
-      return authenticator.authenticate(call.headers(), call.sslSession(),
-          call.transport().get(TokenCache.LastToken.KEY));
+      return authenticator.authenticate(
+          call.headers(), call.sslSession(), call.transport().get(TokenCache.LastToken.KEY));
     } catch (AuthFailure e) {
       failures.count(e.reason());
       call.decided("unauthenticated", null);
       call.audit().authFailure(e.reason().name().toLowerCase(Locale.ROOT));
-      log.warn("refused {} from {}: {} ({})", call.method(), call.remoteAddress(), e.detail(), e.reason());
+      log.warn(
+          "refused {} from {}: {} ({})",
+          call.method(),
+          call.remoteAddress(),
+          e.detail(),
+          e.reason());
       throw Status.UNAUTHENTICATED.withDescription(e.clientMessage()).asException();
     } catch (RuntimeException e) {
       // Fail closed, and keep library text (which may quote the token) away from the client.
       log.error("authentication failed unexpectedly for {}", call.method(), e);
       call.decided("unauthenticated", null);
-      throw Status.UNAUTHENTICATED.withDescription("Sparkgate could not authenticate this call").asException();
+      throw Status.UNAUTHENTICATED
+          .withDescription("Sparkgate could not authenticate this call")
+          .asException();
     }
   }
 }

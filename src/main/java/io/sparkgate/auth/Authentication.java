@@ -39,32 +39,44 @@ public final class Authentication {
   static Authentication create(AuthConfig config, Clock clock, Ticker ticker) {
     List<KeySource> keys = new ArrayList<>();
     List<RemoteJwks> remote = new ArrayList<>();
-    config.jwt().ifPresent(jwt -> {
-      if (jwt.jwksFile().isPresent() || !jwt.publicKeyFiles().isEmpty() || jwt.hmacSecretFile().isPresent()) {
-        keys.add(KeyFiles.load(jwt));
-      }
-      if (jwt.jwksUrl().isPresent() || jwt.oidcDiscoveryUrl().isPresent()) {
-        RemoteJwks jwks = new RemoteJwks(jwt, clock).start();
-        keys.add(jwks);
-        remote.add(jwks);
-      }
-    });
+    config
+        .jwt()
+        .ifPresent(
+            jwt -> {
+              if (jwt.jwksFile().isPresent()
+                  || !jwt.publicKeyFiles().isEmpty()
+                  || jwt.hmacSecretFile().isPresent()) {
+                keys.add(KeyFiles.load(jwt));
+              }
+              if (jwt.jwksUrl().isPresent() || jwt.oidcDiscoveryUrl().isPresent()) {
+                RemoteJwks jwks = new RemoteJwks(jwt, clock).start();
+                keys.add(jwks);
+                remote.add(jwks);
+              }
+            });
     if (config.enabled()) {
-      log.info("authentication: {} (in this order); user_id mismatch: {}",
+      log.info(
+          "authentication: {} (in this order); user_id mismatch: {}",
           config.methods().stream().map(m -> m.name().toLowerCase(java.util.Locale.ROOT)).toList(),
           config.userIdMismatch().name().toLowerCase(java.util.Locale.ROOT));
       if (config.methods().contains(AuthConfig.Method.ANONYMOUS)) {
-        log.warn("auth.anonymous is true: callers without credentials are accepted as user 'anonymous'");
+        log.warn(
+            "auth.anonymous is true: callers without credentials are accepted as user 'anonymous'");
       }
     } else {
-      log.warn("NO AUTHENTICATION: the configuration has no auth section, so every client is accepted and the "
-          + "user_id it declares reaches Spark unchecked (anyone who learns a session_id can use that session). "
-          + "Add an auth section; proxy/sparkgate.yaml shows each method.");
+      log.warn(
+          "NO AUTHENTICATION: the configuration has no auth section, so every client is accepted and the "
+              + "user_id it declares reaches Spark unchecked (anyone who learns a session_id can use that session). "
+              + "Add an auth section; proxy/sparkgate.yaml shows each method.");
     }
     AuthFailures failures = new AuthFailures();
     Authenticator authenticator = new Authenticator(config, keys, clock, ticker);
-    Authenticate stage = new Authenticate(authenticator, failures,
-        new UserContextRewriter(config.userIdMismatch()), new ConfigRedaction(new SecretPatterns(config.secretPatterns())));
+    Authenticate stage =
+        new Authenticate(
+            authenticator,
+            failures,
+            new UserContextRewriter(config.userIdMismatch()),
+            new ConfigRedaction(new SecretPatterns(config.secretPatterns())));
     return new Authentication(stage, failures, List.copyOf(remote));
   }
 

@@ -1,8 +1,8 @@
 package io.sparkgate.auth;
 
-import io.sparkgate.call.Principal;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.grpc.Metadata;
+import io.sparkgate.call.Principal;
 import io.sparkgate.config.AuthConfig;
 import java.security.cert.X509Certificate;
 import java.time.Clock;
@@ -28,7 +28,9 @@ final class Authenticator {
   Authenticator(AuthConfig config, List<KeySource> keys, Clock clock, Ticker ticker) {
     this.config = config;
     this.jwt = config.jwt().map(j -> new JwtVerifier(j, keys, clock)).orElse(null);
-    this.cache = new TokenCache(config.tokenCache().maxEntries(), config.tokenCache().maxAge(), clock, ticker);
+    this.cache =
+        new TokenCache(
+            config.tokenCache().maxEntries(), config.tokenCache().maxAge(), clock, ticker);
     this.staticTokens = new StaticTokens(config.staticTokens());
     this.clientCert = config.clientCert().map(ClientCertIdentity::new).orElse(null);
   }
@@ -38,7 +40,8 @@ final class Authenticator {
   }
 
   /** As {@link #authenticate(Metadata, SSLSession)}, for a call of the connection whose last token is {@code last}. */
-  Principal authenticate(Metadata headers, SSLSession tls, TokenCache.LastToken last) throws AuthFailure {
+  Principal authenticate(Metadata headers, SSLSession tls, TokenCache.LastToken last)
+      throws AuthFailure {
     if (!config.enabled()) {
       return Principal.anonymous(Principal.Method.NONE);
     }
@@ -47,16 +50,25 @@ final class Authenticator {
     List<AuthFailure> refusals = new ArrayList<>();
     for (AuthConfig.Method method : config.methods()) {
       try {
-        Principal p = switch (method) {
-          case JWT -> token.isPresent() ? cache.get(token.get(), jwt::verify, last).principal() : null;
-          case STATIC_TOKENS -> token.isPresent() ? staticTokens.authenticate(token.get()) : null;
-          case CLIENT_CERT -> cert.isPresent() ? clientCert.authenticate(cert.get()) : null;
-          // A caller who sent a credential wants to be someone: never let a bad one pass as anonymous.
-          case ANONYMOUS -> token.isEmpty() ? Principal.anonymous(Principal.Method.ANONYMOUS) : null;
-        };
+        Principal p =
+            switch (method) {
+              case JWT ->
+                  token.isPresent() ? cache.get(token.get(), jwt::verify, last).principal() : null;
+              case STATIC_TOKENS ->
+                  token.isPresent() ? staticTokens.authenticate(token.get()) : null;
+              case CLIENT_CERT -> cert.isPresent() ? clientCert.authenticate(cert.get()) : null;
+              // A caller who sent a credential wants to be someone: never let a bad one pass as
+              // anonymous.
+              case ANONYMOUS ->
+                  token.isEmpty() ? Principal.anonymous(Principal.Method.ANONYMOUS) : null;
+            };
         if (p != null) {
           return cert.isPresent() && p.clientCertSubject().isEmpty()
-              ? new Principal(p.name(), p.groups(), p.tenant(), p.method(),
+              ? new Principal(
+                  p.name(),
+                  p.groups(),
+                  p.tenant(),
+                  p.method(),
                   Optional.of(cert.get().getSubjectX500Principal().getName()))
               : p;
         }
@@ -72,7 +84,8 @@ final class Authenticator {
 
   private static AuthFailure mostSpecific(List<AuthFailure> refusals) {
     for (AuthFailure e : refusals) {
-      if (e.reason() != AuthFailure.Reason.UNKNOWN_TOKEN && e.reason() != AuthFailure.Reason.MALFORMED_TOKEN) {
+      if (e.reason() != AuthFailure.Reason.UNKNOWN_TOKEN
+          && e.reason() != AuthFailure.Reason.MALFORMED_TOKEN) {
         return e;
       }
     }
@@ -85,8 +98,9 @@ final class Authenticator {
   }
 
   private String noCredentialsHint() {
-    boolean tokens = config.methods().contains(AuthConfig.Method.JWT)
-        || config.methods().contains(AuthConfig.Method.STATIC_TOKENS);
+    boolean tokens =
+        config.methods().contains(AuthConfig.Method.JWT)
+            || config.methods().contains(AuthConfig.Method.STATIC_TOKENS);
     if (tokens) {
       return "no token: pass token=... in the sc:// URL";
     }

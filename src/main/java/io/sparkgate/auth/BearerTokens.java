@@ -16,21 +16,25 @@ final class BearerTokens {
 
   private static final String BEARER = "bearer";
 
-  static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
-  static final Metadata.Key<String> AUTHENTICATION = Metadata.Key.of("authentication", Metadata.ASCII_STRING_MARSHALLER);
+  static final Metadata.Key<String> AUTHORIZATION =
+      Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+  static final Metadata.Key<String> AUTHENTICATION =
+      Metadata.Key.of("authentication", Metadata.ASCII_STRING_MARSHALLER);
 
   private BearerTokens() {}
 
   /** The token, empty when the client sent none. */
   static Optional<String> extract(Metadata headers) throws AuthFailure {
-    // Both headers are checked for duplicates before either is parsed, so two credentials are always named.
+    // Both headers are checked for duplicates before either is parsed, so two credentials are
+    // always named.
     String authorization = single(headers, AUTHORIZATION);
     String authentication = single(headers, AUTHENTICATION);
     String token = authorization == null ? null : parse(authorization);
     if (authentication != null) {
       String t = parse(authentication);
       if (token != null && !token.equals(t)) {
-        throw new AuthFailure(AuthFailure.Reason.TWO_CREDENTIALS,
+        throw new AuthFailure(
+            AuthFailure.Reason.TWO_CREDENTIALS,
             "authorization and authentication headers carry different tokens: send exactly one token");
       }
       token = t;
@@ -47,7 +51,8 @@ final class BearerTokens {
     Iterator<String> values = all.iterator();
     String value = values.next();
     if (values.hasNext()) {
-      throw new AuthFailure(AuthFailure.Reason.TWO_CREDENTIALS,
+      throw new AuthFailure(
+          AuthFailure.Reason.TWO_CREDENTIALS,
           "more than one " + key.name() + " header: send exactly one token");
     }
     return value;
@@ -58,15 +63,18 @@ final class BearerTokens {
     int space = v.indexOf(' ');
     int schemeEnd = space < 0 ? v.length() : space;
     if (schemeEnd != BEARER.length() || !v.regionMatches(true, 0, BEARER, 0, BEARER.length())) {
-      throw new AuthFailure(AuthFailure.Reason.BAD_HEADER,
+      throw new AuthFailure(
+          AuthFailure.Reason.BAD_HEADER,
           "unsupported authorization scheme: send 'Bearer <token>' (token=... in the sc:// URL)");
     }
     String token = space < 0 ? "" : v.substring(space + 1).strip();
     if (token.isEmpty()) {
-      throw new AuthFailure(AuthFailure.Reason.EMPTY_TOKEN, "empty Bearer token: pass token=... in the sc:// URL");
+      throw new AuthFailure(
+          AuthFailure.Reason.EMPTY_TOKEN, "empty Bearer token: pass token=... in the sc:// URL");
     }
     if (token.length() > MAX_TOKEN_CHARS) {
-      throw new AuthFailure(AuthFailure.Reason.TOKEN_TOO_LONG,
+      throw new AuthFailure(
+          AuthFailure.Reason.TOKEN_TOO_LONG,
           "token too long (" + token.length() + " characters, at most " + MAX_TOKEN_CHARS + ")");
     }
     return token;

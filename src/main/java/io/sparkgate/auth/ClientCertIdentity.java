@@ -37,7 +37,8 @@ final class ClientCertIdentity {
     if (session == null) {
       return Optional.empty();
     }
-    // Looked up once per TLS session, not once per call: without a client certificate the lookup throws, and
+    // Looked up once per TLS session, not once per call: without a client certificate the lookup
+    // throws, and
     // building that exception cost more than the rest of authenticating a cached token.
     if (session.getValue(LEAF) instanceof Optional<?> known) {
       @SuppressWarnings("unchecked")
@@ -47,7 +48,10 @@ final class ClientCertIdentity {
     Optional<X509Certificate> leaf;
     try {
       var certs = session.getPeerCertificates();
-      leaf = certs.length > 0 && certs[0] instanceof X509Certificate x ? Optional.of(x) : Optional.empty();
+      leaf =
+          certs.length > 0 && certs[0] instanceof X509Certificate x
+              ? Optional.of(x)
+              : Optional.empty();
     } catch (SSLPeerUnverifiedException e) {
       leaf = Optional.empty();
     }
@@ -59,17 +63,22 @@ final class ClientCertIdentity {
     String subject = cert.getSubjectX500Principal().getName();
     String name = fromSan ? san(cert) : cn(subject);
     if (name == null || name.isBlank() || name.length() > JwtVerifier.MAX_PRINCIPAL_CHARS) {
-      throw new AuthFailure(AuthFailure.Reason.BAD_CLIENT_CERT,
-          "client certificate names no user (" + (fromSan ? "no email, URI or DNS subject alternative name" : "no CN")
-              + ")", "client certificate " + subject + " names no user");
+      throw new AuthFailure(
+          AuthFailure.Reason.BAD_CLIENT_CERT,
+          "client certificate names no user ("
+              + (fromSan ? "no email, URI or DNS subject alternative name" : "no CN")
+              + ")",
+          "client certificate " + subject + " names no user");
     }
-    return new Principal(name, List.of(), Optional.empty(), Principal.Method.CLIENT_CERT, Optional.of(subject));
+    return new Principal(
+        name, List.of(), Optional.empty(), Principal.Method.CLIENT_CERT, Optional.of(subject));
   }
 
   private static String cn(String subject) {
     try {
       List<Rdn> rdns = new LdapName(subject).getRdns();
-      // LdapName indexes RDNs right to left; the leftmost CN is the most specific, the owner's name.
+      // LdapName indexes RDNs right to left; the leftmost CN is the most specific, the owner's
+      // name.
       for (int i = rdns.size() - 1; i >= 0; i--) {
         if (rdns.get(i).getType().equalsIgnoreCase("CN")) {
           return rdns.get(i).getValue().toString();
@@ -94,7 +103,10 @@ final class ClientCertIdentity {
     }
     for (int type : new int[] {SAN_EMAIL, SAN_URI, SAN_DNS}) {
       for (List<?> n : names) {
-        if (n.size() >= 2 && n.get(0) instanceof Integer t && t == type && n.get(1) instanceof String s) {
+        if (n.size() >= 2
+            && n.get(0) instanceof Integer t
+            && t == type
+            && n.get(1) instanceof String s) {
           return s;
         }
       }

@@ -62,7 +62,9 @@ final class ConfigRedaction {
       boolean changed = false;
       for (int i = 0; i < builder.getPairsCount(); i++) {
         KeyValue pair = builder.getPairs(i);
-        if (pair.hasValue() && secrets.isSecret(pair.getKey()) && !pair.getValue().equals(SecretPatterns.REDACTED)) {
+        if (pair.hasValue()
+            && secrets.isSecret(pair.getKey())
+            && !pair.getValue().equals(SecretPatterns.REDACTED)) {
           builder.setPairs(i, pair.toBuilder().setValue(SecretPatterns.REDACTED));
           changed = true;
         }

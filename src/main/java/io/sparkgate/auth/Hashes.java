@@ -13,13 +13,15 @@ final class Hashes {
    * One digest per thread: this runs on every call, and looking up the provider each time cost as much as
    * hashing the token. A digest is reset by {@link MessageDigest#digest(byte[])}, and never shared.
    */
-  private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every JVM has SHA-256", e);
-    }
-  });
+  private static final ThreadLocal<MessageDigest> SHA256 =
+      ThreadLocal.withInitial(
+          () -> {
+            try {
+              return MessageDigest.getInstance("SHA-256");
+            } catch (NoSuchAlgorithmException e) {
+              throw new IllegalStateException("every JVM has SHA-256", e);
+            }
+          });
 
   static String sha256Hex(String token) {
     return HexFormat.of().formatHex(sha256(token));

@@ -1,6 +1,5 @@
 package io.sparkgate.auth;
 
-import io.sparkgate.call.Principal;
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
@@ -19,6 +18,7 @@ import com.nimbusds.jwt.JWTParser;
 import com.nimbusds.jwt.PlainJWT;
 import com.nimbusds.jwt.SignedJWT;
 import io.sparkgate.auth.AuthFailure.Reason;
+import io.sparkgate.call.Principal;
 import io.sparkgate.config.AuthConfig;
 import java.security.Key;
 import java.text.ParseException;
@@ -60,8 +60,13 @@ final class JwtVerifier {
     JWSHeader header = jwt.getHeader();
     String alg = header.getAlgorithm().getName();
     if (!config.algorithms().contains(alg)) {
-      throw new AuthFailure(Reason.ALG_NOT_ALLOWED, "token algorithm " + printable(alg) + " is not accepted (accepted: "
-          + String.join(", ", new java.util.TreeSet<>(config.algorithms())) + ")");
+      throw new AuthFailure(
+          Reason.ALG_NOT_ALLOWED,
+          "token algorithm "
+              + printable(alg)
+              + " is not accepted (accepted: "
+              + String.join(", ", new java.util.TreeSet<>(config.algorithms()))
+              + ")");
     }
     checkSignature(jwt);
     JWTClaimsSet claims = claims(jwt);
@@ -73,14 +78,17 @@ final class JwtVerifier {
     try {
       parsed = JWTParser.parse(token);
     } catch (ParseException | RuntimeException e) {
-      throw new AuthFailure(Reason.MALFORMED_TOKEN, "malformed token: not a JWT (header.payload.signature)",
+      throw new AuthFailure(
+          Reason.MALFORMED_TOKEN,
+          "malformed token: not a JWT (header.payload.signature)",
           "unparseable JWT: " + e.getClass().getSimpleName());
     }
     if (parsed instanceof PlainJWT) {
       throw new AuthFailure(Reason.ALG_NONE, "unsigned token (alg none) is never accepted");
     }
     if (parsed instanceof EncryptedJWT) {
-      throw new AuthFailure(Reason.MALFORMED_TOKEN, "encrypted tokens (JWE) are not supported: send a signed JWT");
+      throw new AuthFailure(
+          Reason.MALFORMED_TOKEN, "encrypted tokens (JWE) are not supported: send a signed JWT");
     }
     return (SignedJWT) parsed;
   }
@@ -93,10 +101,13 @@ final class JwtVerifier {
     }
     if (candidates.isEmpty()) {
       if (keys.stream().allMatch(k -> k.keys().isEmpty())) {
-        throw new AuthFailure(Reason.NO_KEYS, "Sparkgate has no signing keys yet (the identity provider is unreachable); retry later");
+        throw new AuthFailure(
+            Reason.NO_KEYS,
+            "Sparkgate has no signing keys yet (the identity provider is unreachable); retry later");
       }
       String kid = header.getKeyID() == null ? "(none)" : printable(header.getKeyID());
-      throw new AuthFailure(Reason.UNKNOWN_KEY, "token signed with an unknown key (kid " + kid + ")");
+      throw new AuthFailure(
+          Reason.UNKNOWN_KEY, "token signed with an unknown key (kid " + kid + ")");
     }
     for (JWK jwk : candidates) {
       try {
@@ -114,9 +125,12 @@ final class JwtVerifier {
   /** Keys usable for this header: same family as the alg, same kid when the token names one. */
   private List<JWK> matching(JWSHeader header, boolean afterMiss) {
     JWSAlgorithm alg = header.getAlgorithm();
-    KeyType type = JWSAlgorithm.Family.RSA.contains(alg) ? KeyType.RSA
-        : JWSAlgorithm.Family.EC.contains(alg) ? KeyType.EC
-        : JWSAlgorithm.Family.HMAC_SHA.contains(alg) ? KeyType.OCT : null;
+    KeyType type =
+        JWSAlgorithm.Family.RSA.contains(alg)
+            ? KeyType.RSA
+            : JWSAlgorithm.Family.EC.contains(alg)
+                ? KeyType.EC
+                : JWSAlgorithm.Family.HMAC_SHA.contains(alg) ? KeyType.OCT : null;
     List<JWK> out = new ArrayList<>();
     if (type == null) {
       return out;
@@ -126,8 +140,11 @@ final class JwtVerifier {
         if (!key.getKeyType().equals(type)) {
           continue;
         }
-        // A key without a kid (from a PEM file or the HMAC secret) applies to any token of its type.
-        if (header.getKeyID() != null && key.getKeyID() != null && !header.getKeyID().equals(key.getKeyID())) {
+        // A key without a kid (from a PEM file or the HMAC secret) applies to any token of its
+        // type.
+        if (header.getKeyID() != null
+            && key.getKeyID() != null
+            && !header.getKeyID().equals(key.getKeyID())) {
           continue;
         }
         if (key.getAlgorithm() != null && !key.getAlgorithm().equals(alg)) {
@@ -160,50 +177,72 @@ final class JwtVerifier {
     try {
       claims = jwt.getJWTClaimsSet();
     } catch (ParseException e) {
-      throw new AuthFailure(Reason.MALFORMED_TOKEN, "malformed token: the claims are not a JSON object");
+      throw new AuthFailure(
+          Reason.MALFORMED_TOKEN, "malformed token: the claims are not a JSON object");
     }
     Instant now = clock.instant();
     Duration skew = config.clockSkew();
     Instant exp = instant(claims.getExpirationTime());
     if (exp == null) {
-      throw new AuthFailure(Reason.MISSING_CLAIM, "token has no expiry (exp): Sparkgate only accepts tokens that expire");
+      throw new AuthFailure(
+          Reason.MISSING_CLAIM,
+          "token has no expiry (exp): Sparkgate only accepts tokens that expire");
     }
     if (now.isAfter(exp.plus(skew))) {
-      throw new AuthFailure(Reason.EXPIRED, "token expired at " + exp.truncatedTo(ChronoUnit.SECONDS) + ": get a new one");
+      throw new AuthFailure(
+          Reason.EXPIRED,
+          "token expired at " + exp.truncatedTo(ChronoUnit.SECONDS) + ": get a new one");
     }
     Instant nbf = instant(claims.getNotBeforeTime());
     if (nbf != null && now.isBefore(nbf.minus(skew))) {
-      throw new AuthFailure(Reason.NOT_YET_VALID, "token not valid before " + nbf.truncatedTo(ChronoUnit.SECONDS)
-          + " (check the client's clock)");
+      throw new AuthFailure(
+          Reason.NOT_YET_VALID,
+          "token not valid before "
+              + nbf.truncatedTo(ChronoUnit.SECONDS)
+              + " (check the client's clock)");
     }
     Instant iat = instant(claims.getIssueTime());
     if (iat != null && now.isBefore(iat.minus(skew))) {
-      throw new AuthFailure(Reason.NOT_YET_VALID, "token issued in the future (" + iat.truncatedTo(ChronoUnit.SECONDS)
-          + "); check the identity provider's clock");
+      throw new AuthFailure(
+          Reason.NOT_YET_VALID,
+          "token issued in the future ("
+              + iat.truncatedTo(ChronoUnit.SECONDS)
+              + "); check the identity provider's clock");
     }
     if (!config.issuer().equals(claims.getIssuer())) {
-      throw new AuthFailure(Reason.WRONG_ISSUER, "wrong issuer: Sparkgate accepts tokens from " + config.issuer(),
+      throw new AuthFailure(
+          Reason.WRONG_ISSUER,
+          "wrong issuer: Sparkgate accepts tokens from " + config.issuer(),
           "wrong issuer " + printable(String.valueOf(claims.getIssuer())));
     }
     List<String> aud = claims.getAudience();
     if (aud == null || aud.stream().noneMatch(config.audience()::contains)) {
-      throw new AuthFailure(Reason.WRONG_AUDIENCE, "wrong audience: the token must be issued for "
-          + String.join(" or ", config.audience()), "wrong audience " + printable(String.valueOf(aud)));
+      throw new AuthFailure(
+          Reason.WRONG_AUDIENCE,
+          "wrong audience: the token must be issued for " + String.join(" or ", config.audience()),
+          "wrong audience " + printable(String.valueOf(aud)));
     }
     if (config.maxLifetime().isPresent()) {
       Instant start = iat != null ? iat : nbf;
       if (start == null) {
-        throw new AuthFailure(Reason.MISSING_CLAIM, "token has no iat: auth.jwt.max_lifetime needs it");
+        throw new AuthFailure(
+            Reason.MISSING_CLAIM, "token has no iat: auth.jwt.max_lifetime needs it");
       }
       Duration lifetime = Duration.between(start, exp);
       if (lifetime.compareTo(config.maxLifetime().get()) > 0) {
-        throw new AuthFailure(Reason.LIFETIME_TOO_LONG, "token lifetime " + lifetime + " exceeds the "
-            + config.maxLifetime().get() + " Sparkgate accepts: request a shorter-lived token");
+        throw new AuthFailure(
+            Reason.LIFETIME_TOO_LONG,
+            "token lifetime "
+                + lifetime
+                + " exceeds the "
+                + config.maxLifetime().get()
+                + " Sparkgate accepts: request a shorter-lived token");
       }
     }
     for (String name : config.requiredClaims()) {
       if (claims.getClaim(name) == null) {
-        throw new AuthFailure(Reason.MISSING_CLAIM, "token lacks the required claim '" + name + "'");
+        throw new AuthFailure(
+            Reason.MISSING_CLAIM, "token lacks the required claim '" + name + "'");
       }
     }
     return claims;
@@ -211,9 +250,17 @@ final class JwtVerifier {
 
   private Principal principal(JWTClaimsSet claims) throws AuthFailure {
     Object name = claims.getClaim(config.principalClaim());
-    if (!(name instanceof String s) || s.isBlank() || s.length() > MAX_PRINCIPAL_CHARS || !printable(s).equals(s)) {
-      throw new AuthFailure(Reason.BAD_CLAIM, "token's '" + config.principalClaim()
-          + "' claim must be a non-empty printable string of at most " + MAX_PRINCIPAL_CHARS + " characters");
+    if (!(name instanceof String s)
+        || s.isBlank()
+        || s.length() > MAX_PRINCIPAL_CHARS
+        || !printable(s).equals(s)) {
+      throw new AuthFailure(
+          Reason.BAD_CLAIM,
+          "token's '"
+              + config.principalClaim()
+              + "' claim must be a non-empty printable string of at most "
+              + MAX_PRINCIPAL_CHARS
+              + " characters");
     }
     List<String> groups = List.of();
     if (config.groupsClaim().isPresent()) {
@@ -223,7 +270,9 @@ final class JwtVerifier {
     if (config.tenantClaim().isPresent()) {
       Object t = claims.getClaim(config.tenantClaim().get());
       if (t != null && !(t instanceof String)) {
-        throw new AuthFailure(Reason.BAD_CLAIM, "token's '" + config.tenantClaim().get() + "' claim must be a string");
+        throw new AuthFailure(
+            Reason.BAD_CLAIM,
+            "token's '" + config.tenantClaim().get() + "' claim must be a string");
       }
       tenant = Optional.ofNullable((String) t).filter(x -> !x.isBlank());
     }
@@ -242,13 +291,16 @@ final class JwtVerifier {
       List<String> out = new ArrayList<>();
       for (Object item : list) {
         if (!(item instanceof String g)) {
-          throw new AuthFailure(Reason.BAD_CLAIM, "token's '" + claim + "' claim must be a list of strings");
+          throw new AuthFailure(
+              Reason.BAD_CLAIM, "token's '" + claim + "' claim must be a list of strings");
         }
         out.add(g);
       }
       return out;
     }
-    throw new AuthFailure(Reason.BAD_CLAIM, "token's '" + claim + "' claim must be a list or a space-separated string");
+    throw new AuthFailure(
+        Reason.BAD_CLAIM,
+        "token's '" + claim + "' claim must be a list or a space-separated string");
   }
 
   private static Instant instant(Date date) {

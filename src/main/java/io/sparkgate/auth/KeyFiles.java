@@ -41,10 +41,14 @@ final class KeyFiles {
       List<JWK> out = new ArrayList<>();
       for (JWK key : set.getKeys()) {
         if (KeyType.OCT.equals(key.getKeyType())) {
-          throw new ConfigException("auth.jwt.jwks_file: " + file + " holds a symmetric key (kty oct); "
-              + "HMAC secrets belong in auth.jwt.hmac_secret_file");
+          throw new ConfigException(
+              "auth.jwt.jwks_file: "
+                  + file
+                  + " holds a symmetric key (kty oct); "
+                  + "HMAC secrets belong in auth.jwt.hmac_secret_file");
         }
-        // Only the public half is ever needed; never keep a private key an operator pasted by mistake.
+        // Only the public half is ever needed; never keep a private key an operator pasted by
+        // mistake.
         out.add(key.toPublicJWK());
       }
       if (out.isEmpty()) {
@@ -52,7 +56,8 @@ final class KeyFiles {
       }
       return out;
     } catch (IOException | ParseException e) {
-      throw new ConfigException("auth.jwt.jwks_file: " + file + " is not a JWK set: " + e.getMessage(), e);
+      throw new ConfigException(
+          "auth.jwt.jwks_file: " + file + " is not a JWK set: " + e.getMessage(), e);
     }
   }
 
@@ -60,15 +65,19 @@ final class KeyFiles {
     try {
       JWK key = JWK.parseFromPEMEncodedObjects(Files.readString(file));
       if (!KeyType.RSA.equals(key.getKeyType()) && !KeyType.EC.equals(key.getKeyType())) {
-        throw new ConfigException("auth.jwt.public_key_files: " + file + " is not an RSA or EC key");
+        throw new ConfigException(
+            "auth.jwt.public_key_files: " + file + " is not an RSA or EC key");
       }
       return key.toPublicJWK();
     } catch (IOException | JOSEException | RuntimeException e) {
       if (e instanceof ConfigException c) {
         throw c;
       }
-      throw new ConfigException("auth.jwt.public_key_files: " + file
-          + " is not a PEM public key or certificate (-----BEGIN PUBLIC KEY----- or -----BEGIN CERTIFICATE-----)", e);
+      throw new ConfigException(
+          "auth.jwt.public_key_files: "
+              + file
+              + " is not a PEM public key or certificate (-----BEGIN PUBLIC KEY----- or -----BEGIN CERTIFICATE-----)",
+          e);
     }
   }
 
@@ -77,11 +86,18 @@ final class KeyFiles {
     try {
       secret = Files.readString(file).strip().getBytes(java.nio.charset.StandardCharsets.UTF_8);
     } catch (IOException e) {
-      throw new ConfigException("auth.jwt.hmac_secret_file: cannot read " + file + ": " + e.getMessage(), e);
+      throw new ConfigException(
+          "auth.jwt.hmac_secret_file: cannot read " + file + ": " + e.getMessage(), e);
     }
     if (secret.length < MIN_HMAC_BYTES) {
-      throw new ConfigException("auth.jwt.hmac_secret_file: " + file + " holds " + secret.length
-          + " bytes; an HMAC secret needs at least " + MIN_HMAC_BYTES + " (openssl rand -base64 48)");
+      throw new ConfigException(
+          "auth.jwt.hmac_secret_file: "
+              + file
+              + " holds "
+              + secret.length
+              + " bytes; an HMAC secret needs at least "
+              + MIN_HMAC_BYTES
+              + " (openssl rand -base64 48)");
     }
     return new OctetSequenceKey.Builder(secret).build();
   }

@@ -41,6 +41,7 @@ import org.slf4j.LoggerFactory;
 final class RemoteJwks implements KeySource {
   private static final Logger log = LoggerFactory.getLogger(RemoteJwks.class);
   private static final ObjectMapper JSON = new ObjectMapper();
+
   /** A JWKS is a few KiB; a response far larger is a misconfiguration or an attack, not keys. */
   private static final int MAX_DOCUMENT_BYTES = 1024 * 1024;
 
@@ -69,7 +70,8 @@ final class RemoteJwks implements KeySource {
     HttpClient.Builder builder =
         HttpClient.newBuilder()
             .connectTimeout(timeout)
-            // A redirect could lead anywhere, including plain http; an IdP serves its JWKS where it says.
+            // A redirect could lead anywhere, including plain http; an IdP serves its JWKS where it
+            // says.
             .followRedirects(HttpClient.Redirect.NEVER);
     config.jwksCaFile().ifPresent(ca -> builder.sslContext(trusting(ca)));
     this.http = builder.build();
@@ -118,10 +120,14 @@ final class RemoteJwks implements KeySource {
       log.debug("fetched {} signing keys from {}", fetched.size(), url);
     } catch (IOException | RuntimeException e) {
       failures.incrementAndGet();
-      log.warn("cannot fetch JWT signing keys from {}: {}; {} ({} failures so far)",
-          url != null ? url : discoveryUrl, e.toString(),
-          keys.isEmpty() ? "no keys yet: JWTs are refused until a fetch succeeds"
-              : "keeping the last good " + keys.size() + " keys", failures.get());
+      log.warn(
+          "cannot fetch JWT signing keys from {}: {}; {} ({} failures so far)",
+          url != null ? url : discoveryUrl,
+          e.toString(),
+          keys.isEmpty()
+              ? "no keys yet: JWTs are refused until a fetch succeeds"
+              : "keeping the last good " + keys.size() + " keys",
+          failures.get());
     }
   }
 
@@ -135,7 +141,12 @@ final class RemoteJwks implements KeySource {
     // OIDC Discovery 4.3: the issuer in the document must be the one the tokens carry.
     String docIssuer = doc.path("issuer").asText("");
     if (!docIssuer.equals(issuer)) {
-      throw new IOException("the discovery document's issuer '" + docIssuer + "' is not auth.jwt.issuer '" + issuer + "'");
+      throw new IOException(
+          "the discovery document's issuer '"
+              + docIssuer
+              + "' is not auth.jwt.issuer '"
+              + issuer
+              + "'");
     }
     String uri = doc.path("jwks_uri").asText("");
     URI jwks;
@@ -158,7 +169,11 @@ final class RemoteJwks implements KeySource {
       throw new IOException("the response is not a JWK set");
     }
     // An IdP's JWKS holds public keys; a symmetric key there must never become an HMAC secret.
-    List<JWK> out = set.getKeys().stream().filter(k -> !KeyType.OCT.equals(k.getKeyType())).map(JWK::toPublicJWK).toList();
+    List<JWK> out =
+        set.getKeys().stream()
+            .filter(k -> !KeyType.OCT.equals(k.getKeyType()))
+            .map(JWK::toPublicJWK)
+            .toList();
     if (out.isEmpty()) {
       throw new IOException("the JWK set holds no RSA or EC keys");
     }
@@ -166,12 +181,18 @@ final class RemoteJwks implements KeySource {
   }
 
   private String get(URI url) throws IOException {
-    HttpRequest request = HttpRequest.newBuilder(url).timeout(timeout).header("Accept", "application/json").GET().build();
+    HttpRequest request =
+        HttpRequest.newBuilder(url)
+            .timeout(timeout)
+            .header("Accept", "application/json")
+            .GET()
+            .build();
     HttpResponse<InputStream> response;
     try {
       response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt(); // keep the interrupt for the caller; the fetch counts as failed
+      Thread.currentThread()
+          .interrupt(); // keep the interrupt for the caller; the fetch counts as failed
       throw new IOException("interrupted");
     }
     try (InputStream body = response.body()) {
@@ -195,15 +216,18 @@ final class RemoteJwks implements KeySource {
         store.setCertificateEntry("ca-" + i++, cert);
       }
       if (i == 0) {
-        throw new ConfigException("auth.jwt.jwks_ca_file: " + caFile + " holds no PEM certificates");
+        throw new ConfigException(
+            "auth.jwt.jwks_ca_file: " + caFile + " holds no PEM certificates");
       }
-      TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      TrustManagerFactory tmf =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(store);
       SSLContext context = SSLContext.getInstance("TLS");
       context.init(null, tmf.getTrustManagers(), null);
       return context;
     } catch (IOException | GeneralSecurityException e) {
-      throw new ConfigException("auth.jwt.jwks_ca_file: cannot use " + caFile + ": " + e.getMessage(), e);
+      throw new ConfigException(
+          "auth.jwt.jwks_ca_file: cannot use " + caFile + ": " + e.getMessage(), e);
     }
   }
 }

@@ -15,15 +15,22 @@ final class StaticTokens {
 
   StaticTokens(Iterable<AuthConfig.StaticToken> tokens) {
     for (AuthConfig.StaticToken t : tokens) {
-      byHash.put(t.sha256(), new Principal(t.principal(), t.groups(), t.tenant(), Principal.Method.STATIC_TOKEN,
-          Optional.empty()));
+      byHash.put(
+          t.sha256(),
+          new Principal(
+              t.principal(),
+              t.groups(),
+              t.tenant(),
+              Principal.Method.STATIC_TOKEN,
+              Optional.empty()));
     }
   }
 
   Principal authenticate(String token) throws AuthFailure {
     Principal p = byHash.get(Hashes.sha256Hex(token));
     if (p == null) {
-      throw new AuthFailure(AuthFailure.Reason.UNKNOWN_TOKEN, "unknown token: check token=... in the sc:// URL");
+      throw new AuthFailure(
+          AuthFailure.Reason.UNKNOWN_TOKEN, "unknown token: check token=... in the sc:// URL");
     }
     return p;
   }

@@ -54,8 +54,12 @@ final class TokenCache {
     this.cache =
         maxEntries == 0 || maxAge.isZero()
             ? null
-            : Caffeine.newBuilder().maximumSize(maxEntries).ticker(ticker).expireAfter(new UntilExp())
-                // Maintenance is a few map operations: cheaper on the caller than waking a common-pool thread.
+            : Caffeine.newBuilder()
+                .maximumSize(maxEntries)
+                .ticker(ticker)
+                .expireAfter(new UntilExp())
+                // Maintenance is a few map operations: cheaper on the caller than waking a
+                // common-pool thread.
                 .executor(Runnable::run)
                 .build();
   }
@@ -71,15 +75,20 @@ final class TokenCache {
     }
     byte[] digest = Hashes.sha256(token);
     Entry e = last == null ? null : last.entry;
-    // Constant time, like a lookup by digest: nothing about a stored token leaks through the comparison.
-    if (e != null && MessageDigest.isEqual(e.digest(), digest) && ticker.read() - e.expiresAt() < 0
+    // Constant time, like a lookup by digest: nothing about a stored token leaks through the
+    // comparison.
+    if (e != null
+        && MessageDigest.isEqual(e.digest(), digest)
+        && ticker.read() - e.expiresAt() < 0
         && clock.instant().isBefore(e.verified().expires())) {
       return e.verified();
     }
     String key = HexFormat.of().formatHex(digest);
     JwtVerifier.Verified hit = cache.getIfPresent(key);
-    // The ticker drives eviction; the wall clock is checked too, so a jump forward never serves a dead token.
-    JwtVerifier.Verified verified = hit != null && clock.instant().isBefore(hit.expires()) ? hit : null;
+    // The ticker drives eviction; the wall clock is checked too, so a jump forward never serves a
+    // dead token.
+    JwtVerifier.Verified verified =
+        hit != null && clock.instant().isBefore(hit.expires()) ? hit : null;
     if (verified == null) {
       verified = verifier.verify(token);
       cache.put(key, verified);
@@ -92,7 +101,13 @@ final class TokenCache {
 
   /** The connection's entry, until its cache entry's end (already gone: not remembered). */
   private void remember(LastToken last, String key, byte[] digest, JwtVerifier.Verified verified) {
-    long left = cache.policy().expireVariably().orElseThrow().getExpiresAfter(key, TimeUnit.NANOSECONDS).orElse(0);
+    long left =
+        cache
+            .policy()
+            .expireVariably()
+            .orElseThrow()
+            .getExpiresAfter(key, TimeUnit.NANOSECONDS)
+            .orElse(0);
     last.entry = left > 0 ? new Entry(digest, verified, ticker.read() + left) : null;
   }
 
@@ -113,12 +128,14 @@ final class TokenCache {
     }
 
     @Override
-    public long expireAfterUpdate(String key, JwtVerifier.Verified value, long currentTime, long currentDuration) {
+    public long expireAfterUpdate(
+        String key, JwtVerifier.Verified value, long currentTime, long currentDuration) {
       return expireAfterCreate(key, value, currentTime);
     }
 
     @Override
-    public long expireAfterRead(String key, JwtVerifier.Verified value, long currentTime, long currentDuration) {
+    public long expireAfterRead(
+        String key, JwtVerifier.Verified value, long currentTime, long currentDuration) {
       return currentDuration;
     }
   }

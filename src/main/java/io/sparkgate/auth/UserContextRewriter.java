@@ -1,12 +1,12 @@
 package io.sparkgate.auth;
 
-import io.sparkgate.call.Principal;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.WireFormat;
 import io.grpc.Status;
 import io.grpc.StatusException;
+import io.sparkgate.call.Principal;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.proto.spark.UserContext;
 import java.io.IOException;
@@ -29,6 +29,7 @@ final class UserContextRewriter {
   static final int USER_CONTEXT_FIELD = 2;
   private static final int USER_ID_FIELD = UserContext.USER_ID_FIELD_NUMBER;
   private static final int USER_NAME_FIELD = UserContext.USER_NAME_FIELD_NUMBER;
+
   /** (field << 3) | wire type, as WireFormat builds tags. */
   private static final int USER_ID_TAG = USER_ID_FIELD << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED;
 
@@ -40,7 +41,8 @@ final class UserContextRewriter {
 
   byte[] rewrite(byte[] message, Principal principal) throws StatusException {
     CodedInputStream in = CodedInputStream.newInstance(message);
-    // The declared user_context fields, as [start, end) pairs of the message, in order: dropped from the copy.
+    // The declared user_context fields, as [start, end) pairs of the message, in order: dropped
+    // from the copy.
     int[] drop = new int[2];
     int drops = 0;
     try {
@@ -74,16 +76,21 @@ final class UserContextRewriter {
       throw new IllegalStateException("reading from a byte array", e);
     }
     String name = principal.name();
-    // What the server gets, whatever was declared: user_id and user_name, the principal's. The declared
-    // extensions and any field this build does not know are not the proxy's to vouch for, and are dropped.
+    // What the server gets, whatever was declared: user_id and user_name, the principal's. The
+    // declared
+    // extensions and any field this build does not know are not the proxy's to vouch for, and are
+    // dropped.
     int contextSize = stringSize(USER_ID_FIELD, name) + stringSize(USER_NAME_FIELD, name);
-    int fieldSize = CodedOutputStream.computeTagSize(USER_CONTEXT_FIELD)
-        + CodedOutputStream.computeUInt32SizeNoTag(contextSize) + contextSize;
+    int fieldSize =
+        CodedOutputStream.computeTagSize(USER_CONTEXT_FIELD)
+            + CodedOutputStream.computeUInt32SizeNoTag(contextSize)
+            + contextSize;
     int dropped = 0;
     for (int i = 0; i < drops; i += 2) {
       dropped += drop[i + 1] - drop[i];
     }
-    // One copy of the request: what precedes the first declared user_context (all of it when there is none),
+    // One copy of the request: what precedes the first declared user_context (all of it when there
+    // is none),
     // the rewritten field there, then everything else in order. Encoded straight into the result: a
     // CodedOutputStream over a stream would allocate a 4 KiB buffer on every call.
     byte[] result = new byte[message.length - dropped + fieldSize];
@@ -130,17 +137,24 @@ final class UserContextRewriter {
     return value.isEmpty() ? 0 : CodedOutputStream.computeStringSize(field, value);
   }
 
-  private static void writeString(CodedOutputStream out, int field, String value) throws IOException {
+  private static void writeString(CodedOutputStream out, int field, String value)
+      throws IOException {
     if (!value.isEmpty()) {
       out.writeString(field, value);
     }
   }
 
   private void checkUserId(String declared, Principal principal) throws StatusException {
-    if (onMismatch == AuthConfig.UserIdMismatch.REJECT && !declared.isEmpty() && !declared.equals(principal.name())) {
+    if (onMismatch == AuthConfig.UserIdMismatch.REJECT
+        && !declared.isEmpty()
+        && !declared.equals(principal.name())) {
       throw Status.PERMISSION_DENIED
-          .withDescription("user_id '" + JwtVerifier.printable(declared) + "' is not the authenticated user '"
-              + principal.name() + "': drop user_id from the sc:// URL or set it to your user name")
+          .withDescription(
+              "user_id '"
+                  + JwtVerifier.printable(declared)
+                  + "' is not the authenticated user '"
+                  + principal.name()
+                  + "': drop user_id from the sc:// URL or set it to your user name")
           .asException();
     }
   }

@@ -19,8 +19,13 @@ public final class AuditEvent {
   public record Rewrite(String rule, String rewriter, String change) {}
 
   /** Everything recorded, as it was when the call ended. */
-  public record Sealed(String authFailure, String refusal, List<String> shadowDecisions, List<String> auditRules,
-      List<Rewrite> rewrites, Supplier<Map<String, Object>> planSummary) {}
+  public record Sealed(
+      String authFailure,
+      String refusal,
+      List<String> shadowDecisions,
+      List<String> auditRules,
+      List<Rewrite> rewrites,
+      Supplier<Map<String, Object>> planSummary) {}
 
   private String authFailure; // guarded by this
   private String refusal; // guarded by this
@@ -68,7 +73,12 @@ public final class AuditEvent {
   /** Ends recording; what is recorded later is ignored. */
   public synchronized Sealed seal() {
     sealed = true;
-    return new Sealed(authFailure, refusal, List.copyOf(shadowDecisions), List.copyOf(auditRules),
-        List.copyOf(rewrites), planSummary);
+    return new Sealed(
+        authFailure,
+        refusal,
+        List.copyOf(shadowDecisions),
+        List.copyOf(auditRules),
+        List.copyOf(rewrites),
+        planSummary);
   }
 }

@@ -50,6 +50,7 @@ public final class InspectStage implements Stage {
   private final class Inspecting implements CallHook {
     private final Call call;
     private final ArtifactTracker artifacts;
+
     /** The session the latest message was inspected in; request-side thread only. */
     private SessionView session = SessionView.DEFAULT;
 
@@ -60,10 +61,15 @@ public final class InspectStage implements Stage {
 
     @Override
     public byte[] onRequest(byte[] message) {
-      Facts facts = inspector.inspect(call.method(), message, (userId, sessionId) -> {
-        session = sessions.view(userId, sessionId);
-        return session;
-      }, artifacts);
+      Facts facts =
+          inspector.inspect(
+              call.method(),
+              message,
+              (userId, sessionId) -> {
+                session = sessions.view(userId, sessionId);
+                return session;
+              },
+              artifacts);
       call.inspected(facts, session);
       return message;
     }

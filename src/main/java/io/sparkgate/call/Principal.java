@@ -12,7 +12,11 @@ import java.util.Optional;
  * @param clientCertSubject the subject of the verified mTLS client certificate, when there was one
  */
 public record Principal(
-    String name, List<String> groups, Optional<String> tenant, Method method, Optional<String> clientCertSubject) {
+    String name,
+    List<String> groups,
+    Optional<String> tenant,
+    Method method,
+    Optional<String> clientCertSubject) {
 
   /** How the identity was established. */
   public enum Method {

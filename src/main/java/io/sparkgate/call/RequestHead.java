@@ -9,16 +9,26 @@ import io.sparkgate.inspect.Facts;
  * authenticate stage stamped it: the principal's name when authentication is on). Empty strings where the
  * request has no such field.
  */
-public record RequestHead(String sessionId, String userId, String operationId, String clientType,
-    String observedServerSessionId, String newSessionId) {
+public record RequestHead(
+    String sessionId,
+    String userId,
+    String operationId,
+    String clientType,
+    String observedServerSessionId,
+    String newSessionId) {
   /** Before any request message was inspected. */
   public static final RequestHead NONE = new RequestHead("", "", "", "", "", "");
 
   /** The head the REQUEST fact of {@code facts} describes; NONE when the request could not be read. */
   public static RequestHead of(Facts facts) {
     for (Fact f : facts.ofKind(Fact.Kind.REQUEST)) {
-      return new RequestHead(attr(f, "session_id"), attr(f, "user_id"), attr(f, "operation_id"),
-          attr(f, "client_type"), attr(f, "client_observed_server_side_session_id"), attr(f, "new_session_id"));
+      return new RequestHead(
+          attr(f, "session_id"),
+          attr(f, "user_id"),
+          attr(f, "operation_id"),
+          attr(f, "client_type"),
+          attr(f, "client_observed_server_side_session_id"),
+          attr(f, "new_session_id"));
     }
     return NONE;
   }

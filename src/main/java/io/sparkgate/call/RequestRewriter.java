@@ -16,6 +16,7 @@ public interface RequestRewriter {
   record Result(byte[] request, String description) {}
 
   /** {@code facts} are the inspect stage's facts of {@code request}, for the request's {@code method}. */
-  Result rewrite(String method, byte[] request, Facts facts, BackendProfile profile, SessionView session)
+  Result rewrite(
+      String method, byte[] request, Facts facts, BackendProfile profile, SessionView session)
       throws StatusException;
 }

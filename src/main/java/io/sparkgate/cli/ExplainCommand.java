@@ -4,13 +4,12 @@ import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
-import io.sparkgate.policy.Decision;
-import io.sparkgate.policy.PolicyEngine;
-import io.sparkgate.policy.ProfileSource;
-import java.util.List;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionView;
+import io.sparkgate.policy.Decision;
+import io.sparkgate.policy.PolicyEngine;
+import io.sparkgate.policy.ProfileSource;
 import io.sparkgate.proto.spark.AddArtifactsRequest;
 import io.sparkgate.proto.spark.AnalyzePlanRequest;
 import io.sparkgate.proto.spark.ConfigRequest;
@@ -20,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -32,7 +32,8 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "explain",
     mixinStandardHelpOptions = true,
-    description = "Show what Sparkgate sees in a SQL statement or a Spark Connect request (one fact per line) and, with --policy, the decision and its rule.")
+    description =
+        "Show what Sparkgate sees in a SQL statement or a Spark Connect request (one fact per line) and, with --policy, the decision and its rule.")
 public final class ExplainCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
@@ -40,68 +41,114 @@ public final class ExplainCommand implements Callable<Integer> {
     @Option(names = "--sql", description = "A SQL statement, as sent by spark.sql(...).")
     String sql;
 
-    @Option(names = "--plan", description = "A request as protobuf JSON (ExecutePlanRequest unless --method says otherwise).")
+    @Option(
+        names = "--plan",
+        description =
+            "A request as protobuf JSON (ExecutePlanRequest unless --method says otherwise).")
     Path plan;
   }
 
   @ArgGroup(exclusive = true, multiplicity = "1")
   Input input;
 
-  @Option(names = "--method", defaultValue = "ExecutePlan",
-      description = "The RPC of --plan: ExecutePlan, AnalyzePlan, Config or AddArtifacts (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--method",
+      defaultValue = "ExecutePlan",
+      description =
+          "The RPC of --plan: ExecutePlan, AnalyzePlan, Config or AddArtifacts (default ${DEFAULT-VALUE}).")
   String method;
 
-  @Option(names = "--catalog", defaultValue = SessionView.SESSION_CATALOG, description = "Current catalog (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--catalog",
+      defaultValue = SessionView.SESSION_CATALOG,
+      description = "Current catalog (default ${DEFAULT-VALUE}).")
   String catalog;
 
-  @Option(names = "--database", defaultValue = "default", description = "Current database (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--database",
+      defaultValue = "default",
+      description = "Current database (default ${DEFAULT-VALUE}).")
   String database;
 
-  @Option(names = "--catalogs", split = ",", description = "Names of the backend's catalogs, comma separated.")
+  @Option(
+      names = "--catalogs",
+      split = ",",
+      description = "Names of the backend's catalogs, comma separated.")
   String[] catalogs = new String[0];
 
-  @Option(names = "--policy", description = "Also decide with this policy file and print the deciding rule.")
+  @Option(
+      names = "--policy",
+      description = "Also decide with this policy file and print the deciding rule.")
   Path policy;
 
-  @Option(names = "--principal", defaultValue = "tester", description = "Principal for --policy (default ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--principal",
+      defaultValue = "tester",
+      description = "Principal for --policy (default ${DEFAULT-VALUE}).")
   String principal;
 
-  @Option(names = "--groups", split = ",", description = "Groups of the principal, comma separated.")
+  @Option(
+      names = "--groups",
+      split = ",",
+      description = "Groups of the principal, comma separated.")
   String[] groups = new String[0];
 
-  @Option(names = "--extensions", split = ",", description = "Backend spark.sql.extensions classes, comma separated.")
+  @Option(
+      names = "--extensions",
+      split = ",",
+      description = "Backend spark.sql.extensions classes, comma separated.")
   String[] extensions = new String[0];
 
-  @Option(names = "--catalog-impl", description = "A backend catalog and its class, name=class (repeatable).")
+  @Option(
+      names = "--catalog-impl",
+      description = "A backend catalog and its class, name=class (repeatable).")
   java.util.Map<String, String> catalogImpls = new java.util.LinkedHashMap<>();
 
   @Override
   public Integer call() throws Exception {
-    SessionView session = new SessionView.Fixed(catalog, database, Set.copyOf(Arrays.asList(catalogs)), null,
-        SessionView.LOCAL_FILE_SYSTEM, Set.copyOf(Arrays.asList(extensions)), Set.of(), Set.of());
+    SessionView session =
+        new SessionView.Fixed(
+            catalog,
+            database,
+            Set.copyOf(Arrays.asList(catalogs)),
+            null,
+            SessionView.LOCAL_FILE_SYSTEM,
+            Set.copyOf(Arrays.asList(extensions)),
+            Set.of(),
+            Set.of());
     Inspector inspector = new Inspector();
     Facts facts;
     if (input.sql != null) {
       facts = inspector.inspectSql(input.sql, session);
     } else {
-      Message.Builder builder = switch (method) {
-        case "ExecutePlan" -> ExecutePlanRequest.newBuilder();
-        case "AnalyzePlan" -> AnalyzePlanRequest.newBuilder();
-        case "Config" -> ConfigRequest.newBuilder();
-        case "AddArtifacts" -> AddArtifactsRequest.newBuilder();
-        default -> throw new picocli.CommandLine.ParameterException(spec.commandLine(), "unsupported --method " + method);
-      };
+      Message.Builder builder =
+          switch (method) {
+            case "ExecutePlan" -> ExecutePlanRequest.newBuilder();
+            case "AnalyzePlan" -> AnalyzePlanRequest.newBuilder();
+            case "Config" -> ConfigRequest.newBuilder();
+            case "AddArtifacts" -> AddArtifactsRequest.newBuilder();
+            default ->
+                throw new picocli.CommandLine.ParameterException(
+                    spec.commandLine(), "unsupported --method " + method);
+          };
       JsonFormat.parser().merge(Files.readString(input.plan, StandardCharsets.UTF_8), builder);
       facts = inspector.inspect(method, builder.build().toByteArray(), session);
     }
     PrintWriter out = spec.commandLine().getOut();
     if (policy != null) {
       BackendProfile profile = new BackendProfile("", List.of(extensions), catalogImpls, catalog);
-      PolicyEngine engine = new PolicyEngine(() -> PolicyCommand.compiler().compile(policy), ProfileSource.fixed(profile));
+      PolicyEngine engine =
+          new PolicyEngine(
+              () -> PolicyCommand.compiler().compile(policy), ProfileSource.fixed(profile));
       facts = engine.enrich(facts);
       for (Fact f : facts.all()) out.println(f);
-      Decision d = engine.decide(input.sql != null ? "ExecutePlan" : method, principal, List.of(groups), "", facts);
-      out.printf("decision: %s by rule '%s'%s%n", d.effect().name().toLowerCase(java.util.Locale.ROOT), d.rule(),
+      Decision d =
+          engine.decide(
+              input.sql != null ? "ExecutePlan" : method, principal, List.of(groups), "", facts);
+      out.printf(
+          "decision: %s by rule '%s'%s%n",
+          d.effect().name().toLowerCase(java.util.Locale.ROOT),
+          d.rule(),
           d.refused() ? ": " + d.message() : "");
       d.shadow().forEach(x -> out.println("shadow: " + x));
       out.flush();

@@ -9,8 +9,13 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "A TLS-terminating, authenticating, policy-enforcing proxy for Spark Connect.",
-    subcommands = {ServeCommand.class, DevCertsCommand.class, AuditCommand.class, PolicyCommand.class,
-        CommandLine.HelpCommand.class})
+    subcommands = {
+      ServeCommand.class,
+      DevCertsCommand.class,
+      AuditCommand.class,
+      PolicyCommand.class,
+      CommandLine.HelpCommand.class
+    })
 public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -26,6 +31,7 @@ public final class Main implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "a command is required (try 'sparkgate serve --help')");
+    throw new CommandLine.ParameterException(
+        spec.commandLine(), "a command is required (try 'sparkgate serve --help')");
   }
 }

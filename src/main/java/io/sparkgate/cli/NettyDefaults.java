@@ -19,17 +19,19 @@ final class NettyDefaults {
    *       mapped and zeroed a fresh one for the next batch.
    * </ul>
    */
-  static final Map<String, String> DEFAULTS = Map.of(
-      SHADED + "io.netty.leakDetection.level", "disabled",
-      SHADED + "io.grpc.netty.useCustomAllocator", "false");
+  static final Map<String, String> DEFAULTS =
+      Map.of(
+          SHADED + "io.netty.leakDetection.level", "disabled",
+          SHADED + "io.grpc.netty.useCustomAllocator", "false");
 
   private NettyDefaults() {}
 
   static void apply() {
-    DEFAULTS.forEach((name, value) -> {
-      if (System.getProperty(name) == null) {
-        System.setProperty(name, value);
-      }
-    });
+    DEFAULTS.forEach(
+        (name, value) -> {
+          if (System.getProperty(name) == null) {
+            System.setProperty(name, value);
+          }
+        });
   }
 }

@@ -1,11 +1,11 @@
 package io.sparkgate.cli;
 
+import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.policy.Effect;
 import io.sparkgate.policy.Policy;
 import io.sparkgate.policy.PolicyCompiler;
 import io.sparkgate.policy.PolicyException;
 import io.sparkgate.policy.PolicyTests;
-import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -29,7 +29,8 @@ public final class PolicyCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new picocli.CommandLine.ParameterException(spec.commandLine(), "a subcommand is required: check, test or explain");
+    throw new picocli.CommandLine.ParameterException(
+        spec.commandLine(), "a subcommand is required: check, test or explain");
   }
 
   /** The compiler the CLI uses (for tests of the shipped policies). */
@@ -45,15 +46,24 @@ public final class PolicyCommand implements Runnable {
   static List<Path> policyFiles(Path target) throws IOException {
     if (Files.isRegularFile(target)) return List.of(target);
     try (Stream<Path> s = Files.list(target)) {
-      return s.filter(p -> p.toString().endsWith(".yaml") && !p.toString().endsWith("_test.yaml")).sorted().toList();
+      return s.filter(p -> p.toString().endsWith(".yaml") && !p.toString().endsWith("_test.yaml"))
+          .sorted()
+          .toList();
     }
   }
 
-  @Command(name = "check", mixinStandardHelpOptions = true, description = "Compile policy files and report every mistake (file:line, rule, problem).")
+  @Command(
+      name = "check",
+      mixinStandardHelpOptions = true,
+      description = "Compile policy files and report every mistake (file:line, rule, problem).")
   static final class Check implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Parameters(index = "0", arity = "0..1", defaultValue = "policies", description = "A policy file or a directory of them (default ${DEFAULT-VALUE}).")
+    @Parameters(
+        index = "0",
+        arity = "0..1",
+        defaultValue = "policies",
+        description = "A policy file or a directory of them (default ${DEFAULT-VALUE}).")
     Path target;
 
     @Override
@@ -65,7 +75,9 @@ public final class PolicyCommand implements Runnable {
       for (Path f : files) {
         try {
           Policy p = compiler().compile(f);
-          out.printf("OK   %s: %d rules, default %s%n", f, p.ruleNames().size(), p.defaultEffect().name().toLowerCase(java.util.Locale.ROOT));
+          out.printf(
+              "OK   %s: %d rules, default %s%n",
+              f, p.ruleNames().size(), p.defaultEffect().name().toLowerCase(java.util.Locale.ROOT));
         } catch (PolicyException e) {
           bad++;
           err.println("FAIL " + e.getMessage());
@@ -81,11 +93,19 @@ public final class PolicyCommand implements Runnable {
     }
   }
 
-  @Command(name = "test", mixinStandardHelpOptions = true, description = "Run the <name>_test.yaml files beside the policies; non-zero exit on any failure.")
+  @Command(
+      name = "test",
+      mixinStandardHelpOptions = true,
+      description =
+          "Run the <name>_test.yaml files beside the policies; non-zero exit on any failure.")
   static final class Test implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Parameters(index = "0", arity = "0..1", defaultValue = "policies", description = "A directory or one _test.yaml file (default ${DEFAULT-VALUE}).")
+    @Parameters(
+        index = "0",
+        arity = "0..1",
+        defaultValue = "policies",
+        description = "A directory or one _test.yaml file (default ${DEFAULT-VALUE}).")
     Path target;
 
     @Override
@@ -93,7 +113,10 @@ public final class PolicyCommand implements Runnable {
       PrintWriter out = spec.commandLine().getOut();
       try {
         PolicyTests tests = new PolicyTests(compiler());
-        PolicyTests.Summary s = Files.isDirectory(target) ? tests.runDirectory(target, out) : tests.runFile(target, out);
+        PolicyTests.Summary s =
+            Files.isDirectory(target)
+                ? tests.runDirectory(target, out)
+                : tests.runFile(target, out);
         out.flush();
         return s.ok() && s.passed() > 0 ? 0 : 1;
       } catch (PolicyException e) {

@@ -48,13 +48,29 @@ public record AuditConfig(
   }
 
   public static AuditConfig disabled() {
-    return new AuditConfig(false, Optional.empty(), 0, Duration.ZERO, 1, Fsync.NEVER, DEFAULT_FSYNC_INTERVAL, false,
+    return new AuditConfig(
+        false,
+        Optional.empty(),
+        0,
+        Duration.ZERO,
+        1,
+        Fsync.NEVER,
+        DEFAULT_FSYNC_INTERVAL,
+        false,
         false);
   }
 
   static AuditConfig read(YamlNode node) {
-    node.allowOnly("file", "stdout", "max_file_size", "rotate_interval", "queue_size", "fsync", "fsync_interval",
-        "required", "include_literals");
+    node.allowOnly(
+        "file",
+        "stdout",
+        "max_file_size",
+        "rotate_interval",
+        "queue_size",
+        "fsync",
+        "fsync_interval",
+        "required",
+        "include_literals");
     boolean stdout = node.bool("stdout", false);
     Optional<Path> file = node.optionalString("file").map(text -> node.resolve(text));
     if (stdout == file.isPresent()) {
@@ -65,20 +81,24 @@ public record AuditConfig(
     try {
       mode = Fsync.valueOf(fsync);
     } catch (IllegalArgumentException e) {
-      throw node.errorAt("fsync", "must be never, batch or always, got '" + fsync.toLowerCase(Locale.ROOT) + "'");
+      throw node.errorAt(
+          "fsync", "must be never, batch or always, got '" + fsync.toLowerCase(Locale.ROOT) + "'");
     }
     if (mode != Fsync.BATCH && node.has("fsync_interval")) {
-      throw node.errorAt("fsync_interval", "applies only with fsync: batch (fsync is "
-          + mode.name().toLowerCase(Locale.ROOT) + ")");
+      throw node.errorAt(
+          "fsync_interval",
+          "applies only with fsync: batch (fsync is " + mode.name().toLowerCase(Locale.ROOT) + ")");
     }
     return new AuditConfig(
         true,
         file,
         node.bytes("max_file_size", 100L * 1024 * 1024, 4096, Long.MAX_VALUE),
-        node.duration("rotate_interval", Duration.ofDays(1), Duration.ofSeconds(1), Duration.ofDays(366)),
+        node.duration(
+            "rotate_interval", Duration.ofDays(1), Duration.ofSeconds(1), Duration.ofDays(366)),
         node.integer("queue_size", 10_000, 1, 10_000_000),
         mode,
-        node.duration("fsync_interval", DEFAULT_FSYNC_INTERVAL, Duration.ofMillis(1), Duration.ofMinutes(1)),
+        node.duration(
+            "fsync_interval", DEFAULT_FSYNC_INTERVAL, Duration.ofMillis(1), Duration.ofMinutes(1)),
         node.bool("required", false),
         node.bool("include_literals", false));
   }

@@ -97,26 +97,47 @@ public record AuthConfig(
 
     static Jwt read(YamlNode node) {
       node.allowOnly(
-          "jwks_file", "jwks_url", "oidc_discovery_url", "public_key_files", "hmac_secret_file", "jwks_ca_file",
-          "jwks_cache_ttl", "jwks_min_refresh_interval", "jwks_fetch_timeout", "issuer", "audience",
-          "algorithms", "clock_skew", "max_lifetime", "required_claims", "principal_claim", "groups_claim",
+          "jwks_file",
+          "jwks_url",
+          "oidc_discovery_url",
+          "public_key_files",
+          "hmac_secret_file",
+          "jwks_ca_file",
+          "jwks_cache_ttl",
+          "jwks_min_refresh_interval",
+          "jwks_fetch_timeout",
+          "issuer",
+          "audience",
+          "algorithms",
+          "clock_skew",
+          "max_lifetime",
+          "required_claims",
+          "principal_claim",
+          "groups_claim",
           "tenant_claim");
       Optional<Path> jwksFile = node.existingFile("jwks_file");
       Optional<URI> jwksUrl = node.optionalString("jwks_url").map(u -> https(node, "jwks_url", u));
-      Optional<URI> discovery = node.optionalString("oidc_discovery_url").map(u -> https(node, "oidc_discovery_url", u));
+      Optional<URI> discovery =
+          node.optionalString("oidc_discovery_url").map(u -> https(node, "oidc_discovery_url", u));
       List<Path> pems = node.existingFiles("public_key_files");
       Optional<Path> hmac = node.existingFile("hmac_secret_file");
       if (jwksUrl.isPresent() && discovery.isPresent()) {
-        throw node.error("set jwks_url or oidc_discovery_url, not both (discovery finds the JWKS URL itself)");
+        throw node.error(
+            "set jwks_url or oidc_discovery_url, not both (discovery finds the JWKS URL itself)");
       }
-      boolean asymmetricKeys = jwksFile.isPresent() || jwksUrl.isPresent() || discovery.isPresent() || !pems.isEmpty();
+      boolean asymmetricKeys =
+          jwksFile.isPresent() || jwksUrl.isPresent() || discovery.isPresent() || !pems.isEmpty();
       if (hmac.isPresent() && asymmetricKeys) {
-        // Mixing them would let a token signed with HS256 and a *public* key's bytes as the secret verify.
-        throw node.errorAt("hmac_secret_file", "cannot be combined with RSA/EC keys (jwks_file, jwks_url, "
-            + "oidc_discovery_url, public_key_files): an HMAC secret is never accepted where public keys are");
+        // Mixing them would let a token signed with HS256 and a *public* key's bytes as the secret
+        // verify.
+        throw node.errorAt(
+            "hmac_secret_file",
+            "cannot be combined with RSA/EC keys (jwks_file, jwks_url, "
+                + "oidc_discovery_url, public_key_files): an HMAC secret is never accepted where public keys are");
       }
       if (hmac.isEmpty() && !asymmetricKeys) {
-        throw node.error("needs keys: one of jwks_file, jwks_url, oidc_discovery_url, public_key_files or hmac_secret_file");
+        throw node.error(
+            "needs keys: one of jwks_file, jwks_url, oidc_discovery_url, public_key_files or hmac_secret_file");
       }
       Optional<Path> caFile = node.existingFile("jwks_ca_file");
       if (caFile.isPresent() && jwksUrl.isEmpty() && discovery.isEmpty()) {
@@ -126,40 +147,81 @@ public record AuthConfig(
       Set<String> algorithms = new LinkedHashSet<>();
       for (String alg : node.stringList("algorithms")) {
         if (alg.equalsIgnoreCase("none")) {
-          throw node.errorAt("algorithms", "'none' is never accepted: unsigned tokens prove nothing");
+          throw node.errorAt(
+              "algorithms", "'none' is never accepted: unsigned tokens prove nothing");
         }
         if (!ASYMMETRIC_ALGORITHMS.contains(alg) && !HMAC_ALGORITHMS.contains(alg)) {
-          throw node.errorAt("algorithms", "unsupported algorithm '" + alg + "' (supported: "
-              + String.join(", ", new java.util.TreeSet<>(ASYMMETRIC_ALGORITHMS)) + ", HS256, HS384, HS512)");
+          throw node.errorAt(
+              "algorithms",
+              "unsupported algorithm '"
+                  + alg
+                  + "' (supported: "
+                  + String.join(", ", new java.util.TreeSet<>(ASYMMETRIC_ALGORITHMS))
+                  + ", HS256, HS384, HS512)");
         }
         if (!allowedFamily.contains(alg)) {
-          throw node.errorAt("algorithms", "'" + alg + "' does not fit the configured keys ("
-              + (hmac.isPresent() ? "an HMAC secret: use HS256/HS384/HS512" : "RSA/EC keys: HMAC algorithms are "
-              + "never accepted with public keys") + ")");
+          throw node.errorAt(
+              "algorithms",
+              "'"
+                  + alg
+                  + "' does not fit the configured keys ("
+                  + (hmac.isPresent()
+                      ? "an HMAC secret: use HS256/HS384/HS512"
+                      : "RSA/EC keys: HMAC algorithms are " + "never accepted with public keys")
+                  + ")");
         }
         algorithms.add(alg);
       }
       if (algorithms.isEmpty()) {
-        algorithms.addAll(hmac.isPresent() ? List.of("HS256", "HS384", "HS512")
-            : List.of("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"));
+        algorithms.addAll(
+            hmac.isPresent()
+                ? List.of("HS256", "HS384", "HS512")
+                : List.of(
+                    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384",
+                    "ES512"));
       }
-      String issuer = node.requiredString("issuer", "the exact 'iss' of accepted tokens, e.g. https://idp.example.com/realms/spark");
+      String issuer =
+          node.requiredString(
+              "issuer",
+              "the exact 'iss' of accepted tokens, e.g. https://idp.example.com/realms/spark");
       List<String> audience = node.stringOrList("audience");
       if (audience.isEmpty()) {
-        throw node.errorAt("audience", "is required: the 'aud' value(s) your IdP puts in tokens meant for Spark, "
-            + "so that tokens minted for other applications are refused");
+        throw node.errorAt(
+            "audience",
+            "is required: the 'aud' value(s) your IdP puts in tokens meant for Spark, "
+                + "so that tokens minted for other applications are refused");
       }
-      Duration ttl = node.duration("jwks_cache_ttl", Duration.ofMinutes(5), Duration.ofSeconds(1), Duration.ofDays(1));
-      Duration minRefresh = node.duration("jwks_min_refresh_interval", Duration.ofSeconds(30), Duration.ZERO, Duration.ofHours(1));
+      Duration ttl =
+          node.duration(
+              "jwks_cache_ttl", Duration.ofMinutes(5), Duration.ofSeconds(1), Duration.ofDays(1));
+      Duration minRefresh =
+          node.duration(
+              "jwks_min_refresh_interval",
+              Duration.ofSeconds(30),
+              Duration.ZERO,
+              Duration.ofHours(1));
       return new Jwt(
-          jwksFile, jwksUrl, discovery, List.copyOf(pems), hmac, caFile, ttl, minRefresh,
-          node.duration("jwks_fetch_timeout", Duration.ofSeconds(5), Duration.ofMillis(100), Duration.ofMinutes(1)),
+          jwksFile,
+          jwksUrl,
+          discovery,
+          List.copyOf(pems),
+          hmac,
+          caFile,
+          ttl,
+          minRefresh,
+          node.duration(
+              "jwks_fetch_timeout",
+              Duration.ofSeconds(5),
+              Duration.ofMillis(100),
+              Duration.ofMinutes(1)),
           issuer,
           audience,
           Set.copyOf(algorithms),
-          node.duration("clock_skew", Duration.ofSeconds(60), Duration.ZERO, Duration.ofMinutes(10)),
+          node.duration(
+              "clock_skew", Duration.ofSeconds(60), Duration.ZERO, Duration.ofMinutes(10)),
           node.has("max_lifetime")
-              ? Optional.of(node.duration("max_lifetime", null, Duration.ofSeconds(1), Duration.ofDays(365)))
+              ? Optional.of(
+                  node.duration("max_lifetime", null, Duration.ofSeconds(1), Duration.ofDays(365)))
               : Optional.empty(),
           node.stringList("required_claims"),
           node.string("principal_claim", "sub"),
@@ -175,7 +237,9 @@ public record AuthConfig(
         throw node.errorAt(key, "not a valid URL: " + text);
       }
       if (!"https".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null) {
-        throw node.errorAt(key, "must be an https:// URL (keys fetched in the clear could be swapped), got " + text);
+        throw node.errorAt(
+            key,
+            "must be an https:// URL (keys fetched in the clear could be swapped), got " + text);
       }
       return uri;
     }
@@ -186,7 +250,8 @@ public record AuthConfig(
    *
    * @param sha256 lower-case hex SHA-256 of the token's UTF-8 bytes ({@code printf %s TOKEN | sha256sum})
    */
-  public record StaticToken(String sha256, String principal, List<String> groups, Optional<String> tenant) {}
+  public record StaticToken(
+      String sha256, String principal, List<String> groups, Optional<String> tenant) {}
 
   /**
    * Identity from the verified mutual-TLS client certificate.
@@ -202,8 +267,15 @@ public record AuthConfig(
 
   /** Authentication off: the behaviour when the section is absent. */
   public static AuthConfig disabled() {
-    return new AuthConfig(false, List.of(), Optional.empty(), List.of(), Optional.empty(), UserIdMismatch.OVERWRITE,
-        withSparkToken(DEFAULT_SECRET_PATTERNS), new TokenCache(10_000, Duration.ofMinutes(5)));
+    return new AuthConfig(
+        false,
+        List.of(),
+        Optional.empty(),
+        List.of(),
+        Optional.empty(),
+        UserIdMismatch.OVERWRITE,
+        withSparkToken(DEFAULT_SECRET_PATTERNS),
+        new TokenCache(10_000, Duration.ofMinutes(5)));
   }
 
   static AuthConfig read(YamlNode parent) {
@@ -211,9 +283,17 @@ public record AuthConfig(
       return disabled();
     }
     YamlNode node = parent.section("auth");
-    node.allowOnly("methods", "jwt", "static_tokens", "client_cert", "anonymous", "user_id_mismatch",
-        "secret_patterns", "token_cache");
-    Optional<Jwt> jwt = node.has("jwt") ? Optional.of(Jwt.read(node.section("jwt"))) : Optional.empty();
+    node.allowOnly(
+        "methods",
+        "jwt",
+        "static_tokens",
+        "client_cert",
+        "anonymous",
+        "user_id_mismatch",
+        "secret_patterns",
+        "token_cache");
+    Optional<Jwt> jwt =
+        node.has("jwt") ? Optional.of(Jwt.read(node.section("jwt"))) : Optional.empty();
     List<StaticToken> tokens = staticTokens(node);
     Optional<ClientCert> cert = Optional.empty();
     if (node.has("client_cert")) {
@@ -237,45 +317,71 @@ public record AuthConfig(
       configured.add(Method.ANONYMOUS);
     }
     if (configured.isEmpty()) {
-      throw node.error("enables no method: configure jwt, static_tokens or client_cert, or set anonymous: true "
-          + "(or remove the auth section to run without authentication)");
+      throw node.error(
+          "enables no method: configure jwt, static_tokens or client_cert, or set anonymous: true "
+              + "(or remove the auth section to run without authentication)");
     }
     List<Method> methods = new ArrayList<>();
     if (node.has("methods")) {
       for (String name : node.stringList("methods")) {
-        Method m = configured.stream().filter(x -> x.key().equals(name)).findFirst().orElseThrow(() ->
-            node.errorAt("methods", "'" + name + "' is not a configured method (configured here: "
-                + configured.stream().map(Method::key).toList() + ")"));
+        Method m =
+            configured.stream()
+                .filter(x -> x.key().equals(name))
+                .findFirst()
+                .orElseThrow(
+                    () ->
+                        node.errorAt(
+                            "methods",
+                            "'"
+                                + name
+                                + "' is not a configured method (configured here: "
+                                + configured.stream().map(Method::key).toList()
+                                + ")"));
         if (methods.contains(m)) {
           throw node.errorAt("methods", "lists '" + name + "' twice");
         }
         methods.add(m);
       }
       if (methods.size() != configured.size()) {
-        throw node.errorAt("methods", "must list every configured method; missing "
-            + configured.stream().filter(m -> !methods.contains(m)).map(Method::key).toList());
+        throw node.errorAt(
+            "methods",
+            "must list every configured method; missing "
+                + configured.stream().filter(m -> !methods.contains(m)).map(Method::key).toList());
       }
     } else {
       // Default order: the strongest evidence first; anonymous always last.
-      for (Method m : List.of(Method.CLIENT_CERT, Method.JWT, Method.STATIC_TOKENS, Method.ANONYMOUS)) {
+      for (Method m :
+          List.of(Method.CLIENT_CERT, Method.JWT, Method.STATIC_TOKENS, Method.ANONYMOUS)) {
         if (configured.contains(m)) {
           methods.add(m);
         }
       }
     }
     String mismatch = node.string("user_id_mismatch", "overwrite");
-    UserIdMismatch userIdMismatch = switch (mismatch) {
-      case "overwrite" -> UserIdMismatch.OVERWRITE;
-      case "reject" -> UserIdMismatch.REJECT;
-      default -> throw node.errorAt("user_id_mismatch", "must be overwrite or reject, got '" + mismatch + "'");
-    };
-    List<String> patterns = node.has("secret_patterns") ? node.stringList("secret_patterns") : DEFAULT_SECRET_PATTERNS;
+    UserIdMismatch userIdMismatch =
+        switch (mismatch) {
+          case "overwrite" -> UserIdMismatch.OVERWRITE;
+          case "reject" -> UserIdMismatch.REJECT;
+          default ->
+              throw node.errorAt(
+                  "user_id_mismatch", "must be overwrite or reject, got '" + mismatch + "'");
+        };
+    List<String> patterns =
+        node.has("secret_patterns") ? node.stringList("secret_patterns") : DEFAULT_SECRET_PATTERNS;
     YamlNode cache = node.section("token_cache");
     cache.allowOnly("max_entries", "max_age");
-    TokenCache tokenCache = new TokenCache(
-        cache.integer("max_entries", 10_000, 0, 10_000_000),
-        cache.duration("max_age", Duration.ofMinutes(5), Duration.ZERO, Duration.ofDays(1)));
-    return new AuthConfig(true, List.copyOf(methods), jwt, tokens, cert, userIdMismatch, withSparkToken(patterns),
+    TokenCache tokenCache =
+        new TokenCache(
+            cache.integer("max_entries", 10_000, 0, 10_000_000),
+            cache.duration("max_age", Duration.ofMinutes(5), Duration.ZERO, Duration.ofDays(1)));
+    return new AuthConfig(
+        true,
+        List.copyOf(methods),
+        jwt,
+        tokens,
+        cert,
+        userIdMismatch,
+        withSparkToken(patterns),
         tokenCache);
   }
 
@@ -285,16 +391,23 @@ public record AuthConfig(
     List<YamlNode> items = node.sectionList("static_tokens");
     for (YamlNode item : items) {
       item.allowOnly("sha256", "principal", "groups", "tenant");
-      String hash = item.requiredString("sha256", "hex SHA-256 of the token: printf %s \"$TOKEN\" | sha256sum")
-          .toLowerCase(Locale.ROOT);
+      String hash =
+          item.requiredString(
+                  "sha256", "hex SHA-256 of the token: printf %s \"$TOKEN\" | sha256sum")
+              .toLowerCase(Locale.ROOT);
       if (!SHA256_HEX.matcher(hash).matches()) {
-        throw item.errorAt("sha256", "must be 64 hex digits (the SHA-256 of the token, never the token itself)");
+        throw item.errorAt(
+            "sha256", "must be 64 hex digits (the SHA-256 of the token, never the token itself)");
       }
       if (!seen.add(hash)) {
         throw item.errorAt("sha256", "the same token hash appears twice");
       }
-      out.add(new StaticToken(hash, item.requiredString("principal", "the user name this token stands for"),
-          item.stringList("groups"), item.optionalString("tenant")));
+      out.add(
+          new StaticToken(
+              hash,
+              item.requiredString("principal", "the user name this token stands for"),
+              item.stringList("groups"),
+              item.optionalString("tenant")));
     }
     return List.copyOf(out);
   }

@@ -10,7 +10,8 @@ import java.util.Optional;
  * @param token sent as {@code authorization: Bearer} to servers started with
  *     {@code spark.connect.authenticate.token}; clients never see it
  */
-public record BackendConfig(String host, int port, Optional<Secret> token, BackendProfileConfig profile) {
+public record BackendConfig(
+    String host, int port, Optional<Secret> token, BackendProfileConfig profile) {
 
   public BackendConfig(String host, int port, Optional<Secret> token) {
     this(host, port, token, BackendProfileConfig.defaults());
@@ -18,7 +19,9 @@ public record BackendConfig(String host, int port, Optional<Secret> token, Backe
 
   static BackendConfig read(YamlNode node) {
     node.allowOnly("address", "token", "token_file", "profile");
-    String address = node.requiredString("address", "host:port of the Spark Connect server, e.g. localhost:15002");
+    String address =
+        node.requiredString(
+            "address", "host:port of the Spark Connect server, e.g. localhost:15002");
     int colon = address.lastIndexOf(':');
     if (colon <= 0 || colon == address.length() - 1) {
       throw node.errorAt("address", "must be host:port, got '" + address + "'");
@@ -31,7 +34,8 @@ public record BackendConfig(String host, int port, Optional<Secret> token, Backe
     try {
       port = Integer.parseInt(address.substring(colon + 1));
     } catch (NumberFormatException e) {
-      throw node.errorAt("address", "port must be a number, got '" + address.substring(colon + 1) + "'");
+      throw node.errorAt(
+          "address", "port must be a number, got '" + address.substring(colon + 1) + "'");
     }
     if (port < 1 || port > 65535) {
       throw node.errorAt("address", "port must be between 1 and 65535, got " + port);
@@ -44,7 +48,9 @@ public record BackendConfig(String host, int port, Optional<Secret> token, Backe
       token = node.existingFile("token_file").map(p -> new Secret(readFirstLine(node, p)));
     }
     BackendProfileConfig profile =
-        node.has("profile") ? BackendProfileConfig.read(node.section("profile")) : BackendProfileConfig.defaults();
+        node.has("profile")
+            ? BackendProfileConfig.read(node.section("profile"))
+            : BackendProfileConfig.defaults();
     return new BackendConfig(host, port, token, profile);
   }
 

@@ -20,14 +20,26 @@ public record BackendProfileConfig(
     Optional<String> defaultFs) {
 
   public static BackendProfileConfig defaults() {
-    return new BackendProfileConfig(Duration.ofMinutes(5), Optional.empty(), Optional.empty(), Optional.empty(),
-        Optional.empty(), Optional.empty());
+    return new BackendProfileConfig(
+        Duration.ofMinutes(5),
+        Optional.empty(),
+        Optional.empty(),
+        Optional.empty(),
+        Optional.empty(),
+        Optional.empty());
   }
 
   static BackendProfileConfig read(YamlNode node) {
-    node.allowOnly("refresh_interval", "spark_version", "extensions", "catalogs", "default_catalog", "default_fs");
+    node.allowOnly(
+        "refresh_interval",
+        "spark_version",
+        "extensions",
+        "catalogs",
+        "default_catalog",
+        "default_fs");
     return new BackendProfileConfig(
-        node.duration("refresh_interval", Duration.ofMinutes(5), Duration.ofSeconds(1), Duration.ofDays(1)),
+        node.duration(
+            "refresh_interval", Duration.ofMinutes(5), Duration.ofSeconds(1), Duration.ofDays(1)),
         node.optionalString("spark_version"),
         node.has("extensions") ? Optional.of(node.stringList("extensions")) : Optional.empty(),
         node.has("catalogs") ? Optional.of(node.stringMap("catalogs")) : Optional.empty(),

@@ -37,8 +37,11 @@ public record ListenConfig(
 
   public ListenConfig {
     if (eventLoopSpin.isNegative() || eventLoopSpin.compareTo(MAX_EVENT_LOOP_SPIN) > 0) {
-      throw new IllegalArgumentException("event loop spin must be between 0s and " + Units.human(MAX_EVENT_LOOP_SPIN)
-          + ", got " + Units.human(eventLoopSpin));
+      throw new IllegalArgumentException(
+          "event loop spin must be between 0s and "
+              + Units.human(MAX_EVENT_LOOP_SPIN)
+              + ", got "
+              + Units.human(eventLoopSpin));
     }
   }
 
@@ -48,25 +51,54 @@ public record ListenConfig(
   }
 
   /** As the canonical constructor, with {@link #defaultEventLoops()} and loops that never spin. */
-  public ListenConfig(String address, int port, boolean plaintext, long maxInboundMessageBytes,
-      int maxConcurrentStreams, Duration handshakeTimeout, Duration keepaliveTime, Duration shutdownGrace) {
-    this(address, port, plaintext, maxInboundMessageBytes, maxConcurrentStreams, handshakeTimeout, keepaliveTime,
-        shutdownGrace, defaultEventLoops(), Duration.ZERO);
+  public ListenConfig(
+      String address,
+      int port,
+      boolean plaintext,
+      long maxInboundMessageBytes,
+      int maxConcurrentStreams,
+      Duration handshakeTimeout,
+      Duration keepaliveTime,
+      Duration shutdownGrace) {
+    this(
+        address,
+        port,
+        plaintext,
+        maxInboundMessageBytes,
+        maxConcurrentStreams,
+        handshakeTimeout,
+        keepaliveTime,
+        shutdownGrace,
+        defaultEventLoops(),
+        Duration.ZERO);
   }
 
   static ListenConfig read(YamlNode node) {
     node.allowOnly(
-        "address", "port", "plaintext", "max_inbound_message_size", "max_concurrent_streams",
-        "handshake_timeout", "keepalive_time", "shutdown_grace", "event_loops",
+        "address",
+        "port",
+        "plaintext",
+        "max_inbound_message_size",
+        "max_concurrent_streams",
+        "handshake_timeout",
+        "keepalive_time",
+        "shutdown_grace",
+        "event_loops",
         "event_loop_spin");
     return new ListenConfig(
         node.string("address", "0.0.0.0"),
         node.integer("port", 15003, 0, 65535),
         node.bool("plaintext", false),
-        node.bytes("max_inbound_message_size", DEFAULT_MAX_INBOUND_MESSAGE_BYTES, 1024, Integer.MAX_VALUE),
+        node.bytes(
+            "max_inbound_message_size", DEFAULT_MAX_INBOUND_MESSAGE_BYTES, 1024, Integer.MAX_VALUE),
         node.integer("max_concurrent_streams", 1000, 1, 1_000_000),
-        node.duration("handshake_timeout", Duration.ofSeconds(10), Duration.ofMillis(100), Duration.ofMinutes(5)),
-        node.duration("keepalive_time", Duration.ofMinutes(1), Duration.ofSeconds(10), Duration.ofDays(1)),
+        node.duration(
+            "handshake_timeout",
+            Duration.ofSeconds(10),
+            Duration.ofMillis(100),
+            Duration.ofMinutes(5)),
+        node.duration(
+            "keepalive_time", Duration.ofMinutes(1), Duration.ofSeconds(10), Duration.ofDays(1)),
         node.duration("shutdown_grace", Duration.ofSeconds(30), Duration.ZERO, Duration.ofHours(1)),
         node.integer("event_loops", defaultEventLoops(), 1, 1024),
         node.duration("event_loop_spin", Duration.ZERO, Duration.ZERO, MAX_EVENT_LOOP_SPIN));

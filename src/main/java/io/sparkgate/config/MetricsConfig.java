@@ -22,9 +22,13 @@ public record MetricsConfig(boolean enabled, String address, int port, String pa
     node.allowOnly("address", "port", "path");
     String path = node.string("path", "/metrics");
     if (!path.startsWith("/") || path.contains("?") || path.contains("#") || path.contains(" ")) {
-      throw node.errorAt("path", "must be an absolute URL path such as /metrics, got '" + path + "'");
+      throw node.errorAt(
+          "path", "must be an absolute URL path such as /metrics, got '" + path + "'");
     }
-    return new MetricsConfig(true, node.string("address", "127.0.0.1"),
-        node.integer("port", DEFAULT_PORT, 0, 65535), path);
+    return new MetricsConfig(
+        true,
+        node.string("address", "127.0.0.1"),
+        node.integer("port", DEFAULT_PORT, 0, 65535),
+        path);
   }
 }

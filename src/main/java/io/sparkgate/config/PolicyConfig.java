@@ -26,13 +26,24 @@ public record PolicyConfig(Optional<Path> file, String defaultEffect, Duration r
 
   static PolicyConfig read(YamlNode node) {
     node.allowOnly("file", "default_effect", "reload_interval");
-    Path file = node.existingFile("file").orElseThrow(
-        () -> node.errorAt("file", "is required: the policy YAML, e.g. ../policies/shared-server.yaml"));
+    Path file =
+        node.existingFile("file")
+            .orElseThrow(
+                () ->
+                    node.errorAt(
+                        "file",
+                        "is required: the policy YAML, e.g. ../policies/shared-server.yaml"));
     String def = node.string("default_effect", "deny").toLowerCase(Locale.ROOT);
     if (!def.equals("deny") && !def.equals("allow")) {
       throw node.errorAt("default_effect", "must be deny or allow, got '" + def + "'");
     }
-    return new PolicyConfig(Optional.of(file), def,
-        node.duration("reload_interval", Duration.ofSeconds(5), Duration.ofMillis(100), Duration.ofHours(24)));
+    return new PolicyConfig(
+        Optional.of(file),
+        def,
+        node.duration(
+            "reload_interval",
+            Duration.ofSeconds(5),
+            Duration.ofMillis(100),
+            Duration.ofHours(24)));
   }
 }

@@ -29,6 +29,7 @@ import io.grpc.netty.shaded.io.netty.util.AsciiString;
  */
 public final class BackendTransport {
   static final int COMPOSE_MIN_BYTES = 1024;
+
   /** Per call: one of Spark's largest Arrow batches (4 MiB by default) in flight while the last is forwarded. */
   static final int STREAM_WINDOW_BYTES = 4 * 1024 * 1024;
 
@@ -37,17 +38,19 @@ public final class BackendTransport {
   /** Makes {@code builder} connect in plaintext, with the flow-control window and cumulator above. */
   public static NettyChannelBuilder plaintext(NettyChannelBuilder builder) {
     builder.flowControlWindow(STREAM_WINDOW_BYTES);
-    InternalNettyChannelBuilder.setProtocolNegotiatorFactory(builder, new InternalProtocolNegotiator.ClientFactory() {
-      @Override
-      public InternalProtocolNegotiator.ProtocolNegotiator newNegotiator() {
-        return new Composing(InternalProtocolNegotiators.plaintext());
-      }
+    InternalNettyChannelBuilder.setProtocolNegotiatorFactory(
+        builder,
+        new InternalProtocolNegotiator.ClientFactory() {
+          @Override
+          public InternalProtocolNegotiator.ProtocolNegotiator newNegotiator() {
+            return new Composing(InternalProtocolNegotiators.plaintext());
+          }
 
-      @Override
-      public int getDefaultPort() {
-        return 80;
-      }
-    });
+          @Override
+          public int getDefaultPort() {
+            return 80;
+          }
+        });
     return builder;
   }
 

@@ -30,7 +30,8 @@ final class ByteMarshaller implements MethodDescriptor.Marshaller<byte[]> {
     try {
       if (stream instanceof KnownLength) {
         // The transport knows the framed length: read straight into an array of the right size.
-        // (InputStream.readNBytes(int) would read in 8 KiB chunks and copy them all again at the end.)
+        // (InputStream.readNBytes(int) would read in 8 KiB chunks and copy them all again at the
+        // end.)
         int length = stream.available();
         byte[] bytes = new byte[length];
         int read = 0;
@@ -49,7 +50,10 @@ final class ByteMarshaller implements MethodDescriptor.Marshaller<byte[]> {
       return stream.readAllBytes();
     } catch (IOException e) {
       // Keep the cause: grpc-java's own proxy example drops it, which hides what went wrong.
-      throw Status.INTERNAL.withDescription("cannot read message").withCause(e).asRuntimeException();
+      throw Status.INTERNAL
+          .withDescription("cannot read message")
+          .withCause(e)
+          .asRuntimeException();
     }
   }
 
@@ -58,7 +62,8 @@ final class ByteMarshaller implements MethodDescriptor.Marshaller<byte[]> {
    * directly) and drain in one write: without {@link Drainable}, its framer copies the message through an
    * 8 KiB intermediate buffer.
    */
-  private static final class ArrayStream extends ByteArrayInputStream implements Drainable, KnownLength {
+  private static final class ArrayStream extends ByteArrayInputStream
+      implements Drainable, KnownLength {
     ArrayStream(byte[] bytes) {
       super(bytes);
     }

@@ -36,7 +36,8 @@ public final class CallHooks {
 
   /** One hook running {@code hooks} in turn, leaving out pass-through ones. */
   public static CallHook of(List<CallHook> hooks) {
-    CallHook[] kept = hooks.stream().filter(h -> h != CallHook.PASS_THROUGH).toArray(CallHook[]::new);
+    CallHook[] kept =
+        hooks.stream().filter(h -> h != CallHook.PASS_THROUGH).toArray(CallHook[]::new);
     return switch (kept.length) {
       case 0 -> CallHook.PASS_THROUGH;
       case 1 -> kept[0];
@@ -52,7 +53,8 @@ public final class CallHooks {
     }
 
     @Override
-    public CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers) throws StatusException {
+    public CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers)
+        throws StatusException {
       return newCall(method, headers, Attributes.EMPTY);
     }
 

@@ -44,7 +44,8 @@ final class CallLane {
     try {
       pool.execute(this::drain);
     } catch (RejectedExecutionException e) {
-      // The proxy is stopping: better to finish the call here than to leave its events queued forever.
+      // The proxy is stopping: better to finish the call here than to leave its events queued
+      // forever.
       drain();
     }
   }
@@ -67,7 +68,8 @@ final class CallLane {
       try {
         event.run();
       } catch (RuntimeException e) {
-        // The events behind it (the cancellation, the close) must still run, or the call would hang.
+        // The events behind it (the cancellation, the close) must still run, or the call would
+        // hang.
         log.error("call event failed", e);
       }
     }

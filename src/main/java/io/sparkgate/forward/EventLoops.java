@@ -42,8 +42,12 @@ public final class EventLoops implements AutoCloseable {
   private final ManagedChannel[] backends;
   private final AtomicInteger next = new AtomicInteger();
 
-  private EventLoops(EventLoopGroup boss, EventLoopGroup workers, Class<? extends ServerChannel> serverChannelType,
-      EventLoop[] loops, ManagedChannel[] backends) {
+  private EventLoops(
+      EventLoopGroup boss,
+      EventLoopGroup workers,
+      Class<? extends ServerChannel> serverChannelType,
+      EventLoop[] loops,
+      ManagedChannel[] backends) {
     this.boss = boss;
     this.workers = workers;
     this.serverChannelType = serverChannelType;
@@ -59,43 +63,58 @@ public final class EventLoops implements AutoCloseable {
    * @param backend a new builder for one backend channel (address, plaintext, limits, executor); its event loop
    *     and channel type are set here
    */
-  public static EventLoops start(int threads, Duration spin, Supplier<NettyChannelBuilder> backend) {
+  public static EventLoops start(
+      int threads, Duration spin, Supplier<NettyChannelBuilder> backend) {
     if (threads < 1) {
       throw new IllegalArgumentException("event loop threads must be at least 1, got " + threads);
     }
     boolean epoll = Epoll.isAvailable();
     EventLoopGroup boss = group(epoll, 1, "sparkgate-accept");
-    EventLoopGroup workers = spin.isZero()
-        ? group(epoll, threads, "sparkgate-io")
-        : spinning(epoll, threads, "sparkgate-io", spin);
+    EventLoopGroup workers =
+        spin.isZero()
+            ? group(epoll, threads, "sparkgate-io")
+            : spinning(epoll, threads, "sparkgate-io", spin);
     List<EventLoop> loops = new ArrayList<>();
     workers.forEach(e -> loops.add((EventLoop) e));
     ManagedChannel[] channels = new ManagedChannel[loops.size()];
     for (int i = 0; i < channels.length; i++) {
-      channels[i] = backend.get()
-          .eventLoopGroup(loops.get(i))
-          .channelType(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
-          .build();
+      channels[i] =
+          backend
+              .get()
+              .eventLoopGroup(loops.get(i))
+              .channelType(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
+              .build();
     }
-    return new EventLoops(boss, workers,
-        epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class, loops.toArray(EventLoop[]::new), channels);
+    return new EventLoops(
+        boss,
+        workers,
+        epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class,
+        loops.toArray(EventLoop[]::new),
+        channels);
   }
 
   private static EventLoopGroup group(boolean epoll, int threads, String name) {
     DefaultThreadFactory factory = new DefaultThreadFactory(name, true);
-    return epoll ? new EpollEventLoopGroup(threads, factory) : new NioEventLoopGroup(threads, factory);
+    return epoll
+        ? new EpollEventLoopGroup(threads, factory)
+        : new NioEventLoopGroup(threads, factory);
   }
 
   /** Loops that poll for up to {@code spin} before they sleep, each with a strategy of its own. */
   private static EventLoopGroup spinning(boolean epoll, int threads, String name, Duration spin) {
     DefaultThreadFactory factory = new DefaultThreadFactory(name, true);
-    return epoll ? new EpollEventLoopGroup(threads, factory, () -> new SpinThenSleep(spin))
-        : new NioEventLoopGroup(threads, factory, SelectorProvider.provider(), () -> new SpinThenSleep(spin));
+    return epoll
+        ? new EpollEventLoopGroup(threads, factory, () -> new SpinThenSleep(spin))
+        : new NioEventLoopGroup(
+            threads, factory, SelectorProvider.provider(), () -> new SpinThenSleep(spin));
   }
 
   /** Serves the proxy's clients on these loops. */
   public NettyServerBuilder serve(NettyServerBuilder server) {
-    return server.bossEventLoopGroup(boss).workerEventLoopGroup(workers).channelType(serverChannelType);
+    return server
+        .bossEventLoopGroup(boss)
+        .workerEventLoopGroup(workers)
+        .channelType(serverChannelType);
   }
 
   /**

@@ -26,12 +26,14 @@ import org.slf4j.LoggerFactory;
  */
 final class ForwardingCall extends ServerCall.Listener<byte[]> {
   private static final Logger log = LoggerFactory.getLogger(ForwardingCall.class);
+
   /**
    * Larger request messages are handled on the worker pool. Inspection parses SQL at roughly 0.4 us a byte,
    * so this bounds what one message can stall an event loop to a few milliseconds; the plans and SQL of
    * ordinary calls are far smaller and never pay for the thread hop.
    */
   static final int INLINE_REQUEST_BYTES = 8 * 1024;
+
   /** Response bytes the client-facing call may hold before the next message is read from the backend. */
   static final int RESPONSE_QUEUE_BYTES = 2 * 1024 * 1024;
 
@@ -43,14 +45,18 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   private final CallLane lane;
 
   private final Object lock = new Object();
+
   /** The client call owes a request(1) as soon as the backend can take a message. */
   private boolean requestOwed; // guarded by lock
+
   /** The backend call owes a request(1) as soon as the client can take a message. */
   private boolean responseOwed; // guarded by lock
+
   private boolean serverClosed; // guarded by lock
 
   /** Started at the first client message, once the hook has let it through. Request-side thread only. */
   private ClientCall<byte[], Payload> clientCall;
+
   private boolean backendCancelled; // request-side thread only
 
   ForwardingCall(
@@ -69,8 +75,10 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   }
 
   void start() {
-    // Let one more response message queue while the previous one is still on its way to the client, so the
-    // backend connection keeps moving while the client's drains (gRPC's default, 32 KiB, is less than one
+    // Let one more response message queue while the previous one is still on its way to the client,
+    // so the
+    // backend connection keeps moving while the client's drains (gRPC's default, 32 KiB, is less
+    // than one
     // Arrow batch: each batch would wait for the one before to be fully written).
     serverCall.setOnReadyThreshold(RESPONSE_QUEUE_BYTES);
     serverCall.request(1);
@@ -136,7 +144,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       refuse(e.getStatus(), e.getTrailers());
       return;
     } catch (RuntimeException e) {
-      log.error("{}: end-of-stream processing failed; refusing the call", method.getBareMethodName(), e);
+      log.error(
+          "{}: end-of-stream processing failed; refusing the call", method.getBareMethodName(), e);
       refuse(Status.INTERNAL.withDescription("Sparkgate could not process this request"), null);
       return;
     }
@@ -146,7 +155,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   }
 
   private void cancel() {
-    // The client went away or its deadline passed; the backend call is cancelled with it (the gRPC Context
+    // The client went away or its deadline passed; the backend call is cancelled with it (the gRPC
+    // Context
     // does this too, but an explicit cancel also covers calls started outside the Context).
     boolean first;
     synchronized (lock) {
@@ -233,8 +243,10 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
         forward = hook.onResponse(message);
       } catch (RuntimeException e) {
         message.release();
-        log.error("{}: response processing failed; cancelling the call", method.getBareMethodName(), e);
-        closeServerCall(Status.INTERNAL.withDescription("Sparkgate could not process the server's response"),
+        log.error(
+            "{}: response processing failed; cancelling the call", method.getBareMethodName(), e);
+        closeServerCall(
+            Status.INTERNAL.withDescription("Sparkgate could not process the server's response"),
             new Metadata());
         clientCall.cancel("response processing failed", e);
         return;
@@ -251,7 +263,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
             responseOwed = true;
           }
         } finally {
-          // Sent payloads are released by gRPC; this covers a call that closed meanwhile, or a send that threw.
+          // Sent payloads are released by gRPC; this covers a call that closed meanwhile, or a send
+          // that threw.
           forward.release();
           if (forward != message) {
             message.release();
@@ -262,7 +275,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
     @Override
     public void onClose(Status status, Metadata trailers) {
-      // Status, description and trailers (grpc-status-details-bin: Spark's error class, SQLSTATE and the
+      // Status, description and trailers (grpc-status-details-bin: Spark's error class, SQLSTATE
+      // and the
       // FetchErrorDetails handle) pass through untouched.
       closeServerCall(status, trailers);
     }

@@ -29,11 +29,14 @@ final class HeaderFilter {
           "host",
           "content-type",
           "user-agent");
+
   /** The same names as bytes, for the per-call check. */
   private static final byte[][] DROPPED_BYTES =
       DROPPED.stream().map(n -> n.getBytes(StandardCharsets.US_ASCII)).toArray(byte[][]::new);
+
   private static final byte[] GRPC_PREFIX = "grpc-".getBytes(StandardCharsets.US_ASCII);
-  private static final byte[] BINARY_SUFFIX = Metadata.BINARY_HEADER_SUFFIX.getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] BINARY_SUFFIX =
+      Metadata.BINARY_HEADER_SUFFIX.getBytes(StandardCharsets.US_ASCII);
   private static final byte[] AUTHORIZATION = "authorization".getBytes(StandardCharsets.US_ASCII);
 
   private final byte[] backendAuthorization;
@@ -41,11 +44,14 @@ final class HeaderFilter {
   /** @param backendToken the token for a backend that checks one, or null */
   HeaderFilter(String backendToken) {
     this.backendAuthorization =
-        backendToken == null ? null : ("Bearer " + backendToken).getBytes(StandardCharsets.US_ASCII);
+        backendToken == null
+            ? null
+            : ("Bearer " + backendToken).getBytes(StandardCharsets.US_ASCII);
   }
 
   Metadata toBackend(Metadata fromClient) {
-    // Name, value, name, value...; binary values raw, as newMetadata takes them. Not to be modified.
+    // Name, value, name, value...; binary values raw, as newMetadata takes them. Not to be
+    // modified.
     byte[][] pairs = InternalMetadata.serialize(fromClient);
     byte[][] out = new byte[pairs.length + 2][];
     int n = 0;
@@ -69,12 +75,14 @@ final class HeaderFilter {
         return false;
       }
     }
-    // grpc-timeout, grpc-encoding and friends describe this hop; grpc-java sets them again for the next.
+    // grpc-timeout, grpc-encoding and friends describe this hop; grpc-java sets them again for the
+    // next.
     return !startsWith(name, GRPC_PREFIX) || endsWith(name, BINARY_SUFFIX);
   }
 
   private static boolean startsWith(byte[] name, byte[] prefix) {
-    return name.length >= prefix.length && Arrays.equals(name, 0, prefix.length, prefix, 0, prefix.length);
+    return name.length >= prefix.length
+        && Arrays.equals(name, 0, prefix.length, prefix, 0, prefix.length);
   }
 
   private static boolean endsWith(byte[] name, byte[] suffix) {

@@ -16,10 +16,13 @@ import java.io.OutputStream;
  */
 final class PayloadMarshaller implements MethodDescriptor.Marshaller<Payload> {
   static final PayloadMarshaller INSTANCE = new PayloadMarshaller();
+
   /** Smaller messages are copied into an array: cheap, and they hold no transport buffers. */
   static final int ADOPT_BYTES = 32 * 1024;
+
   private static final int SCRATCH_BYTES = 32 * 1024;
-  private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[SCRATCH_BYTES]);
+  private static final ThreadLocal<byte[]> SCRATCH =
+      ThreadLocal.withInitial(() -> new byte[SCRATCH_BYTES]);
 
   private PayloadMarshaller() {}
 
@@ -38,7 +41,9 @@ final class PayloadMarshaller implements MethodDescriptor.Marshaller<Payload> {
 
   @Override
   public Payload parse(InputStream stream) {
-    if (stream instanceof Detachable detachable && stream instanceof KnownLength && stream.markSupported()) {
+    if (stream instanceof Detachable detachable
+        && stream instanceof KnownLength
+        && stream.markSupported()) {
       try {
         int length = stream.available();
         if (length >= ADOPT_BYTES) {

@@ -26,7 +26,8 @@ public final class ProxyRegistry extends HandlerRegistry {
   /** The service name the health service reports on, besides the overall "" status. */
   public static final String SERVICE_NAME = SparkConnectMethods.SERVICE;
 
-  private static final Map<String, MethodDescriptor<byte[], Payload>> DESCRIPTORS = SparkConnectMethods.descriptors();
+  private static final Map<String, MethodDescriptor<byte[], Payload>> DESCRIPTORS =
+      SparkConnectMethods.descriptors();
 
   private final Map<String, ServerMethodDefinition<byte[], Payload>> methods = new HashMap<>();
   private final LongAdder unknown = new LongAdder();
@@ -39,7 +40,8 @@ public final class ProxyRegistry extends HandlerRegistry {
    * @param backendToken bearer token the backend expects, or null
    * @param hooks sees and may change or refuse every message of every call
    */
-  public ProxyRegistry(EventLoops loops, Executor pool, String backendToken, CallHook.Factory hooks) {
+  public ProxyRegistry(
+      EventLoops loops, Executor pool, String backendToken, CallHook.Factory hooks) {
     this(loops::backendForCurrentThread, pool, backendToken, hooks);
   }
 
@@ -48,12 +50,14 @@ public final class ProxyRegistry extends HandlerRegistry {
     this(() -> backend, Runnable::run, backendToken, hooks);
   }
 
-  private ProxyRegistry(Supplier<Channel> backend, Executor pool, String backendToken, CallHook.Factory hooks) {
+  private ProxyRegistry(
+      Supplier<Channel> backend, Executor pool, String backendToken, CallHook.Factory hooks) {
     HeaderFilter headers = new HeaderFilter(backendToken);
     for (MethodDescriptor<byte[], Payload> method : DESCRIPTORS.values()) {
       methods.put(
           method.getFullMethodName(),
-          ServerMethodDefinition.create(method, new Handler(backend, pool, method, headers, hooks)));
+          ServerMethodDefinition.create(
+              method, new Handler(backend, pool, method, headers, hooks)));
     }
   }
 
@@ -88,7 +92,11 @@ public final class ProxyRegistry extends HandlerRegistry {
     private final HeaderFilter headers;
     private final CallHook.Factory hooks;
 
-    Handler(Supplier<Channel> backend, Executor pool, MethodDescriptor<byte[], Payload> method, HeaderFilter headers,
+    Handler(
+        Supplier<Channel> backend,
+        Executor pool,
+        MethodDescriptor<byte[], Payload> method,
+        HeaderFilter headers,
         CallHook.Factory hooks) {
       this.backend = backend;
       this.pool = pool;
@@ -98,7 +106,8 @@ public final class ProxyRegistry extends HandlerRegistry {
     }
 
     @Override
-    public ServerCall.Listener<byte[]> startCall(ServerCall<byte[], Payload> call, Metadata clientHeaders) {
+    public ServerCall.Listener<byte[]> startCall(
+        ServerCall<byte[], Payload> call, Metadata clientHeaders) {
       CallHook hook;
       try {
         hook = hooks.newCall(method, clientHeaders, call.getAttributes());
@@ -106,8 +115,9 @@ public final class ProxyRegistry extends HandlerRegistry {
         call.close(e.getStatus(), e.getTrailers() == null ? new Metadata() : e.getTrailers());
         return new ServerCall.Listener<>() {};
       }
-      ForwardingCall forwarding = new ForwardingCall(
-          backend.get(), method, call, headers.toBackend(clientHeaders), hook, pool);
+      ForwardingCall forwarding =
+          new ForwardingCall(
+              backend.get(), method, call, headers.toBackend(clientHeaders), hook, pool);
       forwarding.start();
       return forwarding;
     }

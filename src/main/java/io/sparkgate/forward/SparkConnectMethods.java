@@ -43,7 +43,8 @@ final class SparkConnectMethods {
 
   /** The same methods with the given marshallers (tests' clients and backends use arrays both ways). */
   static <ReqT, RespT> Map<String, io.grpc.MethodDescriptor<ReqT, RespT>> descriptors(
-      io.grpc.MethodDescriptor.Marshaller<ReqT> requests, io.grpc.MethodDescriptor.Marshaller<RespT> responses) {
+      io.grpc.MethodDescriptor.Marshaller<ReqT> requests,
+      io.grpc.MethodDescriptor.Marshaller<RespT> responses) {
     ServiceDescriptor service = Base.getDescriptor().findServiceByName("SparkConnectService");
     Map<String, io.grpc.MethodDescriptor<ReqT, RespT>> out = new LinkedHashMap<>();
     for (MethodDescriptor method : service.getMethods()) {
@@ -59,7 +60,8 @@ final class SparkConnectMethods {
               .build());
     }
     if (out.size() != ALLOWED.size()) {
-      throw new IllegalStateException("the generated Spark Connect protos lack some allowed methods: " + out.keySet());
+      throw new IllegalStateException(
+          "the generated Spark Connect protos lack some allowed methods: " + out.keySet());
     }
     return Map.copyOf(out);
   }

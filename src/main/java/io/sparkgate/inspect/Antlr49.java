@@ -71,7 +71,9 @@ final class Antlr49 {
     setInterpreter = recognizer.getMethod("setInterpreter", type("atn.ATNSimulator"));
     setErrorHandler = parser.getMethod("setErrorHandler", type("ANTLRErrorStrategy"));
     bailErrorStrategy = type("BailErrorStrategy").getConstructor();
-    lexerSimulator = type("atn.LexerATNSimulator").getConstructor(type("Lexer"), atn, dfaType.arrayType(), contexts);
+    lexerSimulator =
+        type("atn.LexerATNSimulator")
+            .getConstructor(type("Lexer"), atn, dfaType.arrayType(), contexts);
     parserSimulator = parserSim.getConstructor(parser, atn, dfaType.arrayType(), contexts);
     setPredictionMode = parserSim.getMethod("setPredictionMode", predictionMode);
     sll = predictionMode.getField("SLL").get(null);
@@ -133,7 +135,8 @@ final class Antlr49 {
    * A parser of {@code parserClass} that throws at its first error, in SLL mode only: Hudi's parsers set SLL
    * and their error listener throws, so they never retry in LL mode either.
    */
-  Object parser(Constructor<?> parserClass, Object tokens, Object atn, Object[] dfa, Object contexts) {
+  Object parser(
+      Constructor<?> parserClass, Object tokens, Object atn, Object[] dfa, Object contexts) {
     Object parser = create(parserClass, tokens);
     Object simulator = create(parserSimulator, parser, atn, dfa, contexts);
     call(setPredictionMode, simulator, sll);
@@ -209,13 +212,16 @@ final class Antlr49 {
   }
 
   /** ANTLRErrorListener: syntaxError throws; the ambiguity reports are ignored. */
-  private static final InvocationHandler THROWING = (proxy, method, args) -> switch (method.getName()) {
-    case "syntaxError" -> throw new SyntaxError("line " + args[2] + ":" + args[3] + " " + args[4]);
-    case "hashCode" -> System.identityHashCode(proxy);
-    case "equals" -> proxy == args[0];
-    case "toString" -> "throwing error listener";
-    default -> null;
-  };
+  private static final InvocationHandler THROWING =
+      (proxy, method, args) ->
+          switch (method.getName()) {
+            case "syntaxError" ->
+                throw new SyntaxError("line " + args[2] + ":" + args[3] + " " + args[4]);
+            case "hashCode" -> System.identityHashCode(proxy);
+            case "equals" -> proxy == args[0];
+            case "toString" -> "throwing error listener";
+            default -> null;
+          };
 
   /**
    * Defines classes from the resources under {@value #PREFIX}; its parent is the platform class loader, so the
@@ -235,7 +241,8 @@ final class Antlr49 {
 
     @Override
     protected Class<?> findClass(String name) throws ClassNotFoundException {
-      try (InputStream in = resources.getResourceAsStream(PREFIX + name.replace('.', '/') + ".class")) {
+      try (InputStream in =
+          resources.getResourceAsStream(PREFIX + name.replace('.', '/') + ".class")) {
         if (in == null) throw new ClassNotFoundException(name);
         byte[] bytes = in.readAllBytes();
         return defineClass(name, bytes, 0, bytes.length);

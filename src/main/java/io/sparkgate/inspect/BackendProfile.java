@@ -9,21 +9,33 @@ import java.util.Set;
  * default catalog and the scheme of its default file system (what a path without a scheme reaches). Policies
  * key on it (e.g. Hudi and Iceberg extensions loaded together).
  */
-public record BackendProfile(String sparkVersion, List<String> extensions, Map<String, String> catalogs,
-    String defaultCatalog, String defaultFs) {
+public record BackendProfile(
+    String sparkVersion,
+    List<String> extensions,
+    Map<String, String> catalogs,
+    String defaultCatalog,
+    String defaultFs) {
 
-  public static final BackendProfile UNKNOWN = new BackendProfile("", List.of(), Map.of(), SessionView.SESSION_CATALOG);
+  public static final BackendProfile UNKNOWN =
+      new BackendProfile("", List.of(), Map.of(), SessionView.SESSION_CATALOG);
 
   public BackendProfile {
     sparkVersion = sparkVersion == null ? "" : sparkVersion;
     extensions = List.copyOf(extensions);
     catalogs = Map.copyOf(catalogs);
-    defaultCatalog = defaultCatalog == null || defaultCatalog.isEmpty() ? SessionView.SESSION_CATALOG : defaultCatalog;
+    defaultCatalog =
+        defaultCatalog == null || defaultCatalog.isEmpty()
+            ? SessionView.SESSION_CATALOG
+            : defaultCatalog;
     defaultFs = schemeOf(defaultFs);
   }
 
   /** A profile whose default file system is Hadoop's default, the local one. */
-  public BackendProfile(String sparkVersion, List<String> extensions, Map<String, String> catalogs, String defaultCatalog) {
+  public BackendProfile(
+      String sparkVersion,
+      List<String> extensions,
+      Map<String, String> catalogs,
+      String defaultCatalog) {
     this(sparkVersion, extensions, catalogs, defaultCatalog, null);
   }
 
@@ -47,14 +59,25 @@ public record BackendProfile(String sparkVersion, List<String> extensions, Map<S
 
   /** A fresh session on this backend. */
   public SessionView freshSession() {
-    return new SessionView.Fixed(defaultCatalog, "default", catalogNames(), null, defaultFs, Set.copyOf(extensions),
-        Set.of(), Set.of());
+    return new SessionView.Fixed(
+        defaultCatalog,
+        "default",
+        catalogNames(),
+        null,
+        defaultFs,
+        Set.copyOf(extensions),
+        Set.of(),
+        Set.of());
   }
 
   /** This profile with each non-null override applied (configuration pins what the backend reports). */
-  public BackendProfile with(String version, List<String> exts, Map<String, String> cats, String defaultCat,
-      String fs) {
-    return new BackendProfile(version != null ? version : sparkVersion, exts != null ? exts : extensions,
-        cats != null ? cats : catalogs, defaultCat != null ? defaultCat : defaultCatalog, fs != null ? fs : defaultFs);
+  public BackendProfile with(
+      String version, List<String> exts, Map<String, String> cats, String defaultCat, String fs) {
+    return new BackendProfile(
+        version != null ? version : sparkVersion,
+        exts != null ? exts : extensions,
+        cats != null ? cats : catalogs,
+        defaultCat != null ? defaultCat : defaultCatalog,
+        fs != null ? fs : defaultFs);
   }
 }

@@ -38,7 +38,8 @@ public final class BackendProfiler {
   public BackendProfiler(Channel channel, String userId, long timeoutMillis) {
     this.channel = channel;
     this.userId = userId;
-    if (timeoutMillis <= 0) throw new IllegalArgumentException("timeoutMillis must be positive, got " + timeoutMillis);
+    if (timeoutMillis <= 0)
+      throw new IllegalArgumentException("timeoutMillis must be positive, got " + timeoutMillis);
     this.timeoutMillis = timeoutMillis;
   }
 
@@ -46,32 +47,61 @@ public final class BackendProfiler {
   public BackendProfile read() {
     String session = UUID.randomUUID().toString();
     UserContext user = UserContext.newBuilder().setUserId(userId).build();
-    AnalyzePlanResponse version = call("AnalyzePlan", AnalyzePlanResponse.getDefaultInstance(),
-        AnalyzePlanRequest.newBuilder().setSessionId(session).setUserContext(user)
-            .setSparkVersion(AnalyzePlanRequest.SparkVersion.getDefaultInstance()).build());
-    ConfigResponse all = call("Config", ConfigResponse.getDefaultInstance(),
-        ConfigRequest.newBuilder().setSessionId(session).setUserContext(user)
-            .setOperation(ConfigRequest.Operation.newBuilder()
-                .setGetAll(ConfigRequest.GetAll.newBuilder().setPrefix(CATALOG_PREFIX))).build());
-    ConfigResponse options = call("Config", ConfigResponse.getDefaultInstance(),
-        ConfigRequest.newBuilder().setSessionId(session).setUserContext(user)
-            .setOperation(ConfigRequest.Operation.newBuilder()
-                .setGetOption(ConfigRequest.GetOption.newBuilder()
-                    .addKeys("spark.sql.extensions").addKeys("spark.sql.defaultCatalog")
-                    .addKeys("spark.hadoop.fs.defaultFS").addKeys("fs.defaultFS"))).build());
-    return fromResponses(version.getSparkVersion().getVersion(), all.getPairsList(), options.getPairsList());
+    AnalyzePlanResponse version =
+        call(
+            "AnalyzePlan",
+            AnalyzePlanResponse.getDefaultInstance(),
+            AnalyzePlanRequest.newBuilder()
+                .setSessionId(session)
+                .setUserContext(user)
+                .setSparkVersion(AnalyzePlanRequest.SparkVersion.getDefaultInstance())
+                .build());
+    ConfigResponse all =
+        call(
+            "Config",
+            ConfigResponse.getDefaultInstance(),
+            ConfigRequest.newBuilder()
+                .setSessionId(session)
+                .setUserContext(user)
+                .setOperation(
+                    ConfigRequest.Operation.newBuilder()
+                        .setGetAll(ConfigRequest.GetAll.newBuilder().setPrefix(CATALOG_PREFIX)))
+                .build());
+    ConfigResponse options =
+        call(
+            "Config",
+            ConfigResponse.getDefaultInstance(),
+            ConfigRequest.newBuilder()
+                .setSessionId(session)
+                .setUserContext(user)
+                .setOperation(
+                    ConfigRequest.Operation.newBuilder()
+                        .setGetOption(
+                            ConfigRequest.GetOption.newBuilder()
+                                .addKeys("spark.sql.extensions")
+                                .addKeys("spark.sql.defaultCatalog")
+                                .addKeys("spark.hadoop.fs.defaultFS")
+                                .addKeys("fs.defaultFS")))
+                .build());
+    return fromResponses(
+        version.getSparkVersion().getVersion(), all.getPairsList(), options.getPairsList());
   }
 
-  static BackendProfile fromResponses(String version, List<KeyValue> catalogConfs, List<KeyValue> options) {
+  static BackendProfile fromResponses(
+      String version, List<KeyValue> catalogConfs, List<KeyValue> options) {
     Map<String, String> catalogs = new LinkedHashMap<>();
     for (KeyValue kv : catalogConfs) {
-      // Spark's server answers get_all with prefix with the prefix STRIPPED from each key ("iceberg",
+      // Spark's server answers get_all with prefix with the prefix STRIPPED from each key
+      // ("iceberg",
       // "iceberg.type"; seen on 3.5.7); accept the full key too. Options of a catalog
       // (<name>.<option>) also match the prefix; names have no dot.
       String key = kv.getKey();
-      String rest = key.startsWith(CATALOG_PREFIX) ? key.substring(CATALOG_PREFIX.length())
-          : key.startsWith("spark.") ? "" : key;
-      if (!rest.isEmpty() && rest.indexOf('.') < 0 && kv.hasValue()) catalogs.put(rest, kv.getValue());
+      String rest =
+          key.startsWith(CATALOG_PREFIX)
+              ? key.substring(CATALOG_PREFIX.length())
+              : key.startsWith("spark.") ? "" : key;
+      if (!rest.isEmpty() && rest.indexOf('.') < 0 && kv.hasValue())
+        catalogs.put(rest, kv.getValue());
     }
     List<String> extensions = new ArrayList<>();
     String defaultCatalog = null;
@@ -86,19 +116,27 @@ public final class BackendProfiler {
         defaultFs = kv.getValue();
       }
     }
-    // Unset in the session's conf means Hadoop's default (file:///) unless core-site.xml says otherwise, which
-    // Spark's conf does not show: the local reading is the cautious one, and backend.profile.default_fs pins it.
+    // Unset in the session's conf means Hadoop's default (file:///) unless core-site.xml says
+    // otherwise, which
+    // Spark's conf does not show: the local reading is the cautious one, and
+    // backend.profile.default_fs pins it.
     return new BackendProfile(version, extensions, catalogs, defaultCatalog, defaultFs);
   }
 
-  private <Req extends Message, Resp extends Message> Resp call(String method, Resp prototype, Req request) {
-    MethodDescriptor<Req, Resp> md = MethodDescriptor.<Req, Resp>newBuilder()
-        .setType(MethodDescriptor.MethodType.UNARY)
-        .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, method))
-        .setRequestMarshaller(new ProtoMarshaller<>(null))
-        .setResponseMarshaller(new ProtoMarshaller<>(prototype))
-        .build();
-    return ClientCalls.blockingUnaryCall(channel, md, CallOptions.DEFAULT.withDeadlineAfter(timeoutMillis, TimeUnit.MILLISECONDS), request);
+  private <Req extends Message, Resp extends Message> Resp call(
+      String method, Resp prototype, Req request) {
+    MethodDescriptor<Req, Resp> md =
+        MethodDescriptor.<Req, Resp>newBuilder()
+            .setType(MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, method))
+            .setRequestMarshaller(new ProtoMarshaller<>(null))
+            .setResponseMarshaller(new ProtoMarshaller<>(prototype))
+            .build();
+    return ClientCalls.blockingUnaryCall(
+        channel,
+        md,
+        CallOptions.DEFAULT.withDeadlineAfter(timeoutMillis, TimeUnit.MILLISECONDS),
+        request);
   }
 
   /** A marshaller for generated messages; the proxy itself forwards bytes and has no stubs. */

@@ -20,11 +20,15 @@ import java.io.InputStream;
 final class Compressed {
   private Compressed() {}
 
-  static void inspect(Message m, Frame frame, InspectorConfig config, FactSink sink, PlanWalker walker) {
+  static void inspect(
+      Message m, Frame frame, InspectorConfig config, FactSink sink, PlanWalker walker) {
     Plan.CompressedOperation op = (Plan.CompressedOperation) m;
     String where = frame.path();
     if (op.getCompressionCodec() != CompressionCodec.COMPRESSION_CODEC_ZSTD) {
-      sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_compression").put("codec", op.getCompressionCodecValue()).put("where", where).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_compression")
+          .put("codec", op.getCompressionCodecValue())
+          .put("where", where)
+          .emit();
       return;
     }
     byte[] raw;
@@ -35,8 +39,10 @@ final class Compressed {
       return;
     }
     if (raw == null) {
-      sink.fact(Fact.Kind.UNCLASSIFIED, "compressed_plan_too_large").put("where", where)
-          .put("limit", config.maxDecompressedBytes()).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "compressed_plan_too_large")
+          .put("where", where)
+          .put("limit", config.maxDecompressedBytes())
+          .emit();
       return;
     }
     int remainingDepth = Math.max(1, config.maxDepth() - frame.depth());
@@ -44,11 +50,12 @@ final class Compressed {
     try {
       CodedInputStream in = CodedInputStream.newInstance(raw);
       in.setRecursionLimit(remainingDepth);
-      inner = switch (op.getOpType()) {
-        case OP_TYPE_RELATION -> Relation.parseFrom(in);
-        case OP_TYPE_COMMAND -> Command.parseFrom(in);
-        default -> null;
-      };
+      inner =
+          switch (op.getOpType()) {
+            case OP_TYPE_RELATION -> Relation.parseFrom(in);
+            case OP_TYPE_COMMAND -> Command.parseFrom(in);
+            default -> null;
+          };
     } catch (InvalidProtocolBufferException e) {
       Requests.parseFailure(e, where, config, sink);
       return;
@@ -57,11 +64,15 @@ final class Compressed {
       return;
     }
     if (inner == null) {
-      sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case").put("where", where).put("oneof", "CompressedOperation.op_type")
-          .put("case", op.getOpTypeValue()).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case")
+          .put("where", where)
+          .put("oneof", "CompressedOperation.op_type")
+          .put("case", op.getOpTypeValue())
+          .emit();
       return;
     }
-    String name = op.getOpType() == Plan.CompressedOperation.OpType.OP_TYPE_RELATION ? "(root)" : "(command)";
+    String name =
+        op.getOpType() == Plan.CompressedOperation.OpType.OP_TYPE_RELATION ? "(root)" : "(command)";
     walker.push(new Frame(inner, frame, name, frame.depth() + 1));
   }
 

@@ -12,57 +12,150 @@ final class Coverage {
   private Coverage() {}
 
   /** Oneofs whose cases are reviewed here, by full oneof name. */
-  static final Set<String> REVIEWED_ONEOFS = Set.of(
-      "spark.connect.Relation.rel_type",
-      "spark.connect.Command.command_type",
-      "spark.connect.Expression.expr_type",
-      "spark.connect.AnalyzePlanRequest.analyze",
-      "spark.connect.Catalog.cat_type",
-      "spark.connect.ConfigRequest.Operation.op_type",
-      "spark.connect.MlCommand.command");
+  static final Set<String> REVIEWED_ONEOFS =
+      Set.of(
+          "spark.connect.Relation.rel_type",
+          "spark.connect.Command.command_type",
+          "spark.connect.Expression.expr_type",
+          "spark.connect.AnalyzePlanRequest.analyze",
+          "spark.connect.Catalog.cat_type",
+          "spark.connect.ConfigRequest.Operation.op_type",
+          "spark.connect.MlCommand.command");
 
   /** Cases (oneof full name + "." + field name) that are walked without a detector of their own. */
-  static final Set<String> STRUCTURAL = Set.of(
-      // Relation
-      r("read"), r("project"), r("filter"), r("join"), r("set_op"), r("sort"), r("limit"), r("aggregate"),
-      r("local_relation"), r("sample"), r("offset"), r("deduplicate"), r("range"), r("subquery_alias"),
-      r("repartition"), r("to_df"), r("with_columns_renamed"), r("show_string"), r("drop"), r("tail"),
-      r("with_columns"), r("hint"), r("unpivot"), r("to_schema"), r("repartition_by_expression"),
-      r("collect_metrics"), r("parse"), r("group_map"), r("co_group_map"), r("with_watermark"),
-      r("apply_in_pandas_with_state"), r("html_string"), r("cached_local_relation"), r("cached_remote_relation"),
-      r("as_of_join"), r("lateral_join"), r("chunked_cached_local_relation"), r("transpose"),
-      r("unresolved_table_valued_function"), r("fill_na"), r("drop_na"), r("replace"), r("summary"),
-      r("crosstab"), r("describe"), r("cov"), r("corr"), r("approx_quantile"), r("freq_items"), r("sample_by"),
-      r("catalog"), r("map_partitions"), r("common_inline_user_defined_table_function"),
-      r("common_inline_user_defined_data_source"), r("with_relations"), r("ml_relation"), r("sql"),
-      r("relation_changes"), r("nearest_by_join"),
-      // Extensions: the Any detector reports EXTENSION (and unknown_extension unless configured as known).
-      r("extension"), c("extension"), e("extension"),
-      // Command
-      c("write_operation"), c("create_dataframe_view"), c("write_operation_v2"), c("sql_command"),
-      c("write_stream_operation_start"), c("streaming_query_command"), c("get_resources_command"),
-      c("streaming_query_manager_command"), c("streaming_query_listener_bus_command"),
-      c("checkpoint_command"), c("remove_cached_remote_relation_command"), c("merge_into_table_command"),
-      c("register_function"), c("register_table_function"), c("register_data_source"), c("ml_command"),
-      c("execute_external_command"), c("pipeline_command"), c("create_resource_profile_command"),
-      // Expression
-      e("literal"), e("unresolved_attribute"), e("unresolved_function"), e("expression_string"),
-      e("unresolved_star"), e("alias"), e("cast"), e("unresolved_regex"), e("sort_order"),
-      e("lambda_function"), e("window"), e("unresolved_extract_value"), e("update_fields"),
-      e("unresolved_named_lambda_variable"), e("common_inline_user_defined_function"), e("call_function"),
-      e("named_argument_expression"), e("merge_action"), e("typed_aggregate_expression"),
-      e("subquery_expression"), e("direct_shuffle_partition_id"),
-      // AnalyzePlan: every variant is walked; plans inside get the same inspection as ExecutePlan.
-      a("schema"), a("explain"), a("tree_string"), a("is_local"), a("is_streaming"), a("input_files"),
-      a("spark_version"), a("ddl_parse"), a("same_semantics"), a("semantic_hash"), a("persist"),
-      a("unpersist"), a("get_storage_level"), a("json_to_ddl"),
-      // Config operations: set/unset are detected in ConfigDetector; reads carry nothing.
-      "spark.connect.ConfigRequest.Operation.op_type.set", "spark.connect.ConfigRequest.Operation.op_type.get",
-      "spark.connect.ConfigRequest.Operation.op_type.get_with_default",
-      "spark.connect.ConfigRequest.Operation.op_type.get_option",
-      "spark.connect.ConfigRequest.Operation.op_type.get_all",
-      "spark.connect.ConfigRequest.Operation.op_type.unset",
-      "spark.connect.ConfigRequest.Operation.op_type.is_modifiable");
+  static final Set<String> STRUCTURAL =
+      Set.of(
+          // Relation
+          r("read"),
+          r("project"),
+          r("filter"),
+          r("join"),
+          r("set_op"),
+          r("sort"),
+          r("limit"),
+          r("aggregate"),
+          r("local_relation"),
+          r("sample"),
+          r("offset"),
+          r("deduplicate"),
+          r("range"),
+          r("subquery_alias"),
+          r("repartition"),
+          r("to_df"),
+          r("with_columns_renamed"),
+          r("show_string"),
+          r("drop"),
+          r("tail"),
+          r("with_columns"),
+          r("hint"),
+          r("unpivot"),
+          r("to_schema"),
+          r("repartition_by_expression"),
+          r("collect_metrics"),
+          r("parse"),
+          r("group_map"),
+          r("co_group_map"),
+          r("with_watermark"),
+          r("apply_in_pandas_with_state"),
+          r("html_string"),
+          r("cached_local_relation"),
+          r("cached_remote_relation"),
+          r("as_of_join"),
+          r("lateral_join"),
+          r("chunked_cached_local_relation"),
+          r("transpose"),
+          r("unresolved_table_valued_function"),
+          r("fill_na"),
+          r("drop_na"),
+          r("replace"),
+          r("summary"),
+          r("crosstab"),
+          r("describe"),
+          r("cov"),
+          r("corr"),
+          r("approx_quantile"),
+          r("freq_items"),
+          r("sample_by"),
+          r("catalog"),
+          r("map_partitions"),
+          r("common_inline_user_defined_table_function"),
+          r("common_inline_user_defined_data_source"),
+          r("with_relations"),
+          r("ml_relation"),
+          r("sql"),
+          r("relation_changes"),
+          r("nearest_by_join"),
+          // Extensions: the Any detector reports EXTENSION (and unknown_extension unless configured
+          // as known).
+          r("extension"),
+          c("extension"),
+          e("extension"),
+          // Command
+          c("write_operation"),
+          c("create_dataframe_view"),
+          c("write_operation_v2"),
+          c("sql_command"),
+          c("write_stream_operation_start"),
+          c("streaming_query_command"),
+          c("get_resources_command"),
+          c("streaming_query_manager_command"),
+          c("streaming_query_listener_bus_command"),
+          c("checkpoint_command"),
+          c("remove_cached_remote_relation_command"),
+          c("merge_into_table_command"),
+          c("register_function"),
+          c("register_table_function"),
+          c("register_data_source"),
+          c("ml_command"),
+          c("execute_external_command"),
+          c("pipeline_command"),
+          c("create_resource_profile_command"),
+          // Expression
+          e("literal"),
+          e("unresolved_attribute"),
+          e("unresolved_function"),
+          e("expression_string"),
+          e("unresolved_star"),
+          e("alias"),
+          e("cast"),
+          e("unresolved_regex"),
+          e("sort_order"),
+          e("lambda_function"),
+          e("window"),
+          e("unresolved_extract_value"),
+          e("update_fields"),
+          e("unresolved_named_lambda_variable"),
+          e("common_inline_user_defined_function"),
+          e("call_function"),
+          e("named_argument_expression"),
+          e("merge_action"),
+          e("typed_aggregate_expression"),
+          e("subquery_expression"),
+          e("direct_shuffle_partition_id"),
+          // AnalyzePlan: every variant is walked; plans inside get the same inspection as
+          // ExecutePlan.
+          a("schema"),
+          a("explain"),
+          a("tree_string"),
+          a("is_local"),
+          a("is_streaming"),
+          a("input_files"),
+          a("spark_version"),
+          a("ddl_parse"),
+          a("same_semantics"),
+          a("semantic_hash"),
+          a("persist"),
+          a("unpersist"),
+          a("get_storage_level"),
+          a("json_to_ddl"),
+          // Config operations: set/unset are detected in ConfigDetector; reads carry nothing.
+          "spark.connect.ConfigRequest.Operation.op_type.set",
+          "spark.connect.ConfigRequest.Operation.op_type.get",
+          "spark.connect.ConfigRequest.Operation.op_type.get_with_default",
+          "spark.connect.ConfigRequest.Operation.op_type.get_option",
+          "spark.connect.ConfigRequest.Operation.op_type.get_all",
+          "spark.connect.ConfigRequest.Operation.op_type.unset",
+          "spark.connect.ConfigRequest.Operation.op_type.is_modifiable");
 
   /**
    * Cases reviewed and reported as UNCLASSIFIED unknown_case on purpose: Relation.unknown is what a client
@@ -75,7 +168,8 @@ final class Coverage {
     String key = oneofFullName + "." + caseName;
     if (STRUCTURAL.contains(key)) return true;
     // Catalog and ML cases are all reported by CATALOG_OP / USER_CODE facts with the case name.
-    return oneofFullName.equals("spark.connect.Catalog.cat_type") || oneofFullName.equals("spark.connect.MlCommand.command");
+    return oneofFullName.equals("spark.connect.Catalog.cat_type")
+        || oneofFullName.equals("spark.connect.MlCommand.command");
   }
 
   private static String r(String f) {

@@ -30,12 +30,14 @@ final class ExtensionSql {
    * depth (4,000 characters of {@code /*} exhaust a 1 GB heap); no statement needs more than a few.
    */
   static final int MAX_COMMENT_NESTING = 16;
+
   /**
    * The extension parsers' DFA caches are our own, dropped once they hold this many states (checked every
    * {@link #CHECK_EVERY} parses), as SqlParsing drops Spark's: the generated classes' static ones grow with
    * whatever text is sent.
    */
   static final int MAX_DFA_STATES = 50_000;
+
   static final int CHECK_EVERY = 64;
 
   private ExtensionSql() {}
@@ -46,7 +48,13 @@ final class ExtensionSql {
    * different statements (Iceberg's ALTER TABLE clauses and {@code system.} procedures, Hudi's compaction,
    * index and procedure statements); a CALL both would take is a procedure call either way.
    */
-  static boolean read(String sql, Set<String> extensions, String origin, String where, SqlScope scope, FactSink sink) {
+  static boolean read(
+      String sql,
+      Set<String> extensions,
+      String origin,
+      String where,
+      SqlScope scope,
+      FactSink sink) {
     try {
       return (extensions.contains(ICEBERG) && IcebergSql.read(sql, origin, where, scope, sink))
           || (extensions.contains(HUDI) && HudiSql.read(sql, origin, where, scope, sink));
@@ -62,8 +70,14 @@ final class ExtensionSql {
    * {@code SHOW INDEXES} (to Spark's grammar a Hive command Spark refuses, failNativeCommand) and
    * {@code REFRESH INDEX} (to Spark's, REFRESH of a path) as its own. Never throws.
    */
-  static boolean readBeforeSpark(String sparkKind, String sql, Set<String> extensions, String origin, String where,
-      SqlScope scope, FactSink sink) {
+  static boolean readBeforeSpark(
+      String sparkKind,
+      String sql,
+      Set<String> extensions,
+      String origin,
+      String where,
+      SqlScope scope,
+      FactSink sink) {
     if (!HudiSql.SPARK_KINDS_TAKEN.contains(sparkKind) || !extensions.contains(HUDI)) return false;
     try {
       return HudiSql.read(sql, origin, where, scope, sink);
@@ -73,24 +87,46 @@ final class ExtensionSql {
   }
 
   /** The SQL fact of a statement an extension's grammar read, for the caller to add to and emit. */
-  static FactSink.Builder statement(FactSink sink, Kind kind, String sql, String origin, String where, String extension) {
-    return sink.fact(Fact.Kind.SQL, kind.name()).put("sql", sql).put("length", sql.length()).put("origin", origin)
-        .put("where", where).put("class", kind.statementClass()).put("extension", extension);
+  static FactSink.Builder statement(
+      FactSink sink, Kind kind, String sql, String origin, String where, String extension) {
+    return sink.fact(Fact.Kind.SQL, kind.name())
+        .put("sql", sql)
+        .put("length", sql.length())
+        .put("origin", origin)
+        .put("where", where)
+        .put("class", kind.statementClass())
+        .put("extension", extension);
   }
 
   /** A table the statement names, as SqlListener reports Spark's: resolved, with its text and span. */
-  static FactSink.Builder table(FactSink sink, Fact.Kind kind, String subkind, TableRef ref, String written,
-      int start, int end, String where, String extension) {
+  static FactSink.Builder table(
+      FactSink sink,
+      Fact.Kind kind,
+      String subkind,
+      TableRef ref,
+      String written,
+      int start,
+      int end,
+      String where,
+      String extension) {
     FactSink.Builder table = sink.fact(kind, subkind);
     ref.addTo(table);
-    return table.put("written", written).put("span_start", start).put("span_end", end).put("source", "sql")
-        .put("where", where).put("extension", extension);
+    return table
+        .put("written", written)
+        .put("span_start", start)
+        .put("span_end", end)
+        .put("source", "sql")
+        .put("where", where)
+        .put("extension", extension);
   }
 
   /** The procedure a CALL names, as SqlListener reports one Spark's grammar reads. */
   static void procedure(FactSink sink, List<String> parts, String written, String where) {
-    sink.fact(Fact.Kind.FUNCTION_CALL, "procedure").put("name", String.join(".", parts).toLowerCase(Locale.ROOT))
-        .put("written", written).put("where", where).emit();
+    sink.fact(Fact.Kind.FUNCTION_CALL, "procedure")
+        .put("name", String.join(".", parts).toLowerCase(Locale.ROOT))
+        .put("written", written)
+        .put("where", where)
+        .emit();
   }
 
   /**
@@ -104,8 +140,15 @@ final class ExtensionSql {
    * @param strings the argument's constants, a string's value or null for other constants; for a map, keys
    *     and values alternate
    */
-  static void argument(FactSink sink, String key, String literal, List<String> strings, boolean map, String written,
-      String where, String fs) {
+  static void argument(
+      FactSink sink,
+      String key,
+      String literal,
+      List<String> strings,
+      boolean map,
+      String written,
+      String where,
+      String fs) {
     String context = "procedure_argument" + (key.isEmpty() ? "" : "." + key);
     if (literal != null) {
       if (OptionFacts.isPathKey(key) || LocalPaths.looksLikePath(literal)) {
@@ -113,7 +156,8 @@ final class ExtensionSql {
       }
       return;
     }
-    if (OptionFacts.isPathKey(key)) sink.unclassified("computed_argument", where, "CALL argument " + written);
+    if (OptionFacts.isPathKey(key))
+      sink.unclassified("computed_argument", where, "CALL argument " + written);
     for (int i = 0; i < strings.size(); i++) {
       String s = strings.get(i);
       if (s == null) continue;

@@ -98,7 +98,8 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
   public Fact {
     Objects.requireNonNull(kind, "kind");
     subkind = subkind == null ? "" : subkind;
-    // Sorted so that printed facts and audit lines are stable; immutable, and not copied when already so.
+    // Sorted so that printed facts and audit lines are stable; immutable, and not copied when
+    // already so.
     attrs = Attrs.copyOf(attrs);
   }
 
@@ -124,6 +125,8 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
   private static String quote(String v) {
     String shown = v.length() > 200 ? v.substring(0, 200) + "...(" + v.length() + " chars)" : v;
     boolean plain = !shown.isEmpty() && shown.chars().allMatch(c -> c > ' ' && c != '"' && c < 127);
-    return plain ? shown : '"' + shown.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + '"';
+    return plain
+        ? shown
+        : '"' + shown.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + '"';
   }
 }

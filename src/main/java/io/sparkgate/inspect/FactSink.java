@@ -36,7 +36,9 @@ final class FactSink {
     if (facts.size() >= max) {
       if (!overflowed) {
         overflowed = true;
-        facts.add(new Fact(Fact.Kind.UNCLASSIFIED, "too_many_facts", Map.of("limit", Integer.toString(max))));
+        facts.add(
+            new Fact(
+                Fact.Kind.UNCLASSIFIED, "too_many_facts", Map.of("limit", Integer.toString(max))));
       }
       return false;
     }
@@ -59,7 +61,8 @@ final class FactSink {
   final class Builder {
     private final Fact.Kind kind;
     private final String subkind;
-    // Pairs in the order put, sorted once as the fact is made (Attrs): no map for a handful of attributes.
+    // Pairs in the order put, sorted once as the fact is made (Attrs): no map for a handful of
+    // attributes.
     private String[] names = new String[8];
     private String[] values = new String[8];
     private int size;

@@ -13,17 +13,38 @@ import java.util.Set;
  */
 final class FileQueries {
   /** Short names of data sources built into Spark 4.0 and the lakehouse formats. */
-  private static final Set<String> SOURCES = Set.of("parquet", "orc", "json", "csv", "text", "avro", "binaryfile",
-      "xml", "jdbc", "kafka", "libsvm", "image", "noop", "delta", "hudi", "iceberg");
+  private static final Set<String> SOURCES =
+      Set.of(
+          "parquet",
+          "orc",
+          "json",
+          "csv",
+          "text",
+          "avro",
+          "binaryfile",
+          "xml",
+          "jdbc",
+          "kafka",
+          "libsvm",
+          "image",
+          "noop",
+          "delta",
+          "hudi",
+          "iceberg");
 
   private FileQueries() {}
 
-  static void report(FactSink sink, List<String> parts, String source, String where, String defaultFs) {
+  static void report(
+      FactSink sink, List<String> parts, String source, String where, String defaultFs) {
     if (parts.size() != 2) return;
     String format = parts.get(0);
     if (!SOURCES.contains(format.toLowerCase(Locale.ROOT)) && format.indexOf('.') < 0) return;
-    sink.fact(Fact.Kind.DATA_SOURCE, "file_query").put("format", format).put("paths", parts.get(1))
-        .put("source", source).put("where", where).emit();
+    sink.fact(Fact.Kind.DATA_SOURCE, "file_query")
+        .put("format", format)
+        .put("paths", parts.get(1))
+        .put("source", source)
+        .put("where", where)
+        .emit();
     LocalPaths.report(sink, parts.get(1), "file_query", where, defaultFs);
   }
 }

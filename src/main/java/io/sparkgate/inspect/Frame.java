@@ -9,18 +9,24 @@ import com.google.protobuf.Message;
  */
 final class Frame {
   private Message message;
+
   /** For a frame of the encoding: the walker that read it, and where its bytes are; else null. */
   final PlanWalker walker;
+
   final int start;
   final int end;
   final Shape shape;
   final Frame parent;
+
   /** The field of the parent it is a value of, or null (the root, an inflated plan). */
   final FieldDescriptor viaField;
+
   /** The field's name, or the frame's own name where there is no field. */
   private final String name;
+
   /** Its index in a repeated or map field, or -1. */
   final int index;
+
   final int depth;
   private String path;
 
@@ -35,13 +41,39 @@ final class Frame {
   }
 
   /** A message of the encoding, at {@code [start, end)}; for the root ({@code via} null), without parent or field. */
-  Frame(PlanWalker walker, int start, int end, Shape shape, Frame parent, Slot via, int index, int depth) {
-    this(null, walker, start, end, shape, parent, via == null ? null : via.field, via == null ? null : via.name, index,
+  Frame(
+      PlanWalker walker,
+      int start,
+      int end,
+      Shape shape,
+      Frame parent,
+      Slot via,
+      int index,
+      int depth) {
+    this(
+        null,
+        walker,
+        start,
+        end,
+        shape,
+        parent,
+        via == null ? null : via.field,
+        via == null ? null : via.name,
+        index,
         depth);
   }
 
-  private Frame(Message message, PlanWalker walker, int start, int end, Shape shape, Frame parent,
-      FieldDescriptor viaField, String name, int index, int depth) {
+  private Frame(
+      Message message,
+      PlanWalker walker,
+      int start,
+      int end,
+      Shape shape,
+      Frame parent,
+      FieldDescriptor viaField,
+      String name,
+      int index,
+      int depth) {
     this.message = message;
     this.walker = walker;
     this.start = start;

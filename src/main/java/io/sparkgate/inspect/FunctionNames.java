@@ -14,12 +14,16 @@ import java.util.Locale;
 final class FunctionNames {
   private FunctionNames() {}
 
-  static FactSink.Builder fact(FactSink sink, String subkind, List<String> parts, SessionView session) {
+  static FactSink.Builder fact(
+      FactSink sink, String subkind, List<String> parts, SessionView session) {
     String name = parts.get(parts.size() - 1).toLowerCase(Locale.ROOT);
     String namespace = namespace(parts);
-    boolean sessionFunction = (namespace.isEmpty() || namespace.equals("session")) && session.isSessionFunction(name);
-    return sink.fact(Fact.Kind.FUNCTION_CALL, subkind).put("name", name)
-        .put("qualified", String.join(".", parts).toLowerCase(Locale.ROOT)).put("namespace", namespace)
+    boolean sessionFunction =
+        (namespace.isEmpty() || namespace.equals("session")) && session.isSessionFunction(name);
+    return sink.fact(Fact.Kind.FUNCTION_CALL, subkind)
+        .put("name", name)
+        .put("qualified", String.join(".", parts).toLowerCase(Locale.ROOT))
+        .put("namespace", namespace)
         .put("session_function", sessionFunction ? "true" : null);
   }
 

@@ -12,7 +12,8 @@ import java.util.Set;
  * when it has none); a token node has no rule and its token type's name ({@code STRING}, {@code '('},
  * {@code EOF}). Both know where they are in the original SQL, in UTF-16 offsets.
  */
-record GrammarTree(String name, String rule, String sql, int start, int end, List<GrammarTree> children) {
+record GrammarTree(
+    String name, String rule, String sql, int start, int end, List<GrammarTree> children) {
 
   boolean isToken() {
     return rule == null;
@@ -61,7 +62,12 @@ record GrammarTree(String name, String rule, String sql, int start, int end, Lis
    * in {@code opaque} are kept without their children: a reader that only needs to know a statement is not
    * one it reads should not pay for a tree of every token of a megabyte of text.
    */
-  static GrammarTree of(Antlr49 antlr, Object root, String sql, String[] ruleNames, String[] tokenNames,
+  static GrammarTree of(
+      Antlr49 antlr,
+      Object root,
+      String sql,
+      String[] ruleNames,
+      String[] tokenNames,
       Set<String> opaque) {
     SqlText text = new SqlText(sql);
     Deque<Pending> stack = new ArrayDeque<>();
@@ -83,10 +89,16 @@ record GrammarTree(String name, String rule, String sql, int start, int end, Lis
       }
       stack.pop();
       boolean tokens = p.start >= 0;
-      done = tokens
-          ? new GrammarTree(alternative(p.node.getClass()), ruleNames[(Integer) Antlr49.call(antlr.ruleIndex, p.node)],
-              sql, p.start, p.end, List.copyOf(p.children))
-          : spanned(antlr, p.node, p.children, sql, text, ruleNames);
+      done =
+          tokens
+              ? new GrammarTree(
+                  alternative(p.node.getClass()),
+                  ruleNames[(Integer) Antlr49.call(antlr.ruleIndex, p.node)],
+                  sql,
+                  p.start,
+                  p.end,
+                  List.copyOf(p.children))
+              : spanned(antlr, p.node, p.children, sql, text, ruleNames);
       if (!stack.isEmpty()) stack.peek().add(done, tokens);
     }
     return done;
@@ -96,22 +108,41 @@ record GrammarTree(String name, String rule, String sql, int start, int end, Lis
    * A rule node whose span comes from its start and stop tokens; a rule that matched no tokens has an empty
    * span where the next token starts (its stop token is the one before it).
    */
-  private static GrammarTree spanned(Antlr49 antlr, Object node, List<GrammarTree> children, String sql,
-      SqlText text, String[] ruleNames) {
-    int start = Math.min(text.utf16((Integer) Antlr49.call(antlr.startIndex, Antlr49.call(antlr.start, node))),
-        sql.length());
+  private static GrammarTree spanned(
+      Antlr49 antlr,
+      Object node,
+      List<GrammarTree> children,
+      String sql,
+      SqlText text,
+      String[] ruleNames) {
+    int start =
+        Math.min(
+            text.utf16((Integer) Antlr49.call(antlr.startIndex, Antlr49.call(antlr.start, node))),
+            sql.length());
     Object stop = Antlr49.call(antlr.stop, node);
-    int end = stop == null ? start
-        : Math.min(text.utf16(Math.max(0, (Integer) Antlr49.call(antlr.stopIndex, stop) + 1)), sql.length());
+    int end =
+        stop == null
+            ? start
+            : Math.min(
+                text.utf16(Math.max(0, (Integer) Antlr49.call(antlr.stopIndex, stop) + 1)),
+                sql.length());
     String rule = ruleNames[(Integer) Antlr49.call(antlr.ruleIndex, node)];
-    return new GrammarTree(alternative(node.getClass()), rule, sql, start, Math.max(start, end), List.copyOf(children));
+    return new GrammarTree(
+        alternative(node.getClass()),
+        rule,
+        sql,
+        start,
+        Math.max(start, end),
+        List.copyOf(children));
   }
 
-  private static GrammarTree token(Antlr49 antlr, Object token, String sql, SqlText text, String[] tokenNames) {
+  private static GrammarTree token(
+      Antlr49 antlr, Object token, String sql, SqlText text, String[] tokenNames) {
     int type = (Integer) Antlr49.call(antlr.tokenType, token);
     String name = type < 0 ? "EOF" : type < tokenNames.length ? tokenNames[type] : "<" + type + ">";
     int start = Math.min(text.utf16((Integer) Antlr49.call(antlr.startIndex, token)), sql.length());
-    int end = Math.min(text.utf16((Integer) Antlr49.call(antlr.stopIndex, token) + 1), sql.length());
+    int end =
+        Math.min(text.utf16((Integer) Antlr49.call(antlr.stopIndex, token) + 1), sql.length());
     return new GrammarTree(name, null, sql, start, Math.max(start, end), List.of());
   }
 

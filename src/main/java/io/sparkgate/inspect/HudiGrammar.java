@@ -33,8 +33,15 @@ final class HudiGrammar {
   }
 
   /** The generated lexer and parser, their ATNs (deserialized by 4.9.3) and names, loaded on first use. */
-  private record Generated(Constructor<?> lexer, Constructor<?> parser, Method singleStatement, Object lexerAtn,
-      Object parserAtn, String[] ruleNames, String[] tokenNames, Class<?> parserClass) {}
+  private record Generated(
+      Constructor<?> lexer,
+      Constructor<?> parser,
+      Method singleStatement,
+      Object lexerAtn,
+      Object parserAtn,
+      String[] ruleNames,
+      String[] tokenNames,
+      Class<?> parserClass) {}
 
   /** Our DFA caches (ExtensionSql.MAX_DFA_STATES), replaced when they grow large. */
   private record Caches(Object[] lexer, Object[] parser, Object contexts) {}
@@ -50,7 +57,8 @@ final class HudiGrammar {
       Generated g = generated(antlr);
       Caches c = caches(antlr, g);
       Object lexer = antlr.lexer(g.lexer(), upperCase(sql), g.lexerAtn(), c.lexer());
-      Object parser = antlr.parser(g.parser(), antlr.tokens(lexer), g.parserAtn(), c.parser(), c.contexts());
+      Object parser =
+          antlr.parser(g.parser(), antlr.tokens(lexer), g.parserAtn(), c.parser(), c.contexts());
       Object tree = Antlr49.call(g.singleStatement(), parser);
       return GrammarTree.of(antlr, tree, sql, g.ruleNames(), g.tokenNames(), opaque);
     } catch (RuntimeException | StackOverflowError e) {
@@ -61,9 +69,17 @@ final class HudiGrammar {
   /** The labels of the alternatives of {@code rule} in the generated parser (tests keep tables complete). */
   Set<String> alternatives(String rule) {
     Class<?> parser = generated(Antlr49.get()).parserClass();
-    String base = PACKAGE + name + "Parser$" + Character.toUpperCase(rule.charAt(0)) + rule.substring(1) + "Context";
-    return Arrays.stream(parser.getClasses()).filter(c -> c.getSuperclass().getName().equals(base))
-        .map(GrammarTree::alternative).collect(Collectors.toSet());
+    String base =
+        PACKAGE
+            + name
+            + "Parser$"
+            + Character.toUpperCase(rule.charAt(0))
+            + rule.substring(1)
+            + "Context";
+    return Arrays.stream(parser.getClasses())
+        .filter(c -> c.getSuperclass().getName().equals(base))
+        .map(GrammarTree::alternative)
+        .collect(Collectors.toSet());
   }
 
   private Generated generated(Antlr49 antlr) {
@@ -79,17 +95,30 @@ final class HudiGrammar {
           int max = (Integer) vocabularyType.getMethod("getMaxTokenType").invoke(vocabulary);
           String[] tokenNames = new String[max + 1];
           for (int t = 0; t <= max; t++) {
-            Object symbolic = vocabularyType.getMethod("getSymbolicName", int.class).invoke(vocabulary, t);
-            Object literal = vocabularyType.getMethod("getLiteralName", int.class).invoke(vocabulary, t);
-            tokenNames[t] = symbolic != null ? (String) symbolic : literal != null ? (String) literal : "<" + t + ">";
+            Object symbolic =
+                vocabularyType.getMethod("getSymbolicName", int.class).invoke(vocabulary, t);
+            Object literal =
+                vocabularyType.getMethod("getLiteralName", int.class).invoke(vocabulary, t);
+            tokenNames[t] =
+                symbolic != null
+                    ? (String) symbolic
+                    : literal != null ? (String) literal : "<" + t + ">";
           }
           Class<?> charStream = antlr.type("CharStream");
           Class<?> tokenStream = antlr.type("TokenStream");
-          generated = new Generated(lexer.getConstructor(charStream), parser.getConstructor(tokenStream),
-              parser.getMethod("singleStatement"), lexer.getField("_ATN").get(null), parser.getField("_ATN").get(null),
-              (String[]) parser.getField("ruleNames").get(null), tokenNames, parser);
+          generated =
+              new Generated(
+                  lexer.getConstructor(charStream),
+                  parser.getConstructor(tokenStream),
+                  parser.getMethod("singleStatement"),
+                  lexer.getField("_ATN").get(null),
+                  parser.getField("_ATN").get(null),
+                  (String[]) parser.getField("ruleNames").get(null),
+                  tokenNames,
+                  parser);
         } catch (ReflectiveOperationException | LinkageError e) {
-          throw new IllegalStateException(name + "'s generated grammar not found under " + Antlr49.PREFIX, e);
+          throw new IllegalStateException(
+              name + "'s generated grammar not found under " + Antlr49.PREFIX, e);
         }
       }
       return generated;
@@ -98,9 +127,15 @@ final class HudiGrammar {
 
   private Caches caches(Antlr49 antlr, Generated g) {
     boolean check = parses.incrementAndGet() % ExtensionSql.CHECK_EVERY == 0;
-    return caches.updateAndGet(c -> c == null
-        || (check && antlr.states(c.lexer()) + antlr.states(c.parser()) > ExtensionSql.MAX_DFA_STATES)
-        ? new Caches(antlr.dfa(g.lexerAtn()), antlr.dfa(g.parserAtn()), antlr.contextCache()) : c);
+    return caches.updateAndGet(
+        c ->
+            c == null
+                    || (check
+                        && antlr.states(c.lexer()) + antlr.states(c.parser())
+                            > ExtensionSql.MAX_DFA_STATES)
+                ? new Caches(
+                    antlr.dfa(g.lexerAtn()), antlr.dfa(g.parserAtn()), antlr.contextCache())
+                : c);
   }
 
   /**

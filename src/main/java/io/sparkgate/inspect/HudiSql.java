@@ -20,16 +20,17 @@ final class HudiSql {
    * Every statement alternative of the two grammars Hudi reads as its own, and what it does; HudiSqlTest keeps
    * it complete together with {@link #HANDED_ON}.
    */
-  static final Map<String, ExtensionSql.Kind> STATEMENTS = Map.ofEntries(
-      row("compactionOnTable", "admin"),
-      row("compactionOnPath", "admin"),
-      row("showCompactionOnTable", "read"),
-      row("showCompactionOnPath", "read"),
-      row("call", "admin"),
-      row("createIndex", "ddl"),
-      row("dropIndex", "ddl"),
-      row("showIndexes", "read"),
-      row("refreshIndex", "ddl"));
+  static final Map<String, ExtensionSql.Kind> STATEMENTS =
+      Map.ofEntries(
+          row("compactionOnTable", "admin"),
+          row("compactionOnPath", "admin"),
+          row("showCompactionOnTable", "read"),
+          row("showCompactionOnPath", "read"),
+          row("call", "admin"),
+          row("createIndex", "ddl"),
+          row("dropIndex", "ddl"),
+          row("showIndexes", "read"),
+          row("refreshIndex", "ddl"));
 
   /**
    * The statement alternatives not read here, converted without their insides: {@code passThrough} hands the
@@ -38,7 +39,8 @@ final class HudiSql {
    * Hudi's copy reads stays unparseable, so refused. ({@code compactionCommand} only wraps the compaction
    * alternatives.)
    */
-  static final Set<String> HANDED_ON = Set.of("passThrough", "queryStatement", "dmlStatement", "createTable");
+  static final Set<String> HANDED_ON =
+      Set.of("passThrough", "queryStatement", "dmlStatement", "createTable");
 
   /**
    * The kinds Spark's grammar gives text Hudi's parser takes first with another meaning (ExtensionSql
@@ -47,14 +49,25 @@ final class HudiSql {
   static final Set<String> SPARK_KINDS_TAKEN = Set.of("failNativeCommand", "refreshResource");
 
   /** What HoodieSpark3_5ExtendedSqlParser.isHoodieCommand looks for in the normalised text. */
-  private static final List<String> EXTENDED_PHRASES = List.of("system_time as of", "timestamp as of",
-      "system_version as of", "version as of", "create index", "drop index", "show indexes", "refresh index", " blob",
-      " vector");
+  private static final List<String> EXTENDED_PHRASES =
+      List.of(
+          "system_time as of",
+          "timestamp as of",
+          "system_version as of",
+          "version as of",
+          "create index",
+          "drop index",
+          "show indexes",
+          "refresh index",
+          " blob",
+          " vector");
 
   private HudiSql() {}
 
-  private static Map.Entry<String, ExtensionSql.Kind> row(String alternative, String statementClass) {
-    return Map.entry(alternative, new ExtensionSql.Kind(EXTENSION + "." + alternative, statementClass));
+  private static Map.Entry<String, ExtensionSql.Kind> row(
+      String alternative, String statementClass) {
+    return Map.entry(
+        alternative, new ExtensionSql.Kind(EXTENSION + "." + alternative, statementClass));
   }
 
   /** Reports the statement and returns true if Hudi's parser would read it as its own; otherwise emits nothing. */
@@ -74,18 +87,30 @@ final class HudiSql {
       GrammarTree name = statement.child("multipartIdentifier");
       ExtensionSql.procedure(sink, identifiers(name.children("identifier")), name.text(), where);
       GrammarTree list = statement.child("callArgumentList");
-      if (list != null) for (GrammarTree argument : list.children("callArgument")) argument(argument, sink, where, fs);
+      if (list != null)
+        for (GrammarTree argument : list.children("callArgument"))
+          argument(argument, sink, where, fs);
       return true;
     }
     if (statement.name().endsWith("OnPath")) {
       // The table by its base path (path = STRING): a path however it is written.
-      LocalPaths.report(sink, SqlText.unescapeString(statement.child("STRING").text()), "table_path", where, fs);
+      LocalPaths.report(
+          sink, SqlText.unescapeString(statement.child("STRING").text()), "table_path", where, fs);
       return true;
     }
     boolean reads = kind.statementClass().equals("read");
-    ExtensionSql.table(sink, reads ? Fact.Kind.TABLE_READ : Fact.Kind.TABLE_WRITE, reads ? "sql" : kind.name(),
-        scope.resolve(parts), table.text(), table.start(), table.end(), where, EXTENSION)
-        .put("statement", reads ? kind.name() : null).emit();
+    ExtensionSql.table(
+            sink,
+            reads ? Fact.Kind.TABLE_READ : Fact.Kind.TABLE_WRITE,
+            reads ? "sql" : kind.name(),
+            scope.resolve(parts),
+            table.text(),
+            table.start(),
+            table.end(),
+            where,
+            EXTENSION)
+        .put("statement", reads ? kind.name() : null)
+        .emit();
     for (GrammarTree options : statement.all("propertyList")) {
       for (GrammarTree property : options.children("property")) option(property, sink, where, fs);
     }
@@ -127,7 +152,8 @@ final class HudiSql {
   /** What the statement says besides its table: compaction's operation, the index it names. */
   private static void details(GrammarTree statement, FactSink.Builder fact) {
     GrammarTree first = statement.child(0);
-    if (statement.name().startsWith("compactionOn")) fact.put("operation", first.text().toLowerCase(Locale.ROOT));
+    if (statement.name().startsWith("compactionOn"))
+      fact.put("operation", first.text().toLowerCase(Locale.ROOT));
     if (statement.name().endsWith("Index")) {
       fact.put("index", SqlText.unquoteIdentifier(statement.child("identifier").text()));
     }
@@ -140,7 +166,8 @@ final class HudiSql {
   private static List<String> tableParts(GrammarTree table) {
     if (!table.all("errorIdent").isEmpty()) return null;
     List<String> parts = new ArrayList<>();
-    for (GrammarTree part : table.children()) if (!part.is("DOT")) parts.add(SqlText.unquoteIdentifier(part.text()));
+    for (GrammarTree part : table.children())
+      if (!part.is("DOT")) parts.add(SqlText.unquoteIdentifier(part.text()));
     return parts;
   }
 
@@ -154,8 +181,10 @@ final class HudiSql {
     String key = name == null ? "" : SqlText.unquoteIdentifier(name.text());
     GrammarTree value = argument.child("expression");
     GrammarTree map = value.child("stringMap");
-    List<GrammarTree> constants = map != null ? map.children("constant") : value.children("constant");
-    String literal = map == null && constants.get(0).is("stringLiteral") ? string(constants.get(0)) : null;
+    List<GrammarTree> constants =
+        map != null ? map.children("constant") : value.children("constant");
+    String literal =
+        map == null && constants.get(0).is("stringLiteral") ? string(constants.get(0)) : null;
     List<String> strings = new ArrayList<>();
     for (GrammarTree c : constants) strings.add(string(c));
     ExtensionSql.argument(sink, key, literal, strings, map != null, argument.text(), where, fs);
@@ -173,10 +202,16 @@ final class HudiSql {
   private static void option(GrammarTree property, FactSink sink, String where, String fs) {
     GrammarTree key = property.child("propertyKey");
     GrammarTree value = property.child("propertyValue");
-    String k = key.child("STRING") != null ? SqlText.unescapeString(key.child("STRING").text())
-        : String.join(".", identifiers(key.children("identifier")));
-    String v = value == null ? "" : value.child("STRING") != null ? SqlText.unescapeString(value.child("STRING").text())
-        : value.text();
+    String k =
+        key.child("STRING") != null
+            ? SqlText.unescapeString(key.child("STRING").text())
+            : String.join(".", identifiers(key.children("identifier")));
+    String v =
+        value == null
+            ? ""
+            : value.child("STRING") != null
+                ? SqlText.unescapeString(value.child("STRING").text())
+                : value.text();
     OptionFacts.option(sink, k, v, "options", where, fs);
   }
 }

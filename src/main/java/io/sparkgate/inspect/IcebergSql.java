@@ -14,7 +14,6 @@ import org.antlr.v4.runtime.BaseErrorListener;
 import org.antlr.v4.runtime.CharStreams;
 import org.antlr.v4.runtime.CommonTokenStream;
 import org.antlr.v4.runtime.DefaultErrorStrategy;
-import org.antlr.v4.runtime.ParserRuleContext;
 import org.antlr.v4.runtime.RecognitionException;
 import org.antlr.v4.runtime.Recognizer;
 import org.antlr.v4.runtime.atn.ATN;
@@ -35,24 +34,62 @@ final class IcebergSql {
   static final String EXTENSION = "iceberg";
 
   /** Every labelled statement alternative of the grammar, and what it does; IcebergSqlTest keeps it complete. */
-  static final Map<Class<? extends StatementContext>, ExtensionSql.Kind> STATEMENTS = Map.ofEntries(
-      row(IcebergSqlExtensionsParser.CallContext.class, "call", "admin"),
-      row(IcebergSqlExtensionsParser.AddPartitionFieldContext.class, "addPartitionField", "ddl"),
-      row(IcebergSqlExtensionsParser.DropPartitionFieldContext.class, "dropPartitionField", "ddl"),
-      row(IcebergSqlExtensionsParser.ReplacePartitionFieldContext.class, "replacePartitionField", "ddl"),
-      row(IcebergSqlExtensionsParser.SetWriteDistributionAndOrderingContext.class, "setWriteDistributionAndOrdering", "ddl"),
-      row(IcebergSqlExtensionsParser.SetIdentifierFieldsContext.class, "setIdentifierFields", "ddl"),
-      row(IcebergSqlExtensionsParser.DropIdentifierFieldsContext.class, "dropIdentifierFields", "ddl"),
-      row(IcebergSqlExtensionsParser.CreateOrReplaceBranchContext.class, "createOrReplaceBranch", "ddl"),
-      row(IcebergSqlExtensionsParser.CreateOrReplaceTagContext.class, "createOrReplaceTag", "ddl"),
-      row(IcebergSqlExtensionsParser.DropBranchContext.class, "dropBranch", "ddl"),
-      row(IcebergSqlExtensionsParser.DropTagContext.class, "dropTag", "ddl"));
+  static final Map<Class<? extends StatementContext>, ExtensionSql.Kind> STATEMENTS =
+      Map.ofEntries(
+          row(IcebergSqlExtensionsParser.CallContext.class, "call", "admin"),
+          row(
+              IcebergSqlExtensionsParser.AddPartitionFieldContext.class,
+              "addPartitionField",
+              "ddl"),
+          row(
+              IcebergSqlExtensionsParser.DropPartitionFieldContext.class,
+              "dropPartitionField",
+              "ddl"),
+          row(
+              IcebergSqlExtensionsParser.ReplacePartitionFieldContext.class,
+              "replacePartitionField",
+              "ddl"),
+          row(
+              IcebergSqlExtensionsParser.SetWriteDistributionAndOrderingContext.class,
+              "setWriteDistributionAndOrdering",
+              "ddl"),
+          row(
+              IcebergSqlExtensionsParser.SetIdentifierFieldsContext.class,
+              "setIdentifierFields",
+              "ddl"),
+          row(
+              IcebergSqlExtensionsParser.DropIdentifierFieldsContext.class,
+              "dropIdentifierFields",
+              "ddl"),
+          row(
+              IcebergSqlExtensionsParser.CreateOrReplaceBranchContext.class,
+              "createOrReplaceBranch",
+              "ddl"),
+          row(
+              IcebergSqlExtensionsParser.CreateOrReplaceTagContext.class,
+              "createOrReplaceTag",
+              "ddl"),
+          row(IcebergSqlExtensionsParser.DropBranchContext.class, "dropBranch", "ddl"),
+          row(IcebergSqlExtensionsParser.DropTagContext.class, "dropTag", "ddl"));
 
   /** What IcebergSparkSqlExtensionsParser.isIcebergCommand looks for after "alter table". */
-  private static final List<String> ALTER_PHRASES = List.of("add partition field", "drop partition field",
-      "replace partition field", "write ordered by", "write locally ordered by", "write distributed by",
-      "write unordered", "set identifier fields", "drop identifier fields", "create branch", "replace branch",
-      "create tag", "replace tag", "drop branch", "drop tag");
+  private static final List<String> ALTER_PHRASES =
+      List.of(
+          "add partition field",
+          "drop partition field",
+          "replace partition field",
+          "write ordered by",
+          "write locally ordered by",
+          "write distributed by",
+          "write unordered",
+          "set identifier fields",
+          "drop identifier fields",
+          "create branch",
+          "replace branch",
+          "create tag",
+          "replace tag",
+          "drop branch",
+          "drop tag");
 
   private IcebergSql() {}
 
@@ -73,15 +110,26 @@ final class IcebergSql {
     FactSink.Builder fact = ExtensionSql.statement(sink, kind, sql, origin, where, EXTENSION);
     ref(statement, fact);
     fact.emit();
-    var name = statement.getRuleContext(IcebergSqlExtensionsParser.MultipartIdentifierContext.class, 0);
+    var name =
+        statement.getRuleContext(IcebergSqlExtensionsParser.MultipartIdentifierContext.class, 0);
     List<String> parts = parts(name);
     if (statement instanceof IcebergSqlExtensionsParser.CallContext call) {
       ExtensionSql.procedure(sink, parts, text.text(name), where);
-      for (var argument : call.callArgument()) arguments(argument, text, sink, where, scope.session.defaultFileSystem());
+      for (var argument : call.callArgument())
+        arguments(argument, text, sink, where, scope.session.defaultFileSystem());
       return true;
     }
-    ExtensionSql.table(sink, Fact.Kind.TABLE_WRITE, kind.name(), scope.resolve(parts), text.text(name),
-        text.start(name), text.end(name), where, EXTENSION).emit();
+    ExtensionSql.table(
+            sink,
+            Fact.Kind.TABLE_WRITE,
+            kind.name(),
+            scope.resolve(parts),
+            text.text(name),
+            text.start(name),
+            text.end(name),
+            where,
+            EXTENSION)
+        .emit();
     return true;
   }
 
@@ -102,19 +150,30 @@ final class IcebergSql {
 
   /** One argument of a CALL, checked for paths as ExtensionSql.argument says. */
   private static void arguments(
-      IcebergSqlExtensionsParser.CallArgumentContext argument, SqlText text, FactSink sink, String where, String fs) {
+      IcebergSqlExtensionsParser.CallArgumentContext argument,
+      SqlText text,
+      FactSink sink,
+      String where,
+      String fs) {
     String key = "";
     if (argument instanceof IcebergSqlExtensionsParser.NamedArgumentContext named) {
       key = identifier(named.identifier());
     }
     var value = argument.getRuleContext(IcebergSqlExtensionsParser.ExpressionContext.class, 0);
-    String literal = value.constant() instanceof IcebergSqlExtensionsParser.StringLiteralContext s ? string(s) : null;
-    List<IcebergSqlExtensionsParser.ConstantContext> constants = value.stringMap() != null
-        ? value.stringMap().constant()
-        : value.stringArray() != null ? value.stringArray().constant() : List.of(value.constant());
+    String literal =
+        value.constant() instanceof IcebergSqlExtensionsParser.StringLiteralContext s
+            ? string(s)
+            : null;
+    List<IcebergSqlExtensionsParser.ConstantContext> constants =
+        value.stringMap() != null
+            ? value.stringMap().constant()
+            : value.stringArray() != null
+                ? value.stringArray().constant()
+                : List.of(value.constant());
     List<String> strings = new ArrayList<>();
     for (var c : constants) strings.add(string(c));
-    ExtensionSql.argument(sink, key, literal, strings, value.stringMap() != null, text.text(argument), where, fs);
+    ExtensionSql.argument(
+        sink, key, literal, strings, value.stringMap() != null, text.text(argument), where, fs);
   }
 
   /** A string constant's value (adjacent literals are one string, as in Spark), or null for other constants. */
@@ -143,17 +202,25 @@ final class IcebergSql {
   static IcebergSqlExtensionsParser.SingleStatementContext parse(String sql) {
     if (ExtensionSql.commentNesting(sql) > ExtensionSql.MAX_COMMENT_NESTING) return null;
     try {
-      var lexer = new IcebergSqlExtensionsLexer(new UpperCaseCharStream(CharStreams.fromString(sql)));
+      var lexer =
+          new IcebergSqlExtensionsLexer(new UpperCaseCharStream(CharStreams.fromString(sql)));
       boolean check = PARSES.incrementAndGet() % ExtensionSql.CHECK_EVERY == 0;
-      Caches caches = CACHES.updateAndGet(
-          c -> c == null || (check && c.states() > ExtensionSql.MAX_DFA_STATES) ? Caches.fresh() : c);
-      lexer.setInterpreter(new LexerATNSimulator(lexer, lexer.getATN(), caches.lexer(), new PredictionContextCache()));
+      Caches caches =
+          CACHES.updateAndGet(
+              c ->
+                  c == null || (check && c.states() > ExtensionSql.MAX_DFA_STATES)
+                      ? Caches.fresh()
+                      : c);
+      lexer.setInterpreter(
+          new LexerATNSimulator(
+              lexer, lexer.getATN(), caches.lexer(), new PredictionContextCache()));
       lexer.removeErrorListeners();
       lexer.addErrorListener(THROWING);
       CommonTokenStream tokens = new CommonTokenStream(lexer);
       tokens.fill();
       var parser = new IcebergSqlExtensionsParser(tokens);
-      parser.setInterpreter(new ParserATNSimulator(parser, parser.getATN(), caches.parser(), caches.contexts()));
+      parser.setInterpreter(
+          new ParserATNSimulator(parser, parser.getATN(), caches.parser(), caches.contexts()));
       parser.removeErrorListeners();
       parser.addErrorListener(THROWING);
       try {
@@ -178,7 +245,9 @@ final class IcebergSql {
    */
   private record Caches(DFA[] lexer, DFA[] parser, PredictionContextCache contexts) {
     static Caches fresh() {
-      return new Caches(dfa(IcebergSqlExtensionsLexer._ATN), dfa(IcebergSqlExtensionsParser._ATN),
+      return new Caches(
+          dfa(IcebergSqlExtensionsLexer._ATN),
+          dfa(IcebergSqlExtensionsParser._ATN),
           new PredictionContextCache());
     }
 
@@ -199,15 +268,22 @@ final class IcebergSql {
     return dfa;
   }
 
-  private static final BaseErrorListener THROWING = new BaseErrorListener() {
-    @Override
-    public void syntaxError(
-        Recognizer<?, ?> recognizer, Object offending, int line, int col, String msg, RecognitionException e) {
-      throw new ParseCancellationException("line " + line + ":" + col + " " + msg);
-    }
-  };
+  private static final BaseErrorListener THROWING =
+      new BaseErrorListener() {
+        @Override
+        public void syntaxError(
+            Recognizer<?, ?> recognizer,
+            Object offending,
+            int line,
+            int col,
+            String msg,
+            RecognitionException e) {
+          throw new ParseCancellationException("line " + line + ":" + col + " " + msg);
+        }
+      };
 
-  // ---- which statements Iceberg's parser takes ------------------------------------------------------------
+  // ---- which statements Iceberg's parser takes
+  // ------------------------------------------------------------
 
   /**
    * IcebergSparkSqlExtensionsParser.isIcebergCommand: Iceberg reads a statement with its grammar only when its

@@ -46,7 +46,8 @@ public final class Inspector {
     return inspect(method, request, session, null);
   }
 
-  public Facts inspect(String method, byte[] request, SessionView session, ArtifactTracker tracker) {
+  public Facts inspect(
+      String method, byte[] request, SessionView session, ArtifactTracker tracker) {
     return inspect(method, request, SessionViews.fixed(session), tracker, true);
   }
 
@@ -54,16 +55,26 @@ public final class Inspector {
    * The facts of one request message, read in one pass: its head first (the REQUEST fact), then the rest in
    * the session {@code sessions} gives for the head's user and session.
    */
-  public Facts inspect(String method, byte[] request, SessionViews sessions, ArtifactTracker tracker) {
+  public Facts inspect(
+      String method, byte[] request, SessionViews sessions, ArtifactTracker tracker) {
     return inspect(method, request, sessions, tracker, true);
   }
 
   /** As above; with {@code fromEncoding} false, always from the parsed request (tests compare the two). */
-  Facts inspect(String method, byte[] request, SessionView session, ArtifactTracker tracker, boolean fromEncoding) {
+  Facts inspect(
+      String method,
+      byte[] request,
+      SessionView session,
+      ArtifactTracker tracker,
+      boolean fromEncoding) {
     return inspect(method, request, SessionViews.fixed(session), tracker, fromEncoding);
   }
 
-  private Facts inspect(String method, byte[] request, SessionViews sessions, ArtifactTracker tracker,
+  private Facts inspect(
+      String method,
+      byte[] request,
+      SessionViews sessions,
+      ArtifactTracker tracker,
       boolean fromEncoding) {
     FactSink sink = new FactSink(config.maxFacts());
     String name = Requests.shortName(Objects.requireNonNull(method, "method"));
@@ -74,7 +85,10 @@ public final class Inspector {
       }
     } catch (RuntimeException | StackOverflowError e) {
       // Fail closed: a bug here must never let a request pass as "nothing seen".
-      sink.fact(Fact.Kind.UNCLASSIFIED, "inspector_error").put("method", name).put("detail", e.toString()).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "inspector_error")
+          .put("method", name)
+          .put("detail", e.toString())
+          .emit();
     }
     return sink.build();
   }
@@ -98,7 +112,10 @@ public final class Inspector {
     Message prototype = Requests.prototype(name);
     if (prototype != null) {
       try {
-        requestFact(name, Requests.parse(prototype, request, config.maxDepth()), sink,
+        requestFact(
+            name,
+            Requests.parse(prototype, request, config.maxDepth()),
+            sink,
             SessionViews.fixed(SessionView.DEFAULT));
       } catch (IOException | RuntimeException e) {
         // No head: the record says what it can without one.
@@ -115,7 +132,8 @@ public final class Inspector {
   /** Convenience for tools and tests: a SQL text as if sent in ExecutePlan's Relation.sql. */
   public Facts inspectSql(String sqlText, SessionView session) {
     FactSink sink = new FactSink(config.maxFacts());
-    sql.statement(sqlText, "relation", "sql", session == null ? SessionView.DEFAULT : session, sink);
+    sql.statement(
+        sqlText, "relation", "sql", session == null ? SessionView.DEFAULT : session, sink);
     return sink.build();
   }
 
@@ -125,12 +143,14 @@ public final class Inspector {
    * the parsed request: an encoding {@link Wire} does not accept (malformed, too deep, unknown fields, fields
    * repeated or out of order), an unknown method, an AddArtifacts stream's state.
    */
-  private boolean inspectEncoded(String method, byte[] bytes, SessionViews sessions, FactSink sink) {
+  private boolean inspectEncoded(
+      String method, byte[] bytes, SessionViews sessions, FactSink sink) {
     Encoded encoded = ENCODED.get(method);
     if (encoded == null) return false;
     try {
       SessionView session = encoded.head().emit(method, bytes, sink, sessions);
-      new PlanWalker(config, new Detectors(config, sql, sink), sink).walkEncoded(bytes, encoded.shape(), session);
+      new PlanWalker(config, new Detectors(config, sql, sink), sink)
+          .walkEncoded(bytes, encoded.shape(), session);
       return true;
     } catch (Wire.Unusual e) {
       return false;
@@ -140,16 +160,19 @@ public final class Inspector {
   /** Methods whose request head {@link RequestHead} reads; AddArtifacts streams need their tracker's state. */
   private static Map<String, Encoded> encodedMethods() {
     Map<String, Encoded> out = new HashMap<>();
-    Requests.byMethod().forEach((method, prototype) -> {
-      RequestHead head = RequestHead.of(prototype);
-      if (head != null && !(prototype instanceof AddArtifactsRequest)) {
-        out.put(method, new Encoded(head, Shape.of(prototype)));
-      }
-    });
+    Requests.byMethod()
+        .forEach(
+            (method, prototype) -> {
+              RequestHead head = RequestHead.of(prototype);
+              if (head != null && !(prototype instanceof AddArtifactsRequest)) {
+                out.put(method, new Encoded(head, Shape.of(prototype)));
+              }
+            });
     return Map.copyOf(out);
   }
 
-  private void inspectInto(String method, byte[] bytes, SessionViews sessions, ArtifactTracker tracker, FactSink sink) {
+  private void inspectInto(
+      String method, byte[] bytes, SessionViews sessions, ArtifactTracker tracker, FactSink sink) {
     Message prototype = Requests.prototype(method);
     if (prototype == null) {
       sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_method").put("method", method).emit();
@@ -163,7 +186,10 @@ public final class Inspector {
       Requests.parseFailure(e, method, config, sink);
       return;
     } catch (IOException e) {
-      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_request").put("where", method).put("detail", e.toString()).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_request")
+          .put("where", method)
+          .put("detail", e.toString())
+          .emit();
       return;
     }
     SessionView session = requestFact(method, request, sink, sessions);
@@ -175,15 +201,20 @@ public final class Inspector {
   }
 
   /** Emits the REQUEST fact of a parsed request and returns the session it runs in. */
-  private static SessionView requestFact(String method, Message request, FactSink sink, SessionViews sessions) {
+  private static SessionView requestFact(
+      String method, Message request, FactSink sink, SessionViews sessions) {
     String sessionId = Proto.str(request, "session_id");
     String userId = null;
-    FactSink.Builder b = sink.fact(Fact.Kind.REQUEST, method).put("method", method)
-        .put("session_id", sessionId)
-        .put("client_type", Proto.str(request, "client_type"))
-        .put("operation_id", Proto.str(request, "operation_id"))
-        .put("client_observed_server_side_session_id", Proto.str(request, "client_observed_server_side_session_id"))
-        .put("new_session_id", Proto.str(request, "new_session_id"));
+    FactSink.Builder b =
+        sink.fact(Fact.Kind.REQUEST, method)
+            .put("method", method)
+            .put("session_id", sessionId)
+            .put("client_type", Proto.str(request, "client_type"))
+            .put("operation_id", Proto.str(request, "operation_id"))
+            .put(
+                "client_observed_server_side_session_id",
+                Proto.str(request, "client_observed_server_side_session_id"))
+            .put("new_session_id", Proto.str(request, "new_session_id"));
     if (Proto.has(request, "user_context")) {
       Message uc = (Message) request.getField(Proto.field(request, "user_context"));
       userId = Proto.str(uc, "user_id");
@@ -192,6 +223,4 @@ public final class Inspector {
     b.emit();
     return sessions.view(userId == null ? "" : userId, sessionId == null ? "" : sessionId);
   }
-
-
 }

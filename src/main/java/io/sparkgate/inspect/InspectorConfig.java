@@ -13,21 +13,31 @@ import java.util.Set;
  * @param knownExtensionTypeUrls extension type URLs that are not also reported as unknown_extension
  */
 public record InspectorConfig(
-    int maxDepth, int maxSqlChars, long maxDecompressedBytes, int maxFacts, Set<String> knownExtensionTypeUrls) {
+    int maxDepth,
+    int maxSqlChars,
+    long maxDecompressedBytes,
+    int maxFacts,
+    Set<String> knownExtensionTypeUrls) {
 
-  public static final InspectorConfig DEFAULTS = new InspectorConfig(1024, 1 << 20, 64L << 20, 10_000, Set.of());
+  public static final InspectorConfig DEFAULTS =
+      new InspectorConfig(1024, 1 << 20, 64L << 20, 10_000, Set.of());
 
   public InspectorConfig {
-    if (maxDepth < 16) throw new IllegalArgumentException("maxDepth must be at least 16, got " + maxDepth);
+    if (maxDepth < 16)
+      throw new IllegalArgumentException("maxDepth must be at least 16, got " + maxDepth);
     if (maxDepth > 5000) {
-      // protobuf-java and our SQL parse recurse on the thread's stack; much beyond this risks overflow.
+      // protobuf-java and our SQL parse recurse on the thread's stack; much beyond this risks
+      // overflow.
       throw new IllegalArgumentException("maxDepth must be at most 5000, got " + maxDepth);
     }
-    if (maxSqlChars < 1) throw new IllegalArgumentException("maxSqlChars must be positive, got " + maxSqlChars);
+    if (maxSqlChars < 1)
+      throw new IllegalArgumentException("maxSqlChars must be positive, got " + maxSqlChars);
     if (maxDecompressedBytes < 1) {
-      throw new IllegalArgumentException("maxDecompressedBytes must be positive, got " + maxDecompressedBytes);
+      throw new IllegalArgumentException(
+          "maxDecompressedBytes must be positive, got " + maxDecompressedBytes);
     }
-    if (maxFacts < 10) throw new IllegalArgumentException("maxFacts must be at least 10, got " + maxFacts);
+    if (maxFacts < 10)
+      throw new IllegalArgumentException("maxFacts must be at least 10, got " + maxFacts);
     knownExtensionTypeUrls = Set.copyOf(knownExtensionTypeUrls);
   }
 }

@@ -23,7 +23,8 @@ final class LocalPaths {
     if (lower.startsWith("file:") || lower.startsWith("local:")) return "file_scheme";
     if (hasParentSegment(p)) return "parent_ref";
     if (scheme(p) != null) return "uri";
-    if (p.startsWith("/") || p.startsWith("\\") || p.startsWith("~") || isWindowsDrive(p)) return "absolute";
+    if (p.startsWith("/") || p.startsWith("\\") || p.startsWith("~") || isWindowsDrive(p))
+      return "absolute";
     return "relative"; // resolved against the working directory on fs.defaultFS
   }
 
@@ -39,14 +40,22 @@ final class LocalPaths {
   static void report(FactSink sink, String path, String context, String where, String defaultFs) {
     String kind = classify(path);
     if (kind == null) return;
-    sink.fact(Fact.Kind.PATH, kind).put("path", path).put("scheme", effectiveScheme(path, kind, defaultFs))
-        .put("context", context).put("where", where).emit();
+    sink.fact(Fact.Kind.PATH, kind)
+        .put("path", path)
+        .put("scheme", effectiveScheme(path, kind, defaultFs))
+        .put("context", context)
+        .put("where", where)
+        .emit();
   }
 
   /** A path the statement itself says is local ({@code LOCAL INPATH}, {@code LOCAL DIRECTORY}). */
   static void reportLocal(FactSink sink, String path, String context, String where) {
-    sink.fact(Fact.Kind.PATH, "local_keyword").put("path", path).put("scheme", "file").put("context", context)
-        .put("where", where).emit();
+    sink.fact(Fact.Kind.PATH, "local_keyword")
+        .put("path", path)
+        .put("scheme", "file")
+        .put("context", context)
+        .put("where", where)
+        .emit();
   }
 
   private static String effectiveScheme(String path, String kind, String defaultFs) {
@@ -62,7 +71,9 @@ final class LocalPaths {
   }
 
   private static boolean isWindowsDrive(String p) {
-    return p.length() >= 2 && Character.isLetter(p.charAt(0)) && p.charAt(1) == ':'
+    return p.length() >= 2
+        && Character.isLetter(p.charAt(0))
+        && p.charAt(1) == ':'
         && (p.length() == 2 || p.charAt(2) == '/' || p.charAt(2) == '\\');
   }
 

@@ -15,24 +15,37 @@ final class OptionFacts {
   private OptionFacts() {}
 
   /** A data source option ({@code OPTIONS}, {@code WITH (...)}, a reader's or writer's options). */
-  static void option(FactSink sink, String key, String value, String context, String where, String defaultFs) {
+  static void option(
+      FactSink sink, String key, String value, String context, String where, String defaultFs) {
     property(sink, key, value, context, where, defaultFs);
     if (key.indexOf('.') > 0) {
-      sink.fact(Fact.Kind.CONFIG_SET, "option").put("key", key).put("value", value).put("context", context)
-          .put("where", where).emit();
+      sink.fact(Fact.Kind.CONFIG_SET, "option")
+          .put("key", key)
+          .put("value", value)
+          .put("context", context)
+          .put("where", where)
+          .emit();
     }
   }
 
   /** A table, namespace or serde property: only its paths matter here. */
-  static void property(FactSink sink, String key, String value, String context, String where, String defaultFs) {
+  static void property(
+      FactSink sink, String key, String value, String context, String where, String defaultFs) {
     if (value == null || !isPathKey(key)) return;
-    for (String path : paths(key, value)) LocalPaths.report(sink, path, context + "." + key, where, defaultFs);
+    for (String path : paths(key, value))
+      LocalPaths.report(sink, path, context + "." + key, where, defaultFs);
   }
 
   static boolean isPathKey(String key) {
     String k = key.toLowerCase(Locale.ROOT);
-    return k.equals("paths") || k.endsWith("path") || k.endsWith("location") || k.endsWith("dir")
-        || k.endsWith("directory") || k.equals("warehouse") || k.endsWith(".warehouse") || k.equals("uri")
+    return k.equals("paths")
+        || k.endsWith("path")
+        || k.endsWith("location")
+        || k.endsWith("dir")
+        || k.endsWith("directory")
+        || k.equals("warehouse")
+        || k.endsWith(".warehouse")
+        || k.equals("uri")
         || k.endsWith(".uri");
   }
 

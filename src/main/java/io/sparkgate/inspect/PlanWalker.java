@@ -20,6 +20,7 @@ final class PlanWalker {
   private final InspectorConfig config;
   private final Detectors detectors;
   private final FactSink sink;
+
   /**
    * What is left to visit: a frame, or (null here) a message of the encoding, described at the same index of
    * the arrays below. The encoding's messages get a frame only when a detector or a fact needs one. Sized
@@ -27,29 +28,39 @@ final class PlanWalker {
    * 2 KB it allocated), they grow as a plan needs.
    */
   private Frame[] stack = new Frame[16];
+
   private int[] starts = new int[16];
   private int[] ends = new int[16];
+
   /** The field it is a value of (null for the root), and its index in a repeated field or -1. */
   private Slot[] slots = new Slot[16];
+
   private int[] indexes = new int[16];
   private int[] depths = new int[16];
   private int top;
+
   /**
    * The encoding's message being visited and its ancestors, by depth, with the frames built for them so far.
    * The walk is depth first, so the last message visited at each depth above the current one is its ancestor.
    */
   private int[] pathStarts = new int[8];
+
   private int[] pathEnds = new int[8];
   private Slot[] pathSlots = new Slot[8];
   private int[] pathIndexes = new int[8];
   private Frame[] pathFrames = new Frame[8];
+
   /** The present message-typed fields of the message being expanded, in field-number order. */
   private FieldDescriptor[] present = new FieldDescriptor[8];
+
   private final Wire wire = new Wire();
+
   /** The request walked by walkEncoded, its type, and how many of its bytes may still be parsed for detectors. */
   private byte[] encoding;
+
   private Shape root;
   private long parseBudget;
+
   /** Messages of the encoding parsed for detectors so far (tests check that common plans need none). */
   int parses;
 
@@ -72,7 +83,8 @@ final class PlanWalker {
   void walkEncoded(byte[] request, Shape root, SessionView session) {
     this.encoding = request;
     this.root = root;
-    // Detectors parse few, small messages; a plan built to make them parse the same bytes again and again
+    // Detectors parse few, small messages; a plan built to make them parse the same bytes again and
+    // again
     // (nested UDFs, each asking for its enclosing function) goes to the ordinary parse instead.
     parseBudget = 2L * request.length;
     pushEncoded(0, request.length, null, -1, 0);
@@ -95,7 +107,10 @@ final class PlanWalker {
   /** Lets a detector add a message to the walk (a decompressed plan). */
   void push(Frame frame) {
     if (frame.depth > config.maxDepth()) {
-      sink.fact(Fact.Kind.UNCLASSIFIED, "plan_too_deep").put("where", frame.path()).put("limit", config.maxDepth()).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "plan_too_deep")
+          .put("where", frame.path())
+          .put("limit", config.maxDepth())
+          .emit();
       return;
     }
     grow();
@@ -127,8 +142,11 @@ final class PlanWalker {
     Message m = frame.message();
     if (!m.getUnknownFields().isEmpty()) {
       // A field our protos do not know: a newer client, or bytes smuggled past the inspection.
-      sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_field").put("where", frame.path()).put("message", frame.type())
-          .put("field_numbers", m.getUnknownFields().asMap().keySet().toString()).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_field")
+          .put("where", frame.path())
+          .put("message", frame.type())
+          .put("field_numbers", m.getUnknownFields().asMap().keySet().toString())
+          .emit();
     }
     if (m instanceof Any any) {
       detectors.extension(any, frame);
@@ -137,8 +155,11 @@ final class PlanWalker {
     for (OneofDescriptor oneof : frame.shape.reviewedOneofs) {
       FieldDescriptor set = m.getOneofFieldDescriptor(oneof);
       if (set != null && frame.shape.slot(set).unhandledCase) {
-        sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case").put("where", frame.path())
-            .put("oneof", oneof.getFullName()).put("case", set.getName()).emit();
+        sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case")
+            .put("where", frame.path())
+            .put("oneof", oneof.getFullName())
+            .put("case", set.getName())
+            .emit();
       }
     }
     detectors.detect(frame, session, this);
@@ -146,8 +167,10 @@ final class PlanWalker {
   }
 
   /** As visit, for a message of the encoding: the same checks and facts, in the same order. */
-  private void visitEncoded(int start, int end, Slot slot, int index, int depth, SessionView session) {
-    // This deep, leave it to protobuf's parse, whose failure past the bound is the fact (Requests.parseFailure).
+  private void visitEncoded(
+      int start, int end, Slot slot, int index, int depth, SessionView session) {
+    // This deep, leave it to protobuf's parse, whose failure past the bound is the fact
+    // (Requests.parseFailure).
     if (depth >= config.maxDepth()) throw Wire.UNUSUAL;
     if (depth == pathFrames.length) growPath();
     pathStarts[depth] = start;
@@ -156,8 +179,10 @@ final class PlanWalker {
     pathIndexes[depth] = index;
     pathFrames[depth] = null;
     Shape shape = slot == null ? root : slot.child;
-    // A type with message-valued maps (a SQL relation's parameters) is walked from its parse, but only when the
-    // message has map entries: most SQL relations have none, and their statement is then read in place.
+    // A type with message-valued maps (a SQL relation's parameters) is walked from its parse, but
+    // only when the
+    // message has map entries: most SQL relations have none, and their statement is then read in
+    // place.
     if (!wire.scan(encoding, start, end, shape)) {
       visit(frame(depth), session);
       return;
@@ -169,11 +194,15 @@ final class PlanWalker {
     for (OneofDescriptor oneof : shape.reviewedOneofs) {
       Slot set = wire.oneofCase(oneof);
       if (set != null && set.unhandledCase) {
-        sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case").put("where", frame(depth).path())
-            .put("oneof", oneof.getFullName()).put("case", set.field.getName()).emit();
+        sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_case")
+            .put("where", frame(depth).path())
+            .put("oneof", oneof.getFullName())
+            .put("case", set.field.getName())
+            .emit();
       }
     }
-    if (!shape.undetected && !detectors.detect(frame(depth), session, this)) shape.undetected = true;
+    if (!shape.undetected && !detectors.detect(frame(depth), session, this))
+      shape.undetected = true;
     // Pushed last first, as in pushChildren; Wire found them in field-number order.
     for (int i = wire.count - 1; i >= 0; i--) {
       pushEncoded(wire.starts[i], wire.ends[i], wire.slots[i], wire.indexes[i], depth + 1);
@@ -186,8 +215,16 @@ final class PlanWalker {
     while (built >= 0 && pathFrames[built] == null) built--;
     for (int d = built + 1; d <= depth; d++) {
       Slot slot = pathSlots[d];
-      pathFrames[d] = new Frame(this, pathStarts[d], pathEnds[d], slot == null ? root : slot.child,
-          d == 0 ? null : pathFrames[d - 1], slot, pathIndexes[d], d);
+      pathFrames[d] =
+          new Frame(
+              this,
+              pathStarts[d],
+              pathEnds[d],
+              slot == null ? root : slot.child,
+              d == 0 ? null : pathFrames[d - 1],
+              slot,
+              pathIndexes[d],
+              d);
     }
     return pathFrames[depth];
   }
@@ -214,7 +251,8 @@ final class PlanWalker {
     parses++;
     parseBudget -= frame.end - frame.start;
     if (parseBudget < 0) throw Wire.UNUSUAL;
-    CodedInputStream in = CodedInputStream.newInstance(encoding, frame.start, frame.end - frame.start);
+    CodedInputStream in =
+        CodedInputStream.newInstance(encoding, frame.start, frame.end - frame.start);
     in.setRecursionLimit(config.maxDepth() - frame.depth);
     try {
       return frame.shape.parser.parseFrom(in);
@@ -247,7 +285,8 @@ final class PlanWalker {
       FieldDescriptor fd = m.getOneofFieldDescriptor(oneof);
       if (fd != null && Shape.isMessage(fd)) n = insert(fd, n);
     }
-    // Pushed last field first, so that they are visited, and their facts come out, in field-number order.
+    // Pushed last field first, so that they are visited, and their facts come out, in field-number
+    // order.
     for (int i = n - 1; i >= 0; i--) {
       FieldDescriptor fd = present[i];
       Slot slot = shape.slot(fd);
@@ -256,9 +295,12 @@ final class PlanWalker {
         List<?> values = (List<?>) m.getField(fd);
         for (int j = values.size() - 1; j >= 0; j--) {
           Object v = values.get(j);
-          // A map field's children are its message values; its entries and scalar values are not walked.
-          Message value = v instanceof MapEntry<?, ?> entry
-              ? (entry.getValue() instanceof Message mv ? mv : null) : (Message) v;
+          // A map field's children are its message values; its entries and scalar values are not
+          // walked.
+          Message value =
+              v instanceof MapEntry<?, ?> entry
+                  ? (entry.getValue() instanceof Message mv ? mv : null)
+                  : (Message) v;
           if (value != null) push(new Frame(value, shapeOf(value, child), frame, slot, j));
         }
       } else {
@@ -270,7 +312,9 @@ final class PlanWalker {
 
   /** The field's shape, unless the message is of another type (a map entry that is not a MapEntry). */
   private static Shape shapeOf(Message value, Shape expected) {
-    return expected != null && value.getDescriptorForType() == expected.type ? expected : Shape.of(value);
+    return expected != null && value.getDescriptorForType() == expected.type
+        ? expected
+        : Shape.of(value);
   }
 
   /** Adds a field to {@code present[0..n)}, keeping it sorted by number; returns the new count. */

@@ -25,19 +25,24 @@ final class Proto {
   /** A string or scalar field as text, or null when absent or unset. */
   static String str(Message m, String name) {
     FieldDescriptor fd = field(m, name);
-    if (fd == null || fd.isRepeated() || fd.getJavaType() == FieldDescriptor.JavaType.MESSAGE) return null;
+    if (fd == null || fd.isRepeated() || fd.getJavaType() == FieldDescriptor.JavaType.MESSAGE)
+      return null;
     if (fd.hasPresence() && !m.hasField(fd)) return null;
     Object v = m.getField(fd);
     if (v instanceof com.google.protobuf.ByteString) return null;
     String s = String.valueOf(v);
-    return fd.getJavaType() == FieldDescriptor.JavaType.STRING && s.isEmpty() && !fd.hasPresence() ? null : s;
+    return fd.getJavaType() == FieldDescriptor.JavaType.STRING && s.isEmpty() && !fd.hasPresence()
+        ? null
+        : s;
   }
 
   static List<String> strings(Message m, String name) {
     FieldDescriptor fd = field(m, name);
     List<String> out = new ArrayList<>();
-    if (fd == null || !fd.isRepeated() || fd.getJavaType() != FieldDescriptor.JavaType.STRING) return out;
-    for (int i = 0; i < m.getRepeatedFieldCount(fd); i++) out.add((String) m.getRepeatedField(fd, i));
+    if (fd == null || !fd.isRepeated() || fd.getJavaType() != FieldDescriptor.JavaType.STRING)
+      return out;
+    for (int i = 0; i < m.getRepeatedFieldCount(fd); i++)
+      out.add((String) m.getRepeatedField(fd, i));
     return out;
   }
 
@@ -47,9 +52,11 @@ final class Proto {
     if (fd == null || !fd.isMapField()) return out;
     for (int i = 0; i < m.getRepeatedFieldCount(fd); i++) {
       Object e = m.getRepeatedField(fd, i);
-      if (e instanceof MapEntry<?, ?> entry) out.put(String.valueOf(entry.getKey()), String.valueOf(entry.getValue()));
+      if (e instanceof MapEntry<?, ?> entry)
+        out.put(String.valueOf(entry.getKey()), String.valueOf(entry.getValue()));
       else if (e instanceof Message em) {
-        out.put(String.valueOf(em.getField(em.getDescriptorForType().findFieldByName("key"))),
+        out.put(
+            String.valueOf(em.getField(em.getDescriptorForType().findFieldByName("key"))),
             String.valueOf(em.getField(em.getDescriptorForType().findFieldByName("value"))));
       }
     }

@@ -20,23 +20,33 @@ import java.util.Map;
 final class RequestHead {
   private static final Map<Descriptor, RequestHead> BY_TYPE = new HashMap<>();
   private static final StringField USER_ID = StringField.of(UserContext.getDescriptor(), "user_id");
-  private static final StringField USER_NAME = StringField.of(UserContext.getDescriptor(), "user_name");
+  private static final StringField USER_NAME =
+      StringField.of(UserContext.getDescriptor(), "user_name");
 
   static {
     for (Message prototype : Requests.prototypes()) {
       Descriptor type = prototype.getDescriptorForType();
       FieldDescriptor uc = type.findFieldByName("user_context");
-      boolean ucReadable = uc == null || (uc.getMessageType() == UserContext.getDescriptor() && !uc.isRepeated());
+      boolean ucReadable =
+          uc == null || (uc.getMessageType() == UserContext.getDescriptor() && !uc.isRepeated());
       StringField session = StringField.of(type, "session_id");
       StringField client = StringField.of(type, "client_type");
       StringField operation = StringField.of(type, "operation_id");
       StringField observed = StringField.of(type, "client_observed_server_side_session_id");
       StringField newSession = StringField.of(type, "new_session_id");
-      boolean strings = USER_ID != null && USER_NAME != null && session != null && client != null && operation != null
-          && observed != null && newSession != null;
+      boolean strings =
+          USER_ID != null
+              && USER_NAME != null
+              && session != null
+              && client != null
+              && operation != null
+              && observed != null
+              && newSession != null;
       if (ucReadable && strings) {
-        BY_TYPE.put(type, new RequestHead(session, client, operation, observed, newSession,
-            uc == null ? 0 : uc.getNumber()));
+        BY_TYPE.put(
+            type,
+            new RequestHead(
+                session, client, operation, observed, newSession, uc == null ? 0 : uc.getNumber()));
       }
     }
   }
@@ -48,8 +58,13 @@ final class RequestHead {
   private final StringField newSessionId;
   private final int userContext; // field number, 0 when the request has none
 
-  private RequestHead(StringField sessionId, StringField clientType, StringField operationId,
-      StringField observedSessionId, StringField newSessionId, int userContext) {
+  private RequestHead(
+      StringField sessionId,
+      StringField clientType,
+      StringField operationId,
+      StringField observedSessionId,
+      StringField newSessionId,
+      int userContext) {
     this.sessionId = sessionId;
     this.clientType = clientType;
     this.operationId = operationId;
@@ -79,13 +94,16 @@ final class RequestHead {
       CodedInputStream in = CodedInputStream.newInstance(bytes);
       for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
         int number = WireFormat.getTagFieldNumber(tag);
-        if (number == userContext && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
+        if (number == userContext
+            && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
           hasUserContext = true;
           int limit = in.pushLimit(in.readRawVarint32());
           readUserContext(in, values);
           in.popLimit(limit);
-        } else if (!sessionId.read(in, tag, values, 0) && !clientType.read(in, tag, values, 1)
-            && !operationId.read(in, tag, values, 2) && !observedSessionId.read(in, tag, values, 5)
+        } else if (!sessionId.read(in, tag, values, 0)
+            && !clientType.read(in, tag, values, 1)
+            && !operationId.read(in, tag, values, 2)
+            && !observedSessionId.read(in, tag, values, 5)
             && !newSessionId.read(in, tag, values, 6)) {
           in.skipField(tag);
         }
@@ -93,11 +111,14 @@ final class RequestHead {
     } catch (IOException e) {
       throw Wire.UNUSUAL;
     }
-    FactSink.Builder b = sink.fact(Fact.Kind.REQUEST, method).put("method", method)
-        .put("session_id", sessionId.value(values[0])).put("client_type", clientType.value(values[1]))
-        .put("operation_id", operationId.value(values[2]))
-        .put("client_observed_server_side_session_id", observedSessionId.value(values[5]))
-        .put("new_session_id", newSessionId.value(values[6]));
+    FactSink.Builder b =
+        sink.fact(Fact.Kind.REQUEST, method)
+            .put("method", method)
+            .put("session_id", sessionId.value(values[0]))
+            .put("client_type", clientType.value(values[1]))
+            .put("operation_id", operationId.value(values[2]))
+            .put("client_observed_server_side_session_id", observedSessionId.value(values[5]))
+            .put("new_session_id", newSessionId.value(values[6]));
     String userId = null;
     if (hasUserContext) {
       userId = USER_ID.value(values[3]);

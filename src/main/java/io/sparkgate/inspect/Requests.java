@@ -19,7 +19,8 @@ final class Requests {
   private static final Map<String, Message> PROTOTYPES = new HashMap<>();
 
   static {
-    for (MethodDescriptor md : Base.getDescriptor().findServiceByName("SparkConnectService").getMethods()) {
+    for (MethodDescriptor md :
+        Base.getDescriptor().findServiceByName("SparkConnectService").getMethods()) {
       String javaName = "io.sparkgate.proto.spark." + md.getInputType().getName();
       try {
         Class<?> c = Class.forName(javaName);
@@ -59,12 +60,19 @@ final class Requests {
   }
 
   /** A message that does not parse: too deep, or malformed. Either way, a fact. */
-  static void parseFailure(InvalidProtocolBufferException e, String where, InspectorConfig config, FactSink sink) {
+  static void parseFailure(
+      InvalidProtocolBufferException e, String where, InspectorConfig config, FactSink sink) {
     String msg = String.valueOf(e.getMessage());
     if (msg.contains("too many levels of nesting")) {
-      sink.fact(Fact.Kind.UNCLASSIFIED, "plan_too_deep").put("where", where).put("limit", config.maxDepth()).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "plan_too_deep")
+          .put("where", where)
+          .put("limit", config.maxDepth())
+          .emit();
     } else {
-      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_request").put("where", where).put("detail", msg).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_request")
+          .put("where", where)
+          .put("detail", msg)
+          .emit();
     }
   }
 }

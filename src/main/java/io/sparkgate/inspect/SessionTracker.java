@@ -19,7 +19,12 @@ import java.util.function.Supplier;
 public final class SessionTracker implements SessionViews {
   private record Key(String userId, String sessionId) {}
 
-  private record State(String catalog, String database, String timeZone, Set<String> functions, Set<String> cached) {}
+  private record State(
+      String catalog,
+      String database,
+      String timeZone,
+      Set<String> functions,
+      Set<String> cached) {}
 
   /** A profile's fresh session, built once: most calls are on sessions that never changed catalog. */
   private record Fresh(BackendProfile profile, SessionView.Fixed view) {}
@@ -30,8 +35,14 @@ public final class SessionTracker implements SessionViews {
 
   public SessionTracker(Supplier<BackendProfile> profile, Duration idle, Ticker ticker) {
     this.profile = Objects.requireNonNull(profile, "profile");
-    if (idle.isNegative() || idle.isZero()) throw new IllegalArgumentException("idle must be positive, got " + idle);
-    this.sessions = Caffeine.newBuilder().expireAfterAccess(idle).ticker(ticker).executor(Runnable::run).build();
+    if (idle.isNegative() || idle.isZero())
+      throw new IllegalArgumentException("idle must be positive, got " + idle);
+    this.sessions =
+        Caffeine.newBuilder()
+            .expireAfterAccess(idle)
+            .ticker(ticker)
+            .executor(Runnable::run)
+            .build();
   }
 
   /** The session as the inspector should see it now (a fresh session if unknown or expired). */
@@ -46,7 +57,8 @@ public final class SessionTracker implements SessionViews {
   private Fresh fresh(BackendProfile p) {
     Fresh f = fresh;
     if (f == null || f.profile() != p) {
-      // Racing threads may each build it; they build equal ones. The profile changes only when re-read.
+      // Racing threads may each build it; they build equal ones. The profile changes only when
+      // re-read.
       f = new Fresh(p, (SessionView.Fixed) p.freshSession());
       fresh = f;
     }
@@ -66,16 +78,30 @@ public final class SessionTracker implements SessionViews {
     Set<String> functions = null;
     Set<String> cached = null;
     for (Fact f : facts.all()) {
-      boolean setCatalog = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_catalog");
-      boolean setDatabase = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_database");
+      boolean setCatalog =
+          f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_catalog");
+      boolean setDatabase =
+          f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("set_current_database");
       String config = f.kind() == Fact.Kind.CONFIG_SET ? f.get("key") : null;
       boolean setDefaultCatalog = "spark.sql.defaultCatalog".equals(config);
       boolean setTimeZone = "spark.sql.session.timeZone".equals(config);
-      boolean tempFunction = f.kind() == Fact.Kind.CATALOG_OP && f.subkind().equals("create_sql_function")
-          && "true".equals(f.get("temporary")) && f.get("name") != null;
-      String cache = f.kind() == Fact.Kind.CATALOG_OP && f.get("table") != null
-          && (f.subkind().equals("cache_table") || f.subkind().equals("uncache_table")) ? f.subkind() : null;
-      if (!setCatalog && !setDatabase && !setDefaultCatalog && !setTimeZone && !tempFunction && cache == null) continue;
+      boolean tempFunction =
+          f.kind() == Fact.Kind.CATALOG_OP
+              && f.subkind().equals("create_sql_function")
+              && "true".equals(f.get("temporary"))
+              && f.get("name") != null;
+      String cache =
+          f.kind() == Fact.Kind.CATALOG_OP
+                  && f.get("table") != null
+                  && (f.subkind().equals("cache_table") || f.subkind().equals("uncache_table"))
+              ? f.subkind()
+              : null;
+      if (!setCatalog
+          && !setDatabase
+          && !setDefaultCatalog
+          && !setTimeZone
+          && !tempFunction
+          && cache == null) continue;
       if (now == null) {
         now = view(userId, sessionId);
         catalog = now.currentCatalog();
@@ -97,14 +123,17 @@ public final class SessionTracker implements SessionViews {
         if (f.get("catalog") != null) catalog = f.get("catalog");
         database = f.get("database") != null ? f.get("database") : f.get("db_name");
       } else if (setDefaultCatalog) {
-        // Takes effect for a session that has not chosen a catalog; we assume it has not (conservative).
+        // Takes effect for a session that has not chosen a catalog; we assume it has not
+        // (conservative).
         catalog = f.get("value");
       } else {
         tz = f.get("value");
       }
     }
-    if (now != null) sessions.put(new Key(userId, sessionId), new State(catalog, database, tz, Set.copyOf(functions),
-        Set.copyOf(cached)));
+    if (now != null)
+      sessions.put(
+          new Key(userId, sessionId),
+          new State(catalog, database, tz, Set.copyOf(functions), Set.copyOf(cached)));
   }
 
   /** Drops a session (ReleaseSession). */

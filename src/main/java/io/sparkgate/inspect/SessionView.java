@@ -58,28 +58,57 @@ public interface SessionView {
   }
 
   /** An immutable view. */
-  record Fixed(String currentCatalog, String currentDatabase, Set<String> catalogs, String timeZone,
-      String defaultFileSystem, Set<String> extensions, Set<String> functions, Set<String> cached)
+  record Fixed(
+      String currentCatalog,
+      String currentDatabase,
+      Set<String> catalogs,
+      String timeZone,
+      String defaultFileSystem,
+      Set<String> extensions,
+      Set<String> functions,
+      Set<String> cached)
       implements SessionView {
     public Fixed {
       Objects.requireNonNull(currentCatalog, "currentCatalog");
       Objects.requireNonNull(currentDatabase, "currentDatabase");
       catalogs = Set.copyOf(catalogs);
-      defaultFileSystem = defaultFileSystem == null || defaultFileSystem.isEmpty()
-          ? LOCAL_FILE_SYSTEM : defaultFileSystem.toLowerCase(Locale.ROOT);
+      defaultFileSystem =
+          defaultFileSystem == null || defaultFileSystem.isEmpty()
+              ? LOCAL_FILE_SYSTEM
+              : defaultFileSystem.toLowerCase(Locale.ROOT);
       extensions = Set.copyOf(extensions);
       functions = Set.copyOf(functions);
       cached = Set.copyOf(cached);
     }
 
-    public Fixed(String currentCatalog, String currentDatabase, Set<String> catalogs, String timeZone) {
-      this(currentCatalog, currentDatabase, catalogs, timeZone, LOCAL_FILE_SYSTEM, Set.of(), Set.of(), Set.of());
+    public Fixed(
+        String currentCatalog, String currentDatabase, Set<String> catalogs, String timeZone) {
+      this(
+          currentCatalog,
+          currentDatabase,
+          catalogs,
+          timeZone,
+          LOCAL_FILE_SYSTEM,
+          Set.of(),
+          Set.of(),
+          Set.of());
     }
 
     /** This view with the session's own state replaced (the server's part unchanged). */
-    public Fixed withState(String catalog, String database, String zone, Set<String> sessionFunctions,
+    public Fixed withState(
+        String catalog,
+        String database,
+        String zone,
+        Set<String> sessionFunctions,
         Set<String> cachedTables) {
-      return new Fixed(catalog, database, catalogs, zone, defaultFileSystem, extensions, sessionFunctions,
+      return new Fixed(
+          catalog,
+          database,
+          catalogs,
+          zone,
+          defaultFileSystem,
+          extensions,
+          sessionFunctions,
           cachedTables);
     }
 
@@ -89,16 +118,25 @@ public interface SessionView {
      */
     @Override
     public int hashCode() {
-      return ((currentCatalog.hashCode() * 31 + currentDatabase.hashCode()) * 31 + Objects.hashCode(timeZone)) * 31
-          + functions.size() * 7 + cached.size();
+      return ((currentCatalog.hashCode() * 31 + currentDatabase.hashCode()) * 31
+                  + Objects.hashCode(timeZone))
+              * 31
+          + functions.size() * 7
+          + cached.size();
     }
 
     @Override
     public boolean equals(Object o) {
-      return o == this || (o instanceof Fixed f && currentCatalog.equals(f.currentCatalog)
-          && currentDatabase.equals(f.currentDatabase) && catalogs.equals(f.catalogs) && Objects.equals(timeZone, f.timeZone)
-          && defaultFileSystem.equals(f.defaultFileSystem) && extensions.equals(f.extensions)
-          && functions.equals(f.functions) && cached.equals(f.cached));
+      return o == this
+          || (o instanceof Fixed f
+              && currentCatalog.equals(f.currentCatalog)
+              && currentDatabase.equals(f.currentDatabase)
+              && catalogs.equals(f.catalogs)
+              && Objects.equals(timeZone, f.timeZone)
+              && defaultFileSystem.equals(f.defaultFileSystem)
+              && extensions.equals(f.extensions)
+              && functions.equals(f.functions)
+              && cached.equals(f.cached));
     }
 
     @Override

@@ -25,41 +25,55 @@ import java.util.stream.Collectors;
 final class Shape {
   /** Field numbers up to this are looked up in an array; Spark's go up to 999. */
   private static final int DENSE_NUMBERS = 4096;
+
   /** Every type reachable from a request, linked at class initialisation. */
   private static final Map<Descriptor, Shape> KNOWN = build();
+
   /** Any other type (none is expected): worked out on first sight, its fields' shapes on use. */
   private static final Map<Descriptor, Shape> OTHERS = new ConcurrentHashMap<>();
 
   final Descriptor type;
   final Parser<? extends Message> parser;
+
   /** The simple name, which Detectors dispatches on. */
   final String name;
+
   final boolean isAny;
+
   /** Has a field named path, paths or options, which Detectors reads on any message. */
   final boolean pathFields;
+
   final boolean pipelineCommand;
+
   /**
    * Has a map field with message values. Those values are walked, and the parsed map (last entry of a key
    * wins, in first-insertion order) decides which: such a message is walked from its parsed form when one of
    * its maps has entries.
    */
   final boolean messageMap;
+
   /**
    * Set once a message of this type has shown that Detectors has nothing for the type (it dispatches on the
    * type alone); the walk from the encoding then passes its messages by. Learned, not listed, so that the
    * switch in Detectors stays the one list of detected types. A thread that has not seen it yet asks again.
    */
   boolean undetected;
+
   /** The oneofs Coverage reviews, in declaration order. */
   final OneofDescriptor[] reviewedOneofs;
+
   /** Message-typed fields outside real oneofs (repeated and map fields included). */
   final FieldDescriptor[] messageFields;
+
   /** Real oneofs with at least one message-typed case. */
   final OneofDescriptor[] messageOneofs;
+
   /** By field index. */
   private final Slot[] slots;
+
   /** By field number, up to DENSE_NUMBERS. */
   private final Slot[] byNumber;
+
   /** By field name: Detectors reads fields by name. */
   private final Map<String, Slot> byName;
 
@@ -68,11 +82,14 @@ final class Shape {
     this.parser = prototype.getParserForType();
     this.name = type.getName();
     this.isAny = type.getFullName().equals(Any.getDescriptor().getFullName());
-    this.pathFields = type.findFieldByName("path") != null || type.findFieldByName("paths") != null
-        || type.findFieldByName("location") != null
-        || type.getFields().stream().anyMatch(f -> f.isMapField() && !isMessage(mapValue(f)));
+    this.pathFields =
+        type.findFieldByName("path") != null
+            || type.findFieldByName("paths") != null
+            || type.findFieldByName("location") != null
+            || type.getFields().stream().anyMatch(f -> f.isMapField() && !isMessage(mapValue(f)));
     this.pipelineCommand = type.getFullName().startsWith("spark.connect.PipelineCommand");
-    this.messageMap = type.getFields().stream().anyMatch(f -> f.isMapField() && isMessage(mapValue(f)));
+    this.messageMap =
+        type.getFields().stream().anyMatch(f -> f.isMapField() && isMessage(mapValue(f)));
     List<OneofDescriptor> reviewed = new ArrayList<>();
     List<OneofDescriptor> messageOneofs = new ArrayList<>();
     for (OneofDescriptor o : type.getRealOneofs()) {
@@ -81,23 +98,33 @@ final class Shape {
     }
     this.reviewedOneofs = reviewed.toArray(new OneofDescriptor[0]);
     this.messageOneofs = messageOneofs.toArray(new OneofDescriptor[0]);
-    this.messageFields = type.getFields().stream()
-        .filter(f -> isMessage(f) && f.getRealContainingOneof() == null).toArray(FieldDescriptor[]::new);
+    this.messageFields =
+        type.getFields().stream()
+            .filter(f -> isMessage(f) && f.getRealContainingOneof() == null)
+            .toArray(FieldDescriptor[]::new);
     Set<FieldDescriptor> unhandled = new HashSet<>();
     for (OneofDescriptor o : reviewed) {
-      for (FieldDescriptor f : o.getFields()) if (!Coverage.isHandled(o.getFullName(), f.getName())) unhandled.add(f);
+      for (FieldDescriptor f : o.getFields())
+        if (!Coverage.isHandled(o.getFullName(), f.getName())) unhandled.add(f);
     }
-    this.slots = type.getFields().stream().map(f -> new Slot(f, unhandled.contains(f))).toArray(Slot[]::new);
+    this.slots =
+        type.getFields().stream().map(f -> new Slot(f, unhandled.contains(f))).toArray(Slot[]::new);
     int maxNumber = type.getFields().stream().mapToInt(FieldDescriptor::getNumber).max().orElse(0);
     this.byNumber = new Slot[Math.min(maxNumber, DENSE_NUMBERS) + 1];
-    for (Slot slot : slots) if (slot.field.getNumber() <= DENSE_NUMBERS) byNumber[slot.field.getNumber()] = slot;
-    this.byName = Arrays.stream(slots).collect(Collectors.toUnmodifiableMap(slot -> slot.field.getName(), slot -> slot));
+    for (Slot slot : slots)
+      if (slot.field.getNumber() <= DENSE_NUMBERS) byNumber[slot.field.getNumber()] = slot;
+    this.byName =
+        Arrays.stream(slots)
+            .collect(Collectors.toUnmodifiableMap(slot -> slot.field.getName(), slot -> slot));
   }
 
   /** The shape of a message's type. */
   static Shape of(Message m) {
     Shape s = KNOWN.get(m.getDescriptorForType());
-    return s != null ? s : OTHERS.computeIfAbsent(m.getDescriptorForType(), t -> new Shape(m.getDefaultInstanceForType()));
+    return s != null
+        ? s
+        : OTHERS.computeIfAbsent(
+            m.getDescriptorForType(), t -> new Shape(m.getDefaultInstanceForType()));
   }
 
   /** The slot of a field of this type. */

@@ -16,40 +16,49 @@ import org.apache.spark.sql.catalyst.parser.SqlBaseParser;
 final class SqlInspector {
   /** EXECUTE IMMEDIATE 'sql' is read too, to this many levels. */
   static final int MAX_IMMEDIATE_NESTING = 3;
+
   /**
    * The statement-facts cache's budget, in characters of fact attributes (each fact also weighs
    * {@link #FACT_OVERHEAD_CHARS} for its map): a few megabytes of heap.
    */
   static final long MAX_CACHED_FACT_CHARS = 2_000_000;
+
   static final int FACT_OVERHEAD_CHARS = 200;
 
   /** What a statement's facts depend on: its text, where it sits in the request, and the session's names. */
   private record Statement(String sql, String origin, String where, SessionView.Fixed session) {
-    // Written out, as every call looks one up: a record's own methods go through method handles, slower while
+    // Written out, as every call looks one up: a record's own methods go through method handles,
+    // slower while
     // cold, and no field here is null.
     @Override
     public int hashCode() {
-      return ((sql.hashCode() * 31 + origin.hashCode()) * 31 + where.hashCode()) * 31 + session.hashCode();
+      return ((sql.hashCode() * 31 + origin.hashCode()) * 31 + where.hashCode()) * 31
+          + session.hashCode();
     }
 
     @Override
     public boolean equals(Object o) {
-      return o instanceof Statement s && sql.equals(s.sql) && origin.equals(s.origin) && where.equals(s.where)
+      return o instanceof Statement s
+          && sql.equals(s.sql)
+          && origin.equals(s.origin)
+          && where.equals(s.where)
           && session.equals(s.session);
     }
   }
 
   private final InspectorConfig config;
   private final SqlParsing parsing;
+
   /**
    * The facts of statements already read (beside the parse-tree cache: walking even a shared tree of
    * {@code SELECT 1} with the listener cost about 6 us, and replaying facts a fraction of that). Per
    * inspector, so its configuration and grammar flags are part of every key.
    */
-  private final Cache<Statement, List<Fact>> statements = Caffeine.newBuilder()
-      .maximumWeight(MAX_CACHED_FACT_CHARS)
-      .weigher((Statement k, List<Fact> facts) -> weight(facts))
-      .build();
+  private final Cache<Statement, List<Fact>> statements =
+      Caffeine.newBuilder()
+          .maximumWeight(MAX_CACHED_FACT_CHARS)
+          .weigher((Statement k, List<Fact> facts) -> weight(facts))
+          .build();
 
   SqlInspector(InspectorConfig config, SqlParserFlags flags) {
     this.config = config;
@@ -81,35 +90,52 @@ final class SqlInspector {
     int chars = 0;
     for (Fact f : facts) {
       chars += FACT_OVERHEAD_CHARS;
-      for (Map.Entry<String, String> a : f.attrs().entrySet()) chars += a.getKey().length() + a.getValue().length();
+      for (Map.Entry<String, String> a : f.attrs().entrySet())
+        chars += a.getKey().length() + a.getValue().length();
     }
     return chars;
   }
 
-  void statement(String sql, String origin, String where, SqlScope scope, FactSink sink, int nesting) {
+  void statement(
+      String sql, String origin, String where, SqlScope scope, FactSink sink, int nesting) {
     if (!withinLength(sql, origin, where, sink)) return;
     SqlBaseParser.CompoundOrSingleStatementContext tree;
     try {
       tree = parsing.parse(sql, SqlParsing.STATEMENT);
     } catch (SqlParsing.SqlSyntaxException e) {
-      // Statements only a session extension of the backend reads (Iceberg's ALTER TABLE ... ADD PARTITION FIELD).
+      // Statements only a session extension of the backend reads (Iceberg's ALTER TABLE ... ADD
+      // PARTITION FIELD).
       if (ExtensionSql.read(sql, scope.session.extensions(), origin, where, scope, sink)) {
         substitution(sql, where, sink);
         return;
       }
-      sink.fact(Fact.Kind.SQL, "unparseable").put("sql", sql).put("length", sql.length()).put("origin", origin)
-          .put("where", where).emit();
-      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql").put("where", where).put("detail", e.getMessage())
-          .put("sql", sql).emit();
+      sink.fact(Fact.Kind.SQL, "unparseable")
+          .put("sql", sql)
+          .put("length", sql.length())
+          .put("origin", origin)
+          .put("where", where)
+          .emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql")
+          .put("where", where)
+          .put("detail", e.getMessage())
+          .put("sql", sql)
+          .emit();
       return;
     }
     StatementKinds.Reading kind = StatementKinds.TABLE.read(tree);
-    if (ExtensionSql.readBeforeSpark(kind.kind(), sql, scope.session.extensions(), origin, where, scope, sink)) {
+    if (ExtensionSql.readBeforeSpark(
+        kind.kind(), sql, scope.session.extensions(), origin, where, scope, sink)) {
       substitution(sql, where, sink);
       return;
     }
-    sink.fact(Fact.Kind.SQL, kind.kind()).put("class", kind.kindClass()).put("insert", kind.insert())
-        .put("sql", sql).put("length", sql.length()).put("origin", origin).put("where", where).emit();
+    sink.fact(Fact.Kind.SQL, kind.kind())
+        .put("class", kind.kindClass())
+        .put("insert", kind.insert())
+        .put("sql", sql)
+        .put("length", sql.length())
+        .put("origin", origin)
+        .put("where", where)
+        .emit();
     StatementKinds.reportUnknown(kind, where, sink);
     substitution(sql, where, sink);
     walk(tree, new SqlListener(this, new SqlText(sql), scope, sink, where, nesting));
@@ -117,7 +143,8 @@ final class SqlInspector {
 
   private static void substitution(String sql, String where, FactSink sink) {
     if (sql.contains("${")) {
-      // spark.sql.variable.substitute (default on) rewrites ${...} anywhere in the text before parsing,
+      // spark.sql.variable.substitute (default on) rewrites ${...} anywhere in the text before
+      // parsing,
       // so what we parsed may not be what runs.
       sink.unclassified("variable_substitution", where, "SQL contains ${...}");
     }
@@ -130,8 +157,12 @@ final class SqlInspector {
     try {
       tree = parsing.parse(text, SqlParsing.EXPRESSION);
     } catch (SqlParsing.SqlSyntaxException e) {
-      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql").put("where", where).put("detail", e.getMessage())
-          .put("sql", text).put("origin", "expression").emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql")
+          .put("where", where)
+          .put("detail", e.getMessage())
+          .put("sql", text)
+          .put("origin", "expression")
+          .emit();
       return;
     }
     walk(tree, new SqlListener(this, new SqlText(text), new SqlScope(session), sink, where, 0));
@@ -149,16 +180,24 @@ final class SqlInspector {
 
   static List<String> parts(SqlBaseParser.MultipartIdentifierContext ctx) {
     List<String> out = new ArrayList<>();
-    for (var part : ctx.errorCapturingIdentifier()) out.add(SqlText.unquoteIdentifier(part.identifier().getText()));
+    for (var part : ctx.errorCapturingIdentifier())
+      out.add(SqlText.unquoteIdentifier(part.identifier().getText()));
     return out;
   }
 
   private boolean withinLength(String sql, String origin, String where, FactSink sink) {
     if (sql.length() <= config.maxSqlChars()) return true;
-    sink.fact(Fact.Kind.SQL, "too_long").put("length", sql.length()).put("origin", origin).put("where", where)
-        .put("sql", sql.substring(0, Math.min(sql.length(), 256))).emit(); // the bound may be under 256
-    sink.fact(Fact.Kind.UNCLASSIFIED, "sql_too_long").put("where", where).put("length", sql.length())
-        .put("limit", config.maxSqlChars()).emit();
+    sink.fact(Fact.Kind.SQL, "too_long")
+        .put("length", sql.length())
+        .put("origin", origin)
+        .put("where", where)
+        .put("sql", sql.substring(0, Math.min(sql.length(), 256)))
+        .emit(); // the bound may be under 256
+    sink.fact(Fact.Kind.UNCLASSIFIED, "sql_too_long")
+        .put("where", where)
+        .put("length", sql.length())
+        .put("limit", config.maxSqlChars())
+        .emit();
     return false;
   }
 
@@ -172,7 +211,8 @@ final class SqlInspector {
     if (tree.singleCompoundStatement() != null) return "compound";
     var single = tree.singleStatement();
     if (single == null) return "unknown";
-    ParserRuleContext s = single.statement() != null ? single.statement() : single.setResetStatement();
+    ParserRuleContext s =
+        single.statement() != null ? single.statement() : single.setResetStatement();
     return s == null ? "empty" : kindOf(s);
   }
 

@@ -23,7 +23,13 @@ final class SqlListener extends SqlBaseParserBaseListener {
   private final String where;
   private final int nesting;
 
-  SqlListener(SqlInspector inspector, SqlText text, SqlScope scope, FactSink sink, String where, int nesting) {
+  SqlListener(
+      SqlInspector inspector,
+      SqlText text,
+      SqlScope scope,
+      FactSink sink,
+      String where,
+      int nesting) {
     this.inspector = inspector;
     this.text = text;
     this.scope = scope;
@@ -32,7 +38,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
     this.nesting = nesting;
   }
 
-  // ---- statements inside statements -------------------------------------------------------------------------
+  // ---- statements inside statements
+  // -------------------------------------------------------------------------
 
   /**
    * A statement inside another (a SQL script's body, EXPLAIN's subject) is a statement of its own kind: the
@@ -40,16 +47,24 @@ final class SqlListener extends SqlBaseParserBaseListener {
    */
   @Override
   public void enterEveryRule(ParserRuleContext ctx) {
-    if (!(ctx instanceof SqlBaseParser.StatementContext || ctx instanceof SqlBaseParser.SetResetStatementContext)) return;
+    if (!(ctx instanceof SqlBaseParser.StatementContext
+        || ctx instanceof SqlBaseParser.SetResetStatementContext)) return;
     if (ctx.getParent() instanceof SqlBaseParser.SingleStatementContext) return;
     StatementKinds.Reading kind = StatementKinds.TABLE.nested(ctx);
-    sink.fact(Fact.Kind.SQL, kind.kind()).put("class", kind.kindClass()).put("insert", kind.insert())
-        .put("nested", "true").put("origin", "statement")
-        .put("where", where).put("span_start", text.start(ctx)).put("span_end", text.end(ctx)).emit();
+    sink.fact(Fact.Kind.SQL, kind.kind())
+        .put("class", kind.kindClass())
+        .put("insert", kind.insert())
+        .put("nested", "true")
+        .put("origin", "statement")
+        .put("where", where)
+        .put("span_start", text.start(ctx))
+        .put("span_end", text.end(ctx))
+        .emit();
     StatementKinds.reportUnknown(kind, where, sink);
   }
 
-  // ---- tables ---------------------------------------------------------------------------------------------
+  // ---- tables
+  // ---------------------------------------------------------------------------------------------
 
   @Override
   public void enterTableName(SqlBaseParser.TableNameContext ctx) {
@@ -59,7 +74,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
     TableRef ref = scope.resolve(parts);
     FactSink.Builder read = tableFact(Fact.Kind.TABLE_READ, "sql", ref, ctx.identifierReference());
     if (ctx.optionsClause() != null) {
-      for (var p : ctx.optionsClause().propertyList().property()) read.put("option." + propertyKey(p), propertyValue(p));
+      for (var p : ctx.optionsClause().propertyList().property())
+        read.put("option." + propertyKey(p), propertyValue(p));
     }
     read.emit();
     fileQuery(parts);
@@ -90,33 +106,52 @@ final class SqlListener extends SqlBaseParserBaseListener {
     List<String> parts = names(ctx);
     if (parts == null) return;
     String kind = SqlInspector.kindOf(parent);
-    if (parent instanceof SqlBaseParser.UseContext || parent instanceof SqlBaseParser.UseNamespaceContext) {
+    if (parent instanceof SqlBaseParser.UseContext
+        || parent instanceof SqlBaseParser.UseNamespaceContext) {
       scope.use(parts);
-      catalogOp("set_current_database", ctx).put("name", String.join(".", parts))
-          .put("catalog", scope.catalog).put("database", scope.database).emit();
+      catalogOp("set_current_database", ctx)
+          .put("name", String.join(".", parts))
+          .put("catalog", scope.catalog)
+          .put("database", scope.database)
+          .emit();
     } else if (parent instanceof SqlBaseParser.CallContext) {
-      sink.fact(Fact.Kind.FUNCTION_CALL, "procedure").put("name", String.join(".", parts).toLowerCase(Locale.ROOT))
-          .put("written", text.text(ctx)).put("where", where).emit();
+      sink.fact(Fact.Kind.FUNCTION_CALL, "procedure")
+          .put("name", String.join(".", parts).toLowerCase(Locale.ROOT))
+          .put("written", text.text(ctx))
+          .put("where", where)
+          .emit();
     } else if (parent instanceof SqlBaseParser.CreateUserDefinedFunctionContext udf) {
       String language = udf.routineCharacteristics() == null ? null : languageOf(udf);
       if (language == null || language.equalsIgnoreCase("SQL")) {
-        // A SQL function's body is SQL in this same tree: its functions, tables and paths are facts as usual.
-        catalogOp("create_sql_function", ctx).put("name", String.join(".", parts))
-            .put("temporary", udf.TEMPORARY() != null ? "true" : "false").emit();
+        // A SQL function's body is SQL in this same tree: its functions, tables and paths are facts
+        // as usual.
+        catalogOp("create_sql_function", ctx)
+            .put("name", String.join(".", parts))
+            .put("temporary", udf.TEMPORARY() != null ? "true" : "false")
+            .emit();
       } else {
-        sink.fact(Fact.Kind.USER_CODE, "routine_language").put("name", String.join(".", parts))
-            .put("language", language).put("where", where).emit();
+        sink.fact(Fact.Kind.USER_CODE, "routine_language")
+            .put("name", String.join(".", parts))
+            .put("language", language)
+            .put("where", where)
+            .emit();
       }
-    } else if (kind.contains("Namespace") || kind.contains("Function") || kind.contains("Variable")
+    } else if (kind.contains("Namespace")
+        || kind.contains("Function")
+        || kind.contains("Variable")
         || kind.startsWith("show")) {
       catalogOp(kind, ctx).put("name", String.join(".", parts)).emit();
     } else if (parent instanceof SqlBaseParser.MergeIntoTableContext merge && merge.source == ctx) {
-      tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx).put("statement", kind).emit();
+      tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx)
+          .put("statement", kind)
+          .emit();
     } else if (isWrite(parent, kind)) {
       tableFact(Fact.Kind.TABLE_WRITE, kind, scope.resolve(parts), ctx).emit();
       fileQuery(parts);
     } else {
-      tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx).put("statement", kind).emit();
+      tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx)
+          .put("statement", kind)
+          .emit();
     }
   }
 
@@ -125,9 +160,30 @@ final class SqlListener extends SqlBaseParserBaseListener {
         || parent instanceof SqlBaseParser.ReplaceTableHeaderContext) {
       return true;
     }
-    for (String prefix : List.of("insert", "delete", "update", "merge", "drop", "truncate", "alter", "rename",
-        "add", "set", "unset", "repair", "recover", "create", "replace", "comment", "load", "hive", "cache",
-        "uncache", "refresh", "analyze")) {
+    for (String prefix :
+        List.of(
+            "insert",
+            "delete",
+            "update",
+            "merge",
+            "drop",
+            "truncate",
+            "alter",
+            "rename",
+            "add",
+            "set",
+            "unset",
+            "repair",
+            "recover",
+            "create",
+            "replace",
+            "comment",
+            "load",
+            "hive",
+            "cache",
+            "uncache",
+            "refresh",
+            "analyze")) {
       if (kind.startsWith(prefix)) return true;
     }
     return false;
@@ -136,12 +192,17 @@ final class SqlListener extends SqlBaseParserBaseListener {
   /** SQL, PYTHON, ...: the word after LANGUAGE, or null when not given (SQL). */
   private String languageOf(SqlBaseParser.CreateUserDefinedFunctionContext udf) {
     for (var lang : udf.routineCharacteristics().routineLanguage()) {
-      return lang.SQL() != null ? "SQL" : lang.IDENTIFIER() != null ? SqlText.unquoteIdentifier(lang.IDENTIFIER().getText()) : text.text(lang);
+      return lang.SQL() != null
+          ? "SQL"
+          : lang.IDENTIFIER() != null
+              ? SqlText.unquoteIdentifier(lang.IDENTIFIER().getText())
+              : text.text(lang);
     }
     return null;
   }
 
-  // ---- time travel ----------------------------------------------------------------------------------------
+  // ---- time travel
+  // ----------------------------------------------------------------------------------------
 
   private void timeTravel(TableRef ref, int partsWritten, SqlBaseParser.TableNameContext relation) {
     SqlBaseParser.IdentifierReferenceContext table = relation.identifierReference();
@@ -161,12 +222,17 @@ final class SqlListener extends SqlBaseParserBaseListener {
         .put("value_text", text.text(value))
         .put("value", "string".equals(valueType) ? stringValue(value) : text.text(value))
         .put("value_type", valueType)
-        .put("table_start", text.start(table)).put("table_end", text.end(table))
-        .put("clause_start", text.start(tc)).put("clause_end", text.end(tc))
-        .put("value_start", text.start(value)).put("value_end", text.end(value))
+        .put("table_start", text.start(table))
+        .put("table_end", text.end(table))
+        .put("clause_start", text.start(tc))
+        .put("clause_end", text.end(tc))
+        .put("value_start", text.start(value))
+        .put("value_end", text.end(value))
         .put("table_parts", partsWritten)
-        .put("source", "sql").put("where", where);
-    // A rewrite that changes the table name changes its implicit alias; it needs to know whether there is an
+        .put("source", "sql")
+        .put("where", where);
+    // A rewrite that changes the table name changes its implicit alias; it needs to know whether
+    // there is an
     // explicit one, and where one would go (after any options and sample clause).
     var alias = relation.tableAlias();
     if (alias != null && alias.strictIdentifier() != null) {
@@ -183,10 +249,13 @@ final class SqlListener extends SqlBaseParserBaseListener {
   /** integer, string (one or more adjacent string literals) or expression (anything else). */
   private static String valueType(ParserRuleContext value) {
     List<Token> tokens = tokensOf(value);
-    if (tokens.size() == 1 && tokens.get(0).getType() == SqlBaseLexer.INTEGER_VALUE) return "integer";
+    if (tokens.size() == 1 && tokens.get(0).getType() == SqlBaseLexer.INTEGER_VALUE)
+      return "integer";
     boolean allStrings = !tokens.isEmpty();
     for (Token t : tokens) {
-      allStrings &= t.getType() == SqlBaseLexer.STRING_LITERAL || t.getType() == SqlBaseLexer.DOUBLEQUOTED_STRING;
+      allStrings &=
+          t.getType() == SqlBaseLexer.STRING_LITERAL
+              || t.getType() == SqlBaseLexer.DOUBLEQUOTED_STRING;
     }
     return allStrings ? "string" : "expression";
   }
@@ -213,7 +282,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
     return out;
   }
 
-  // ---- functions ------------------------------------------------------------------------------------------
+  // ---- functions
+  // ------------------------------------------------------------------------------------------
 
   @Override
   public void enterFunctionCall(SqlBaseParser.FunctionCallContext ctx) {
@@ -233,39 +303,52 @@ final class SqlListener extends SqlBaseParserBaseListener {
   private void function(SqlBaseParser.FunctionNameContext fn, boolean tableValued) {
     List<String> parts;
     if (fn.identFunc != null) {
-      // IDENTIFIER(x) with x taken as the call's argument: Spark's identifier clause naming a column
-      // (SELECT IDENTIFIER('c1') FROM t), which calls no function. As a table function it names nothing we
+      // IDENTIFIER(x) with x taken as the call's argument: Spark's identifier clause naming a
+      // column
+      // (SELECT IDENTIFIER('c1') FROM t), which calls no function. As a table function it names
+      // nothing we
       // can read, so it is refused.
       if (tableValued) {
-        sink.unclassified("hidden_identifier", where, "table function " + text.text(fn.getParent()));
+        sink.unclassified(
+            "hidden_identifier", where, "table function " + text.text(fn.getParent()));
       }
       return;
     }
     if (fn.IDENTIFIER_KW() != null) {
-      // IDENTIFIER('`reflect`'): Spark parses the string as a multi-part identifier, quotes, comments and all.
+      // IDENTIFIER('`reflect`'): Spark parses the string as a multi-part identifier, quotes,
+      // comments and all.
       String literal = literalIdentifier(fn.expression());
       parts = literal == null ? null : inspector.multipartIdentifier(literal);
       if (parts == null) {
-        sink.unclassified("hidden_identifier", where, "function name from IDENTIFIER(" + text.text(fn.expression()) + ")");
+        sink.unclassified(
+            "hidden_identifier",
+            where,
+            "function name from IDENTIFIER(" + text.text(fn.expression()) + ")");
         return;
       }
     } else if (fn.qualifiedName() != null) {
       parts = new ArrayList<>();
-      for (var id : fn.qualifiedName().identifier()) parts.add(SqlText.unquoteIdentifier(id.getText()));
+      for (var id : fn.qualifiedName().identifier())
+        parts.add(SqlText.unquoteIdentifier(id.getText()));
     } else {
       parts = List.of(text.text(fn)); // FILTER, LEFT, RIGHT used as function names
     }
     FunctionNames.fact(sink, tableValued ? "table_valued" : "scalar", parts, scope.session)
-        .put("written", text.text(fn)).put("source", "sql").put("where", where).emit();
+        .put("written", text.text(fn))
+        .put("source", "sql")
+        .put("where", where)
+        .emit();
   }
 
-  // ---- configuration --------------------------------------------------------------------------------------
+  // ---- configuration
+  // --------------------------------------------------------------------------------------
 
   /** SET key=value / SET key / SET -v / SET: Spark splits the raw remainder at the first '='. */
   @Override
   public void enterSetConfiguration(SqlBaseParser.SetConfigurationContext ctx) {
     if (ctx.configKey() != null) {
-      // SET `key` [= value]: the key is the quoted identifier, unquoted (Spark's parser strips the quotes).
+      // SET `key` [= value]: the key is the quoted identifier, unquoted (Spark's parser strips the
+      // quotes).
       String key = SqlText.unquoteIdentifier(text.text(ctx.configKey()));
       if (ctx.EQ() == null) {
         sink.fact(Fact.Kind.CONFIG_READ, "sql").put("key", key).put("where", where).emit();
@@ -300,36 +383,51 @@ final class SqlListener extends SqlBaseParserBaseListener {
 
   @Override
   public void enterResetConfiguration(SqlBaseParser.ResetConfigurationContext ctx) {
-    String key = SqlText.unquoteIdentifier(stripSemicolons(text.remainder(ctx.RESET().getSymbol()).strip()));
-    sink.fact(Fact.Kind.CONFIG_UNSET, "sql").put("key", key.isEmpty() ? "*" : key).put("where", where).emit();
+    String key =
+        SqlText.unquoteIdentifier(stripSemicolons(text.remainder(ctx.RESET().getSymbol()).strip()));
+    sink.fact(Fact.Kind.CONFIG_UNSET, "sql")
+        .put("key", key.isEmpty() ? "*" : key)
+        .put("where", where)
+        .emit();
   }
 
   @Override
   public void enterResetQuotedConfiguration(SqlBaseParser.ResetQuotedConfigurationContext ctx) {
-    sink.fact(Fact.Kind.CONFIG_UNSET, "sql").put("key", SqlText.unquoteIdentifier(text.text(ctx.configKey())))
-        .put("where", where).emit();
+    sink.fact(Fact.Kind.CONFIG_UNSET, "sql")
+        .put("key", SqlText.unquoteIdentifier(text.text(ctx.configKey())))
+        .put("where", where)
+        .emit();
   }
 
   @Override
   public void enterSetTimeZone(SqlBaseParser.SetTimeZoneContext ctx) {
-    String value = ctx.timezone() != null ? text.text(ctx.timezone())
-        : ctx.interval() != null ? text.text(ctx.interval())
-        : stripSemicolons(text.remainder(ctx.ZONE().getSymbol()).strip());
+    String value =
+        ctx.timezone() != null
+            ? text.text(ctx.timezone())
+            : ctx.interval() != null
+                ? text.text(ctx.interval())
+                : stripSemicolons(text.remainder(ctx.ZONE().getSymbol()).strip());
     if (value.startsWith("'") || value.startsWith("\"")) value = SqlText.unescapeString(value);
     configSet("spark.sql.session.timeZone", value);
   }
 
   private void configSet(String key, String value) {
-    sink.fact(Fact.Kind.CONFIG_SET, "sql").put("key", key).put("value", value).put("where", where).emit();
+    sink.fact(Fact.Kind.CONFIG_SET, "sql")
+        .put("key", key)
+        .put("value", value)
+        .put("where", where)
+        .emit();
   }
 
   private static String stripSemicolons(String s) {
     int end = s.length();
-    while (end > 0 && (s.charAt(end - 1) == ';' || Character.isWhitespace(s.charAt(end - 1)))) end--;
+    while (end > 0 && (s.charAt(end - 1) == ';' || Character.isWhitespace(s.charAt(end - 1))))
+      end--;
     return s.substring(0, end);
   }
 
-  // ---- resources, functions with code, dynamic SQL, catalogs -----------------------------------------------
+  // ---- resources, functions with code, dynamic SQL, catalogs
+  // -----------------------------------------------
 
   @Override
   public void enterManageResource(SqlBaseParser.ManageResourceContext ctx) {
@@ -350,14 +448,20 @@ final class SqlListener extends SqlBaseParserBaseListener {
     List<String> parts = names(ctx.identifierReference());
     List<String> resources = new ArrayList<>();
     for (var r : ctx.resource()) {
-      resources.add(r.identifier().getText().toLowerCase(Locale.ROOT) + " " + SqlText.unescapeString(r.stringLit().getText()));
+      resources.add(
+          r.identifier().getText().toLowerCase(Locale.ROOT)
+              + " "
+              + SqlText.unescapeString(r.stringLit().getText()));
     }
     sink.fact(Fact.Kind.CREATE_FUNCTION_USING, ctx.TEMPORARY() != null ? "temporary" : "persistent")
         .put("name", parts == null ? text.text(ctx.identifierReference()) : String.join(".", parts))
         .put("class_name", SqlText.unescapeString(ctx.stringLit().getText()))
-        .put("resources", String.join(",", resources)).put("where", where).emit();
+        .put("resources", String.join(",", resources))
+        .put("where", where)
+        .emit();
     for (var r : ctx.resource()) {
-      LocalPaths.report(sink, SqlText.unescapeString(r.stringLit().getText()), "create_function", where, fs());
+      LocalPaths.report(
+          sink, SqlText.unescapeString(r.stringLit().getText()), "create_function", where, fs());
     }
   }
 
@@ -366,15 +470,22 @@ final class SqlListener extends SqlBaseParserBaseListener {
     var param = ctx.executeImmediateQueryParam();
     if (param.stringLit() != null) {
       String query = SqlText.unescapeString(param.stringLit().getText());
-      sink.fact(Fact.Kind.EXECUTE_IMMEDIATE, "literal").put("query", query).put("where", where).emit();
+      sink.fact(Fact.Kind.EXECUTE_IMMEDIATE, "literal")
+          .put("query", query)
+          .put("where", where)
+          .emit();
       if (nesting < SqlInspector.MAX_IMMEDIATE_NESTING) {
-        inspector.statement(query, "execute_immediate", where + ".execute_immediate", scope, sink, nesting + 1);
+        inspector.statement(
+            query, "execute_immediate", where + ".execute_immediate", scope, sink, nesting + 1);
       } else {
         sink.unclassified("execute_immediate_too_deep", where, "nested EXECUTE IMMEDIATE");
       }
     } else {
       String variable = text.text(param);
-      sink.fact(Fact.Kind.EXECUTE_IMMEDIATE, "variable").put("variable", variable).put("where", where).emit();
+      sink.fact(Fact.Kind.EXECUTE_IMMEDIATE, "variable")
+          .put("variable", variable)
+          .put("where", where)
+          .emit();
       // The statement text lives in a session variable we cannot see.
       sink.unclassified("dynamic_sql", where, "EXECUTE IMMEDIATE " + variable);
     }
@@ -399,15 +510,18 @@ final class SqlListener extends SqlBaseParserBaseListener {
     catalogOp("set_current_catalog", ref).put("name", name).put("catalog", name).emit();
   }
 
-  // ---- script transforms, class names, data sources ---------------------------------------------------------
+  // ---- script transforms, class names, data sources
+  // ---------------------------------------------------------
 
   /** SELECT TRANSFORM / MAP / REDUCE ... USING 'script': a shell command on every executor (since 3.2, no Hive). */
   @Override
   public void enterTransformClause(SqlBaseParser.TransformClauseContext ctx) {
     String form = ctx.kind == null ? "transform" : ctx.kind.getText().toLowerCase(Locale.ROOT);
-    sink.fact(Fact.Kind.USER_CODE, "script_transform").put("form", form)
+    sink.fact(Fact.Kind.USER_CODE, "script_transform")
+        .put("form", form)
         .put("command", ctx.script == null ? null : SqlText.unescapeString(ctx.script.getText()))
-        .put("where", where).emit();
+        .put("where", where)
+        .emit();
     if (ctx.recordWriter != null) className("record_writer", ctx.recordWriter);
     if (ctx.recordReader != null) className("record_reader", ctx.recordReader);
   }
@@ -434,17 +548,26 @@ final class SqlListener extends SqlBaseParserBaseListener {
   }
 
   private void className(String role, SqlBaseParser.StringLitContext literal) {
-    sink.fact(Fact.Kind.CLASS_NAME, role).put("class_name", SqlText.unescapeString(literal.getText()))
-        .put("where", where).emit();
+    sink.fact(Fact.Kind.CLASS_NAME, role)
+        .put("class_name", SqlText.unescapeString(literal.getText()))
+        .put("where", where)
+        .emit();
   }
 
   /** USING provider (CREATE TABLE, CREATE TEMPORARY VIEW, INSERT OVERWRITE DIRECTORY): a data source. */
   @Override
   public void enterTableProvider(SqlBaseParser.TableProviderContext ctx) {
-    String subkind = ctx.getParent() instanceof SqlBaseParser.CreateTempViewUsingContext ? "read"
-        : ctx.getParent() instanceof SqlBaseParser.InsertOverwriteDirContext ? "write" : "table_provider";
-    sink.fact(Fact.Kind.DATA_SOURCE, subkind).put("format", String.join(".", SqlInspector.parts(ctx.multipartIdentifier())))
-        .put("source", "sql").put("where", where).emit();
+    String subkind =
+        ctx.getParent() instanceof SqlBaseParser.CreateTempViewUsingContext
+            ? "read"
+            : ctx.getParent() instanceof SqlBaseParser.InsertOverwriteDirContext
+                ? "write"
+                : "table_provider";
+    sink.fact(Fact.Kind.DATA_SOURCE, subkind)
+        .put("format", String.join(".", SqlInspector.parts(ctx.multipartIdentifier())))
+        .put("source", "sql")
+        .put("where", where)
+        .emit();
   }
 
   /** CACHE TABLE / UNCACHE TABLE: the cache is the server's, so whose entry it is matters. */
@@ -458,26 +581,37 @@ final class SqlListener extends SqlBaseParserBaseListener {
     cacheOp("uncache_table", ctx.identifierReference(), ctx);
   }
 
-  private void cacheOp(String op, SqlBaseParser.IdentifierReferenceContext ident, ParserRuleContext ctx) {
+  private void cacheOp(
+      String op, SqlBaseParser.IdentifierReferenceContext ident, ParserRuleContext ctx) {
     List<String> parts = names(ident);
     if (parts == null) return;
     String table = scope.resolve(parts).qualified();
-    catalogOp(op, ctx).put("table", table)
-        .put("own", op.equals("uncache_table") && scope.session.cachedBySession(table) ? "true" : null).emit();
+    catalogOp(op, ctx)
+        .put("table", table)
+        .put(
+            "own",
+            op.equals("uncache_table") && scope.session.cachedBySession(table) ? "true" : null)
+        .emit();
   }
 
   @Override
   public void enterCreateView(SqlBaseParser.CreateViewContext ctx) {
-    if (ctx.GLOBAL() != null) catalogOp("create_global_temp_view", ctx).put("name", text.text(ctx.identifierReference())).emit();
+    if (ctx.GLOBAL() != null)
+      catalogOp("create_global_temp_view", ctx)
+          .put("name", text.text(ctx.identifierReference()))
+          .emit();
   }
 
   @Override
   public void enterCreateTempViewUsing(SqlBaseParser.CreateTempViewUsingContext ctx) {
     String name = text.text(ctx.tableIdentifier());
-    catalogOp(ctx.GLOBAL() != null ? "create_global_temp_view" : "create_temp_view", ctx).put("name", name).emit();
+    catalogOp(ctx.GLOBAL() != null ? "create_global_temp_view" : "create_temp_view", ctx)
+        .put("name", name)
+        .emit();
   }
 
-  // ---- paths and options ------------------------------------------------------------------------------------
+  // ---- paths and options
+  // ------------------------------------------------------------------------------------
 
   /** LOCATION of tables, CTAS, namespaces, partitions and ALTER ... SET LOCATION. */
   @Override
@@ -488,7 +622,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
   @Override
   public void enterInsertOverwriteDir(SqlBaseParser.InsertOverwriteDirContext ctx) {
     if (ctx.path != null) path(ctx.path, "insert_overwrite_directory", ctx.LOCAL() != null);
-    else if (ctx.LOCAL() != null) LocalPaths.reportLocal(sink, "", "insert_overwrite_directory", where);
+    else if (ctx.LOCAL() != null)
+      LocalPaths.reportLocal(sink, "", "insert_overwrite_directory", where);
   }
 
   @Override
@@ -531,7 +666,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
       String value = p.expression() == null ? "" : literalString(p.expression());
       if (value == null) {
         if (OptionFacts.isPathKey(key) || key.indexOf('.') > 0) {
-          sink.unclassified("computed_option", where, "OPTIONS " + key + " = " + text.text(p.expression()));
+          sink.unclassified(
+              "computed_option", where, "OPTIONS " + key + " = " + text.text(p.expression()));
         }
         continue;
       }
@@ -543,7 +679,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
     ParserRuleContext parent = ctx.getParent();
     if (parent instanceof SqlBaseParser.OptionsClauseContext) return true;
     if (parent instanceof SqlBaseParser.CacheTableContext) return false;
-    // The keyword just before the list says what it is: OPTIONS (...), TBLPROPERTIES (...), DBPROPERTIES ...
+    // The keyword just before the list says what it is: OPTIONS (...), TBLPROPERTIES (...),
+    // DBPROPERTIES ...
     for (int i = 0; i < parent.getChildCount(); i++) {
       if (parent.getChild(i) == ctx && i > 0 && parent.getChild(i - 1) instanceof TerminalNode t) {
         return t.getSymbol().getType() == SqlBaseLexer.OPTIONS;
@@ -572,15 +709,18 @@ final class SqlListener extends SqlBaseParserBaseListener {
         continue;
       }
       pathLiterals(value, context);
-      if (OptionFacts.isPathKey(key)) sink.unclassified("computed_argument", where, "CALL argument " + text.text(arg));
+      if (OptionFacts.isPathKey(key))
+        sink.unclassified("computed_argument", where, "CALL argument " + text.text(arg));
     }
   }
 
   /** Every string literal inside {@code ctx} that looks like a path is reported as one. */
   private void pathLiterals(ParserRuleContext ctx, String context) {
     for (Token t : tokensOf(ctx)) {
-      String s = t.getType() == SqlBaseLexer.STRING_LITERAL ? SqlText.unescapeString(t.getText()) : null;
-      if (s != null && LocalPaths.looksLikePath(s)) LocalPaths.report(sink, s, context, where, fs());
+      String s =
+          t.getType() == SqlBaseLexer.STRING_LITERAL ? SqlText.unescapeString(t.getText()) : null;
+      if (s != null && LocalPaths.looksLikePath(s))
+        LocalPaths.report(sink, s, context, where, fs());
     }
   }
 
@@ -599,8 +739,9 @@ final class SqlListener extends SqlBaseParserBaseListener {
     if (tokens.isEmpty()) return null;
     StringBuilder b = new StringBuilder();
     for (Token t : tokens) {
-      boolean string = t.getType() == SqlBaseLexer.STRING_LITERAL
-          || (doubleQuoted && t.getType() == SqlBaseLexer.DOUBLEQUOTED_STRING);
+      boolean string =
+          t.getType() == SqlBaseLexer.STRING_LITERAL
+              || (doubleQuoted && t.getType() == SqlBaseLexer.DOUBLEQUOTED_STRING);
       if (!string) return null;
       b.append(SqlText.unescapeString(t.getText()));
     }
@@ -611,18 +752,26 @@ final class SqlListener extends SqlBaseParserBaseListener {
     return scope.session.defaultFileSystem();
   }
 
-  // ---- helpers --------------------------------------------------------------------------------------------
+  // ---- helpers
+  // --------------------------------------------------------------------------------------------
 
   private FactSink.Builder catalogOp(String op, ParserRuleContext ctx) {
-    return sink.fact(Fact.Kind.CATALOG_OP, op).put("source", "sql").put("where", where)
-        .put("span_start", text.start(ctx)).put("span_end", text.end(ctx));
+    return sink.fact(Fact.Kind.CATALOG_OP, op)
+        .put("source", "sql")
+        .put("where", where)
+        .put("span_start", text.start(ctx))
+        .put("span_end", text.end(ctx));
   }
 
-  private FactSink.Builder tableFact(Fact.Kind kind, String subkind, TableRef ref, ParserRuleContext ident) {
+  private FactSink.Builder tableFact(
+      Fact.Kind kind, String subkind, TableRef ref, ParserRuleContext ident) {
     FactSink.Builder b = sink.fact(kind, subkind);
     ref.addTo(b);
-    return b.put("written", text.text(ident)).put("span_start", text.start(ident)).put("span_end", text.end(ident))
-        .put("source", "sql").put("where", where);
+    return b.put("written", text.text(ident))
+        .put("span_start", text.start(ident))
+        .put("span_end", text.end(ident))
+        .put("source", "sql")
+        .put("where", where);
   }
 
   /** The name parts, or null (with a fact) when IDENTIFIER(expr) hides them. */
@@ -634,7 +783,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
       if (parts != null) return parts;
     }
     // IDENTIFIER(:param) or IDENTIFIER(expr): bound or computed at run time.
-    sink.unclassified("hidden_identifier", where, "IDENTIFIER(" + text.text(ctx.expression()) + ")");
+    sink.unclassified(
+        "hidden_identifier", where, "IDENTIFIER(" + text.text(ctx.expression()) + ")");
     return null;
   }
 
@@ -657,8 +807,10 @@ final class SqlListener extends SqlBaseParserBaseListener {
           if (cteName(nq).equalsIgnoreCase(name)) return true;
         }
       } else {
-        SqlBaseParser.CtesContext ctes = p instanceof SqlBaseParser.QueryContext q ? q.ctes()
-            : p instanceof SqlBaseParser.DmlStatementContext d ? d.ctes() : null;
+        SqlBaseParser.CtesContext ctes =
+            p instanceof SqlBaseParser.QueryContext q
+                ? q.ctes()
+                : p instanceof SqlBaseParser.DmlStatementContext d ? d.ctes() : null;
         if (ctes != null && ctes != child) {
           for (var nq : ctes.namedQuery()) if (cteName(nq).equalsIgnoreCase(name)) return true;
         }
@@ -678,7 +830,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
   private static String propertyKey(SqlBaseParser.PropertyKeyContext key) {
     if (key.stringLit() != null) return SqlText.unescapeString(key.stringLit().getText());
     List<String> parts = new ArrayList<>();
-    for (var id : key.errorCapturingIdentifier()) parts.add(SqlText.unquoteIdentifier(id.identifier().getText()));
+    for (var id : key.errorCapturingIdentifier())
+      parts.add(SqlText.unquoteIdentifier(id.identifier().getText()));
     return String.join(".", parts);
   }
 

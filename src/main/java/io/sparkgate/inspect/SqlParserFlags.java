@@ -12,5 +12,6 @@ public record SqlParserFlags(
     boolean legacyExponentLiteralAsDecimal,
     boolean enforceReservedKeywords,
     boolean doubleQuotedIdentifiers) {
-  public static final SqlParserFlags SPARK_4_0_DEFAULTS = new SqlParserFlags(false, false, false, false);
+  public static final SqlParserFlags SPARK_4_0_DEFAULTS =
+      new SqlParserFlags(false, false, false, false);
 }

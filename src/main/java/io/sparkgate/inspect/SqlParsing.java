@@ -67,6 +67,7 @@ final class SqlParsing {
    * Spark's grammar cost about 20 us of an event loop's time per call, a lookup well under 1 us.
    */
   static final int MAX_CACHED_CHARS = 4096;
+
   /**
    * The cache's budget, in tokens. Measured, a cached tree holds about 300 bytes of heap per token plus about
    * 3 KB for its lexer and text, so each tree weighs {@link #TREE_OVERHEAD_TOKENS} more than its tokens and
@@ -74,6 +75,7 @@ final class SqlParsing {
    * statements from displacing the repeated ones.
    */
   static final long MAX_CACHED_TOKENS = 50_000;
+
   static final int TREE_OVERHEAD_TOKENS = 10;
 
   private record Key(Rule<?> rule, SqlParserFlags flags, int maxNesting, String text) {}
@@ -81,10 +83,11 @@ final class SqlParsing {
   /** A tree, or why there is none; weighed by its tokens. */
   private record Outcome(ParserRuleContext tree, SqlSyntaxException error, int weight) {}
 
-  private static final Cache<Key, Outcome> TREES = Caffeine.newBuilder()
-      .maximumWeight(MAX_CACHED_TOKENS)
-      .weigher((Key k, Outcome o) -> o.weight())
-      .build();
+  private static final Cache<Key, Outcome> TREES =
+      Caffeine.newBuilder()
+          .maximumWeight(MAX_CACHED_TOKENS)
+          .weigher((Key k, Outcome o) -> o.weight())
+          .build();
 
   /**
    * ANTLR's DFA cache is static and grows without bound (Spark flushes it past a threshold for the same
@@ -117,12 +120,14 @@ final class SqlParsing {
     TREES.invalidateAll();
     TREES.cleanUp();
   }
+
   /**
    * Counting the states walks every decision of the grammar (thousands), which cost more than parsing a short
    * statement; the size is checked every this many parses instead. What a parse can add is bounded by the
    * text's length, so the cache still cannot grow without bound.
    */
   private static final int CHECK_EVERY = 64;
+
   private static final AtomicInteger PARSES = new AtomicInteger();
 
   private final SqlParserFlags flags;
@@ -169,16 +174,20 @@ final class SqlParsing {
     try {
       tokens.fill();
     } catch (StackOverflowError e) {
-      // Spark's lexer matches nested bracketed comments recursively: "/*" repeated thousands of times.
+      // Spark's lexer matches nested bracketed comments recursively: "/*" repeated thousands of
+      // times.
       throw new SqlSyntaxException("comments nested too deep to read");
     }
-    if (lexer.has_unclosed_bracketed_comment) throw new SqlSyntaxException("unclosed bracketed comment");
+    if (lexer.has_unclosed_bracketed_comment)
+      throw new SqlSyntaxException("unclosed bracketed comment");
     checkNesting(tokens);
 
     SqlBaseParser parser = new SqlBaseParser(tokens);
-    Caches caches = CACHES.updateAndGet(
-        c -> c == null || (check && c.states() > MAX_DFA_STATES) ? Caches.fresh(parser) : c);
-    parser.setInterpreter(new ParserATNSimulator(parser, parser.getATN(), caches.dfa(), caches.contexts()));
+    Caches caches =
+        CACHES.updateAndGet(
+            c -> c == null || (check && c.states() > MAX_DFA_STATES) ? Caches.fresh(parser) : c);
+    parser.setInterpreter(
+        new ParserATNSimulator(parser, parser.getATN(), caches.dfa(), caches.contexts()));
     parser.removeErrorListeners();
     parser.addErrorListener(THROWING);
     parser.legacy_setops_precedence_enabled = flags.legacySetOpsPrecedence();
@@ -198,9 +207,11 @@ final class SqlParsing {
         return rule.apply.apply(parser);
       }
     } catch (ParseCancellationException e) {
-      throw new SqlSyntaxException(e.getCause() == null ? "syntax error" : String.valueOf(e.getCause()));
+      throw new SqlSyntaxException(
+          e.getCause() == null ? "syntax error" : String.valueOf(e.getCause()));
     } catch (StackOverflowError e) {
-      // The pre-check bounds parentheses; other recursive rules (long operator chains) may still recurse deep.
+      // The pre-check bounds parentheses; other recursive rules (long operator chains) may still
+      // recurse deep.
       throw new SqlSyntaxException("statement too complex to parse");
     }
   }
@@ -221,7 +232,12 @@ final class SqlParsing {
       new BaseErrorListener() {
         @Override
         public void syntaxError(
-            Recognizer<?, ?> recognizer, Object offending, int line, int col, String msg, RecognitionException e) {
+            Recognizer<?, ?> recognizer,
+            Object offending,
+            int line,
+            int col,
+            String msg,
+            RecognitionException e) {
           throw new SqlSyntaxException("line " + line + ":" + col + " " + msg);
         }
       };

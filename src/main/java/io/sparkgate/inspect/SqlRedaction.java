@@ -13,10 +13,19 @@ import org.apache.spark.sql.catalyst.parser.SqlBaseLexer;
  * comments are dropped too (they can hold anything).
  */
 public final class SqlRedaction {
-  private static final Set<Integer> LITERALS = Set.of(SqlBaseLexer.STRING_LITERAL, SqlBaseLexer.DOUBLEQUOTED_STRING,
-      SqlBaseLexer.INTEGER_VALUE, SqlBaseLexer.BIGINT_LITERAL, SqlBaseLexer.SMALLINT_LITERAL,
-      SqlBaseLexer.TINYINT_LITERAL, SqlBaseLexer.DECIMAL_VALUE, SqlBaseLexer.DOUBLE_LITERAL,
-      SqlBaseLexer.FLOAT_LITERAL, SqlBaseLexer.EXPONENT_VALUE, SqlBaseLexer.BIGDECIMAL_LITERAL);
+  private static final Set<Integer> LITERALS =
+      Set.of(
+          SqlBaseLexer.STRING_LITERAL,
+          SqlBaseLexer.DOUBLEQUOTED_STRING,
+          SqlBaseLexer.INTEGER_VALUE,
+          SqlBaseLexer.BIGINT_LITERAL,
+          SqlBaseLexer.SMALLINT_LITERAL,
+          SqlBaseLexer.TINYINT_LITERAL,
+          SqlBaseLexer.DECIMAL_VALUE,
+          SqlBaseLexer.DOUBLE_LITERAL,
+          SqlBaseLexer.FLOAT_LITERAL,
+          SqlBaseLexer.EXPONENT_VALUE,
+          SqlBaseLexer.BIGDECIMAL_LITERAL);
 
   /**
    * Shared servers see the same statements over and over (dashboards, ORMs, notebooks re-run), and every one
@@ -26,11 +35,12 @@ public final class SqlRedaction {
    */
   static final int MAX_MEMO_CHARS = 4096;
 
-  private static final Cache<String, String> MEMO = Caffeine.newBuilder()
-      .maximumWeight(2_000_000)
-      .weigher((String sql, String redacted) -> sql.length() + redacted.length())
-      .executor(Runnable::run)
-      .build();
+  private static final Cache<String, String> MEMO =
+      Caffeine.newBuilder()
+          .maximumWeight(2_000_000)
+          .weigher((String sql, String redacted) -> sql.length() + redacted.length())
+          .executor(Runnable::run)
+          .build();
 
   private SqlRedaction() {}
 
@@ -47,7 +57,9 @@ public final class SqlRedaction {
     try {
       for (Token t = lexer.nextToken(); t.getType() != Token.EOF; t = lexer.nextToken()) {
         boolean literal = LITERALS.contains(t.getType());
-        boolean comment = t.getType() == SqlBaseLexer.SIMPLE_COMMENT || t.getType() == SqlBaseLexer.BRACKETED_COMMENT;
+        boolean comment =
+            t.getType() == SqlBaseLexer.SIMPLE_COMMENT
+                || t.getType() == SqlBaseLexer.BRACKETED_COMMENT;
         if (!literal && !comment) continue;
         out.append(sql, last, t.getStartIndex()).append(literal ? "?" : " ");
         last = t.getStopIndex() + 1;

@@ -16,7 +16,8 @@ final class SqlText {
   SqlText(String sql) {
     this.sql = sql;
     boolean surrogates = false;
-    for (int i = 0; i < sql.length() && !surrogates; i++) surrogates = Character.isSurrogate(sql.charAt(i));
+    for (int i = 0; i < sql.length() && !surrogates; i++)
+      surrogates = Character.isSurrogate(sql.charAt(i));
     if (!surrogates) {
       utf16OfCodePoint = null;
     } else {

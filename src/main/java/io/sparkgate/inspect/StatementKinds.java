@@ -25,6 +25,7 @@ final class StatementKinds {
   static final List<String> CLASSES = List.of("read", "write", "ddl", "session", "admin", "script");
 
   static final String RESOURCE = "statement-kinds.tsv";
+
   /** The grammar rule whose alternatives are forms of an INSERT (attribute {@code insert}), not statements. */
   static final String INSERT_RULE = "insertInto";
 
@@ -88,18 +89,24 @@ final class StatementKinds {
       }
     }
     String insert = forms.isEmpty() ? null : String.join(",", forms);
-    return new Reading(kind, known == null ? null : known.kindClass(), insert, List.copyOf(unknown));
+    return new Reading(
+        kind, known == null ? null : known.kindClass(), insert, List.copyOf(unknown));
   }
 
   /** The UNCLASSIFIED facts of the kinds not in the table: a kind no policy was written for is refused. */
   static void reportUnknown(Reading reading, String where, FactSink sink) {
     for (String kind : reading.unknown()) {
-      sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_statement_kind").put("where", where).put("kind", kind).emit();
+      sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_statement_kind")
+          .put("where", where)
+          .put("kind", kind)
+          .emit();
     }
   }
 
-  private static List<SqlBaseParser.InsertIntoContext> inserts(SqlBaseParser.DmlStatementNoWithContext dml) {
-    if (dml instanceof SqlBaseParser.SingleInsertQueryContext single) return List.of(single.insertInto());
+  private static List<SqlBaseParser.InsertIntoContext> inserts(
+      SqlBaseParser.DmlStatementNoWithContext dml) {
+    if (dml instanceof SqlBaseParser.SingleInsertQueryContext single)
+      return List.of(single.insertInto());
     List<SqlBaseParser.InsertIntoContext> out = new ArrayList<>();
     if (dml instanceof SqlBaseParser.MultiInsertQueryContext multi) {
       for (var body : multi.multiInsertQueryBody()) out.add(body.insertInto());
@@ -110,7 +117,8 @@ final class StatementKinds {
   private static Map<String, Kind> load() {
     try (InputStream in = StatementKinds.class.getResourceAsStream(RESOURCE)) {
       if (in == null) throw new IllegalStateException(RESOURCE + " is missing from the classpath");
-      return parse(new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8)).lines().toList());
+      return parse(
+          new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8)).lines().toList());
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + RESOURCE, e);
     }
@@ -124,11 +132,13 @@ final class StatementKinds {
       if (line.isBlank() || line.startsWith("#")) continue;
       String[] f = line.split("\t", -1);
       String where = RESOURCE + " line " + (i + 1) + ": ";
-      if (f.length != 4) throw new IllegalStateException(where + "expected 4 tab-separated fields, got " + f.length);
+      if (f.length != 4)
+        throw new IllegalStateException(where + "expected 4 tab-separated fields, got " + f.length);
       for (String field : f) {
         if (field.isBlank()) throw new IllegalStateException(where + "empty field");
       }
-      if (!CLASSES.contains(f[1])) throw new IllegalStateException(where + "class must be one of " + CLASSES);
+      if (!CLASSES.contains(f[1]))
+        throw new IllegalStateException(where + "class must be one of " + CLASSES);
       if (kinds.put(f[0], new Kind(f[0], f[1], f[2], f[3])) != null) {
         throw new IllegalStateException(where + "kind " + f[0] + " listed twice");
       }

@@ -23,8 +23,10 @@ record StringField(int tag, boolean presence) {
 
   /** The field, or null when it is not a singular string that protobuf checks as UTF-8. */
   static StringField of(FieldDescriptor f) {
-    if (f.isRepeated() || f.getType() != FieldDescriptor.Type.STRING || !f.needsUtf8Check()) return null;
-    return new StringField(f.getNumber() << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED, f.hasPresence());
+    if (f.isRepeated() || f.getType() != FieldDescriptor.Type.STRING || !f.needsUtf8Check())
+      return null;
+    return new StringField(
+        f.getNumber() << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED, f.hasPresence());
   }
 
   /** Reads the value into {@code values[slot]} if {@code tag} is this field's (the last one wins, as in protobuf). */

@@ -9,14 +9,19 @@ import java.util.List;
  */
 record TableRef(String catalog, String database, String name) {
 
-  static TableRef resolve(List<String> parts, String currentCatalog, String currentDatabase, SessionView session) {
+  static TableRef resolve(
+      List<String> parts, String currentCatalog, String currentDatabase, SessionView session) {
     int n = parts.size();
     if (n == 1) return new TableRef(currentCatalog, currentDatabase, parts.get(0));
     if (session.isCatalog(parts.get(0))) {
-      String catalog = SessionView.SESSION_CATALOG.equalsIgnoreCase(parts.get(0)) ? SessionView.SESSION_CATALOG : parts.get(0);
+      String catalog =
+          SessionView.SESSION_CATALOG.equalsIgnoreCase(parts.get(0))
+              ? SessionView.SESSION_CATALOG
+              : parts.get(0);
       return new TableRef(catalog, String.join(".", parts.subList(1, n - 1)), parts.get(n - 1));
     }
-    return new TableRef(currentCatalog, String.join(".", parts.subList(0, n - 1)), parts.get(n - 1));
+    return new TableRef(
+        currentCatalog, String.join(".", parts.subList(0, n - 1)), parts.get(n - 1));
   }
 
   String qualified() {

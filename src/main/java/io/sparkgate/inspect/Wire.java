@@ -27,14 +27,18 @@ final class Wire {
 
   /** How many message-typed values the last {@link #scan} found; their field, tag offset, byte range and index. */
   int count;
+
   Slot[] slots = new Slot[8];
   int[] tags = new int[8];
   int[] starts = new int[8];
   int[] ends = new int[8];
+
   /** The value's index in a repeated field, or -1. */
   int[] indexes = new int[8];
+
   /** The set case of each oneof the last scan saw. */
   private Slot[] cases = new Slot[4];
+
   private int caseCount;
 
   /**
@@ -121,7 +125,8 @@ final class Wire {
       int tag = (int) (r >>> 32);
       p = (int) r;
       Slot f = entry.slot(tag >>> 3);
-      if (f == null || tag >>> 3 <= last || !f.accepts(tag & 7) || f.kind == Slot.Kind.MESSAGE) throw UNUSUAL;
+      if (f == null || tag >>> 3 <= last || !f.accepts(tag & 7) || f.kind == Slot.Kind.MESSAGE)
+        throw UNUSUAL;
       last = tag >>> 3;
       switch (tag & 7) {
         case WireFormat.WIRETYPE_VARINT -> p = varint(buf, p, end);

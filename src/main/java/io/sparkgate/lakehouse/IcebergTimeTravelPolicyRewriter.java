@@ -20,7 +20,8 @@ public final class IcebergTimeTravelPolicyRewriter implements RequestRewriter {
   /** The name policies use: {@code rewriter: iceberg_time_travel}. */
   public static final String NAME = "iceberg_time_travel";
 
-  private final TimeTravelRequestRewriter rewriter = new TimeTravelRequestRewriter(InspectorConfig.DEFAULTS.maxDepth());
+  private final TimeTravelRequestRewriter rewriter =
+      new TimeTravelRequestRewriter(InspectorConfig.DEFAULTS.maxDepth());
 
   /** The rewriters this package offers policies, by the name a rule's {@code rewriter:} uses. */
   public static Map<String, RequestRewriter> all() {
@@ -28,10 +29,12 @@ public final class IcebergTimeTravelPolicyRewriter implements RequestRewriter {
   }
 
   @Override
-  public Result rewrite(String method, byte[] request, Facts facts, BackendProfile profile, SessionView session)
+  public Result rewrite(
+      String method, byte[] request, Facts facts, BackendProfile profile, SessionView session)
       throws StatusException {
     try {
-      TimeTravelRequestRewriter.Rewritten out = rewriter.rewrite(request, method, facts, session, profile);
+      TimeTravelRequestRewriter.Rewritten out =
+          rewriter.rewrite(request, method, facts, session, profile);
       return new Result(out.request(), describe(out.rewrites()));
     } catch (RefusedException e) {
       throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asException();
@@ -42,7 +45,8 @@ public final class IcebergTimeTravelPolicyRewriter implements RequestRewriter {
     if (rewrites.isEmpty()) {
       return "nothing to rewrite";
     }
-    return rewrites.stream().map(r -> r.table() + ": '" + r.from() + "' -> '" + r.to() + "'")
+    return rewrites.stream()
+        .map(r -> r.table() + ": '" + r.from() + "' -> '" + r.to() + "'")
         .collect(Collectors.joining("; "));
   }
 }

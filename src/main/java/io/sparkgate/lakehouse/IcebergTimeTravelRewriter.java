@@ -47,7 +47,8 @@ public final class IcebergTimeTravelRewriter {
    * Rewrites {@code sql} at the given TIME_TRAVEL facts, which must come from this very text (their spans index
    * it) and be the ones to rewrite (on Iceberg tables: see {@link MixedTableFormats#isBlocked}).
    */
-  public static Result rewrite(String sql, List<Fact> timeTravel, SessionView session) throws RefusedException {
+  public static Result rewrite(String sql, List<Fact> timeTravel, SessionView session)
+      throws RefusedException {
     String zone = session == null ? null : session.timeZone();
     List<Edit> edits = new ArrayList<>();
     List<Rewrite> rewrites = new ArrayList<>();
@@ -56,13 +57,15 @@ public final class IcebergTimeTravelRewriter {
       edits.addAll(r.edits);
       rewrites.add(r.rewrite);
     }
-    // From the last position to the first, so earlier offsets stay valid; inserts at one position keep their
+    // From the last position to the first, so earlier offsets stay valid; inserts at one position
+    // keep their
     // relative order.
     edits.sort(Comparator.comparingInt(Edit::start).thenComparingInt(Edit::order).reversed());
     StringBuilder out = new StringBuilder(sql);
     int previousStart = Integer.MAX_VALUE;
     for (Edit e : edits) {
-      if (e.end > previousStart) throw refuse(timeTravel.get(0), zone, "two time-travel clauses overlap");
+      if (e.end > previousStart)
+        throw refuse(timeTravel.get(0), zone, "two time-travel clauses overlap");
       out.replace(e.start, e.end, e.text);
       previousStart = e.start;
     }
@@ -83,13 +86,18 @@ public final class IcebergTimeTravelRewriter {
     int clauseEnd = tt.intAttr("clause_end");
     int aliasInsert = tt.intAttr("alias_insert");
     String alias = tt.get("alias");
-    if (tableStart < 0 || tableStart >= tableEnd || tableEnd > clauseStart || clauseStart >= clauseEnd
-        || clauseEnd > sql.length() || alias == null || (alias.isEmpty() && (aliasInsert < clauseEnd
-        || aliasInsert > sql.length()))) {
+    if (tableStart < 0
+        || tableStart >= tableEnd
+        || tableEnd > clauseStart
+        || clauseStart >= clauseEnd
+        || clauseEnd > sql.length()
+        || alias == null
+        || (alias.isEmpty() && (aliasInsert < clauseEnd || aliasInsert > sql.length()))) {
       throw refuse(tt, zone, "the clause's position in the SQL text is not known");
     }
     String writtenTable = sql.substring(tableStart, tableEnd);
-    if (writtenTable.endsWith(")")) throw refuse(tt, zone, "the table name is given by IDENTIFIER(...)");
+    if (writtenTable.endsWith(")"))
+      throw refuse(tt, zone, "the table name is given by IDENTIFIER(...)");
 
     String suffix = suffix(tt, zone);
     List<Edit> edits = new ArrayList<>();
@@ -99,7 +107,8 @@ public final class IcebergTimeTravelRewriter {
       edits.add(new Edit(tableStart, tableStart, prefix, 0));
     }
     String gap = sql.substring(tableEnd, clauseStart);
-    // A comment between name and clause stays (spaces after it go with the clause; a newline that ends a
+    // A comment between name and clause stays (spaces after it go with the clause; a newline that
+    // ends a
     // `--` comment must stay).
     String replacement = "." + suffix + (gap.isBlank() ? "" : stripTrailingBlanks(gap));
     edits.add(new Edit(tableEnd, clauseEnd, replacement, 1));
@@ -111,7 +120,8 @@ public final class IcebergTimeTravelRewriter {
       relationEnd = aliasInsert;
     }
     String from = sql.substring(tableStart, relationEnd);
-    String to = prefix + writtenTable + replacement + sql.substring(clauseEnd, relationEnd) + aliasText;
+    String to =
+        prefix + writtenTable + replacement + sql.substring(clauseEnd, relationEnd) + aliasText;
     return new Relation(edits, new Rewrite(tt.get("table"), from, to, tt.get("where")));
   }
 
@@ -120,8 +130,13 @@ public final class IcebergTimeTravelRewriter {
     String value = tt.get("value");
     if ("VERSION".equals(tt.subkind())) {
       if ("string".equals(type)) {
-        throw refuse(tt, zone, "the version '" + value + "' is a string (a branch or tag name, or a snapshot id "
-            + "in quotes), whose meaning depends on the table's refs");
+        throw refuse(
+            tt,
+            zone,
+            "the version '"
+                + value
+                + "' is a string (a branch or tag name, or a snapshot id "
+                + "in quotes), whose meaning depends on the table's refs");
       }
       if (!"integer".equals(type) || value == null || !DIGITS.matcher(value).matches()) {
         throw refuse(tt, zone, "the version is an expression, not an integer literal");
@@ -133,8 +148,11 @@ public final class IcebergTimeTravelRewriter {
       }
     }
     if (!"string".equals(type) || value == null) {
-      throw refuse(tt, zone, "the timestamp is an expression, not a string literal, so its value is only known "
-          + "when the query runs");
+      throw refuse(
+          tt,
+          zone,
+          "the timestamp is an expression, not a string literal, so its value is only known "
+              + "when the query runs");
     }
     long millis;
     try {
@@ -147,7 +165,9 @@ public final class IcebergTimeTravelRewriter {
   }
 
   private static RefusedException refuse(Fact tt, String zone, String reason) {
-    return new RefusedException(tt.get("table") == null ? "" : tt.get("table"), reason,
+    return new RefusedException(
+        tt.get("table") == null ? "" : tt.get("table"),
+        reason,
         TimeTravelRefusals.message(tt, zone, reason));
   }
 

@@ -12,8 +12,10 @@ import java.util.Set;
  * then land on Iceberg tables (the ones Spark cannot run on such a server).
  */
 public final class MixedTableFormats {
-  public static final String HUDI_EXTENSION = "org.apache.spark.sql.hudi.HoodieSparkSessionExtension";
-  public static final String ICEBERG_EXTENSION = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions";
+  public static final String HUDI_EXTENSION =
+      "org.apache.spark.sql.hudi.HoodieSparkSessionExtension";
+  public static final String ICEBERG_EXTENSION =
+      "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions";
 
   /**
    * Iceberg's catalog implementations. SparkSessionCatalog also serves non-Iceberg tables; a table in it is
@@ -21,7 +23,8 @@ public final class MixedTableFormats {
    * never with a silently different result).
    */
   public static final Set<String> ICEBERG_CATALOGS =
-      Set.of("org.apache.iceberg.spark.SparkCatalog", "org.apache.iceberg.spark.SparkSessionCatalog");
+      Set.of(
+          "org.apache.iceberg.spark.SparkCatalog", "org.apache.iceberg.spark.SparkSessionCatalog");
 
   private MixedTableFormats() {}
 
@@ -44,8 +47,10 @@ public final class MixedTableFormats {
 
   /** True for a TIME_TRAVEL fact from SQL text on a table in an Iceberg catalog of a mixed backend. */
   public static boolean isBlocked(Fact fact, BackendProfile profile) {
-    return fact.kind() == Fact.Kind.TIME_TRAVEL && "sql".equals(fact.get("source"))
-        && isMixed(profile) && isIcebergCatalog(profile, fact.get("catalog"));
+    return fact.kind() == Fact.Kind.TIME_TRAVEL
+        && "sql".equals(fact.get("source"))
+        && isMixed(profile)
+        && isIcebergCatalog(profile, fact.get("catalog"));
   }
 
   /** The facts of a request that the rule is about, in order; empty when the rule is inactive. */

@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 
 /**
  * The policy's {@code rewrite} effect for Iceberg SQL time travel on a mixed Hudi + Iceberg backend: finds every
@@ -36,7 +35,8 @@ public final class TimeTravelRequestRewriter {
 
   /** {@code maxDepth}: the protobuf nesting accepted when parsing (use the inspector's). */
   public TimeTravelRequestRewriter(int maxDepth) {
-    if (maxDepth < 16) throw new IllegalArgumentException("maxDepth must be at least 16, got " + maxDepth);
+    if (maxDepth < 16)
+      throw new IllegalArgumentException("maxDepth must be at least 16, got " + maxDepth);
     this.maxDepth = maxDepth;
   }
 
@@ -56,13 +56,19 @@ public final class TimeTravelRequestRewriter {
    * stage's facts of it: they must be this request's, read in this session, or spans will not match. On a
    * backend that is not mixed, or a request without Iceberg SQL time travel, returns {@code request} itself.
    */
-  public Rewritten rewrite(byte[] request, String method, Facts facts, SessionView session, BackendProfile profile)
+  public Rewritten rewrite(
+      byte[] request, String method, Facts facts, SessionView session, BackendProfile profile)
       throws RefusedException {
     if (!MixedTableFormats.isMixed(profile)) return new Rewritten(request, List.of());
     for (Fact f : facts.ofKind(Fact.Kind.UNCLASSIFIED)) {
-      if (List.of("too_many_facts", "inspector_error", "plan_too_deep", "unparseable_request").contains(f.subkind())) {
-        throw new RefusedException("", "request not fully inspected (" + f.subkind() + ")",
-            "Sparkgate could not read the whole request (" + f.subkind() + "), so it cannot check it for Iceberg "
+      if (List.of("too_many_facts", "inspector_error", "plan_too_deep", "unparseable_request")
+          .contains(f.subkind())) {
+        throw new RefusedException(
+            "",
+            "request not fully inspected (" + f.subkind() + ")",
+            "Sparkgate could not read the whole request ("
+                + f.subkind()
+                + "), so it cannot check it for Iceberg "
                 + "SQL time travel, which this server does not support.");
       }
     }
@@ -79,40 +85,58 @@ public final class TimeTravelRequestRewriter {
       List<Step> path = navigate(parsed, e.getKey());
       Message target = path == null ? null : path.get(path.size() - 1).message;
       String typeName = target == null ? "" : target.getDescriptorForType().getFullName();
-      FieldDescriptor text = typeName.equals(SQL_TYPE) ? field(target, "query")
-          : typeName.equals(SQL_COMMAND_TYPE) ? field(target, "sql") : null;
+      FieldDescriptor text =
+          typeName.equals(SQL_TYPE)
+              ? field(target, "query")
+              : typeName.equals(SQL_COMMAND_TYPE) ? field(target, "sql") : null;
       if (text == null) {
-        throw new RefusedException(first.get("table"), "time travel inside " + describe(e.getKey()),
-            TimeTravelRefusals.message(first, zone, "the clause is inside " + describe(e.getKey())
-                + ", which Sparkgate does not rewrite"));
+        throw new RefusedException(
+            first.get("table"),
+            "time travel inside " + describe(e.getKey()),
+            TimeTravelRefusals.message(
+                first,
+                zone,
+                "the clause is inside "
+                    + describe(e.getKey())
+                    + ", which Sparkgate does not rewrite"));
       }
       String sql = (String) target.getField(text);
-      IcebergTimeTravelRewriter.Result result = IcebergTimeTravelRewriter.rewrite(sql, e.getValue(), session);
+      IcebergTimeTravelRewriter.Result result =
+          IcebergTimeTravelRewriter.rewrite(sql, e.getValue(), session);
       rewrites.addAll(result.rewrites());
       parsed = replace(path, target.toBuilder().setField(text, result.sql()).build());
     }
     return new Rewritten(parsed.toByteArray(), rewrites);
   }
 
-  private Message parse(byte[] request, String method, Fact first, String zone) throws RefusedException {
+  private Message parse(byte[] request, String method, Fact first, String zone)
+      throws RefusedException {
     String name = method.substring(method.lastIndexOf('/') + 1);
-    Message prototype = switch (name) {
-      case "ExecutePlan" -> ExecutePlanRequest.getDefaultInstance();
-      case "AnalyzePlan" -> AnalyzePlanRequest.getDefaultInstance();
-      default -> null;
-    };
+    Message prototype =
+        switch (name) {
+          case "ExecutePlan" -> ExecutePlanRequest.getDefaultInstance();
+          case "AnalyzePlan" -> AnalyzePlanRequest.getDefaultInstance();
+          default -> null;
+        };
     if (prototype == null) {
-      throw new RefusedException(first.get("table"), "time travel in a " + name + " request",
-          TimeTravelRefusals.message(first, zone, "it arrived in a " + name + " request, which Sparkgate does not rewrite"));
+      throw new RefusedException(
+          first.get("table"),
+          "time travel in a " + name + " request",
+          TimeTravelRefusals.message(
+              first,
+              zone,
+              "it arrived in a " + name + " request, which Sparkgate does not rewrite"));
     }
     try {
       CodedInputStream in = CodedInputStream.newInstance(request);
       in.setRecursionLimit(maxDepth);
       return prototype.getParserForType().parseFrom(in);
     } catch (InvalidProtocolBufferException e) {
-      throw new RefusedException("", "unparseable request", "Sparkgate could not parse the request: " + e.getMessage());
+      throw new RefusedException(
+          "", "unparseable request", "Sparkgate could not parse the request: " + e.getMessage());
     } catch (java.io.IOException e) {
-      throw new RefusedException("", "unparseable request", "Sparkgate could not parse the request: " + e);
+      throw new RefusedException(
+          "", "unparseable request", "Sparkgate could not parse the request: " + e);
     }
   }
 
@@ -146,7 +170,8 @@ public final class TimeTravelRequestRewriter {
         }
       }
       FieldDescriptor fd = current.getDescriptorForType().findFieldByName(name);
-      if (fd == null || fd.getJavaType() != FieldDescriptor.JavaType.MESSAGE || fd.isMapField()) return null;
+      if (fd == null || fd.getJavaType() != FieldDescriptor.JavaType.MESSAGE || fd.isMapField())
+        return null;
       Message next;
       if (fd.isRepeated()) {
         if (index < 0 || index >= current.getRepeatedFieldCount(fd)) return null;

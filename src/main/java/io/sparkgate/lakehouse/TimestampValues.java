@@ -17,10 +17,11 @@ import java.util.regex.Pattern;
  * Iceberg then truncates microseconds to milliseconds.
  */
 final class TimestampValues {
-  private static final Pattern TIMESTAMP = Pattern.compile(
-      "([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2}))?)?"
-          + "(?:[ T]([0-9]{1,2}):([0-9]{1,2})(?::([0-9]{1,2})(?:\\.([0-9]{1,9}))?)?)?"
-          + "\\s*(Z|[+-][0-9]{1,2}(?::?[0-9]{2})?|[A-Za-z][A-Za-z0-9_/+\\-:]*)?");
+  private static final Pattern TIMESTAMP =
+      Pattern.compile(
+          "([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2}))?)?"
+              + "(?:[ T]([0-9]{1,2}):([0-9]{1,2})(?::([0-9]{1,2})(?:\\.([0-9]{1,9}))?)?)?"
+              + "\\s*(Z|[+-][0-9]{1,2}(?::?[0-9]{2})?|[A-Za-z][A-Za-z0-9_/+\\-:]*)?");
   private static final Pattern OFFSET = Pattern.compile("([+-])([0-9]{1,2})(?::?([0-9]{2}))?");
 
   private TimestampValues() {}
@@ -29,8 +30,11 @@ final class TimestampValues {
   static long epochMillis(String text, String sessionTimeZone) {
     Matcher m = TIMESTAMP.matcher(text.strip());
     if (!m.matches()) {
-      throw new IllegalArgumentException("the timestamp '" + text + "' is not in a form Sparkgate can convert "
-          + "(yyyy-MM-dd[ HH:mm[:ss[.fraction]]][zone])");
+      throw new IllegalArgumentException(
+          "the timestamp '"
+              + text
+              + "' is not in a form Sparkgate can convert "
+              + "(yyyy-MM-dd[ HH:mm[:ss[.fraction]]][zone])");
     }
     try {
       int year = Integer.parseInt(m.group(1));
@@ -41,13 +45,15 @@ final class TimestampValues {
       int second = m.group(6) == null ? 0 : Integer.parseInt(m.group(6));
       String fraction = m.group(7) == null ? "" : m.group(7);
       int micros = fraction.isEmpty() ? 0 : Integer.parseInt((fraction + "00000").substring(0, 6));
-      LocalDateTime local = LocalDateTime.of(year, month, day, hour, minute, second)
-          .plus(micros, ChronoUnit.MICROS);
+      LocalDateTime local =
+          LocalDateTime.of(year, month, day, hour, minute, second).plus(micros, ChronoUnit.MICROS);
       ZoneId zone = m.group(8) != null ? zone(m.group(8)) : sessionZone(sessionTimeZone);
-      long epochMicros = ChronoUnit.MICROS.between(java.time.Instant.EPOCH, local.atZone(zone).toInstant());
+      long epochMicros =
+          ChronoUnit.MICROS.between(java.time.Instant.EPOCH, local.atZone(zone).toInstant());
       return Math.floorDiv(epochMicros, 1000L);
     } catch (DateTimeException | ArithmeticException e) {
-      throw new IllegalArgumentException("the timestamp '" + text + "' is not valid: " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "the timestamp '" + text + "' is not valid: " + e.getMessage(), e);
     }
   }
 
@@ -57,7 +63,8 @@ final class TimestampValues {
     try {
       return zone(sessionTimeZone.strip());
     } catch (DateTimeException e) {
-      throw new IllegalArgumentException("the session time zone '" + sessionTimeZone + "' is not understood", e);
+      throw new IllegalArgumentException(
+          "the session time zone '" + sessionTimeZone + "' is not understood", e);
     }
   }
 

@@ -29,9 +29,10 @@ import java.util.concurrent.atomic.LongAdder;
 final class CallMeters implements ServerInterceptor {
   /** Bucket bounds: a health check or a refusal takes a millisecond, a big ExecutePlan streams for minutes. */
   private static final Duration[] BUCKETS = {
-      Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(25), Duration.ofMillis(100),
-      Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(5), Duration.ofSeconds(30),
-      Duration.ofMinutes(2), Duration.ofMinutes(10), Duration.ofHours(1)};
+    Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(25), Duration.ofMillis(100),
+    Duration.ofMillis(500), Duration.ofSeconds(1), Duration.ofSeconds(5), Duration.ofSeconds(30),
+    Duration.ofMinutes(2), Duration.ofMinutes(10), Duration.ofHours(1)
+  };
 
   private final MeterRegistry registry;
   private final Map<String, PerMethod> byMethod = new ConcurrentHashMap<>();
@@ -48,7 +49,8 @@ final class CallMeters implements ServerInterceptor {
   @Override
   public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
       ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-    Counted<ReqT, RespT> counted = new Counted<>(call, perMethod(call.getMethodDescriptor()), System.nanoTime());
+    Counted<ReqT, RespT> counted =
+        new Counted<>(call, perMethod(call.getMethodDescriptor()), System.nanoTime());
     started.increment();
     ServerCall.Listener<ReqT> listener;
     try {
@@ -68,7 +70,9 @@ final class CallMeters implements ServerInterceptor {
 
   private PerMethod perMethod(MethodDescriptor<?, ?> method) {
     PerMethod m = byMethod.get(method.getFullMethodName());
-    return m != null ? m : byMethod.computeIfAbsent(method.getFullMethodName(), n -> new PerMethod(label(method)));
+    return m != null
+        ? m
+        : byMethod.computeIfAbsent(method.getFullMethodName(), n -> new PerMethod(label(method)));
   }
 
   /**
@@ -77,7 +81,8 @@ final class CallMeters implements ServerInterceptor {
    */
   private static String label(MethodDescriptor<?, ?> method) {
     return "spark.connect.SparkConnectService".equals(method.getServiceName())
-        ? method.getBareMethodName() : method.getFullMethodName();
+        ? method.getBareMethodName()
+        : method.getFullMethodName();
   }
 
   /** One method's meters; the counter for a status code is registered when that code first ends a call. */
@@ -88,22 +93,24 @@ final class CallMeters implements ServerInterceptor {
 
     PerMethod(String method) {
       this.method = method;
-      this.duration = Timer.builder("sparkgate.call.duration")
-          .description("Time from a call's arrival to its end, refusals included")
-          .tag("method", method)
-          .serviceLevelObjectives(BUCKETS)
-          .register(registry);
+      this.duration =
+          Timer.builder("sparkgate.call.duration")
+              .description("Time from a call's arrival to its end, refusals included")
+              .tag("method", method)
+              .serviceLevelObjectives(BUCKETS)
+              .register(registry);
     }
 
     void end(Status.Code code, long nanos) {
       Counter c = byCode[code.ordinal()];
       if (c == null) {
         // Racing threads get the same counter back from the registry.
-        c = Counter.builder("sparkgate.calls")
-            .description("Calls ended, by method and gRPC status code")
-            .tag("method", method)
-            .tag("code", code.name())
-            .register(registry);
+        c =
+            Counter.builder("sparkgate.calls")
+                .description("Calls ended, by method and gRPC status code")
+                .tag("method", method)
+                .tag("code", code.name())
+                .register(registry);
         byCode[code.ordinal()] = c;
       }
       c.increment();
@@ -113,7 +120,8 @@ final class CallMeters implements ServerInterceptor {
   }
 
   /** The call, counted once when it ends: closed by the proxy, or cancelled, whichever comes first. */
-  private static final class Counted<ReqT, RespT> extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
+  private static final class Counted<ReqT, RespT>
+      extends ForwardingServerCall.SimpleForwardingServerCall<ReqT, RespT> {
     @SuppressWarnings("rawtypes")
     private static final AtomicIntegerFieldUpdater<Counted> ENDED =
         AtomicIntegerFieldUpdater.newUpdater(Counted.class, "ended");

@@ -43,16 +43,21 @@ import org.slf4j.LoggerFactory;
  */
 final class MetricsEndpoint implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(MetricsEndpoint.class);
+
   /** Prometheus's text exposition format. */
   static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
   static final int READ_TIMEOUT_SECONDS = 30;
+
   /**
    * Open connections at most: a scraper needs one or two, and the proxy's file descriptors are shared with its
    * clients, so a flood of connections to this port must not use them up. Connections beyond it are closed.
    */
   static final int MAX_CONNECTIONS = 64;
+
   /** A scrape request is a line and a few headers; a body is never needed. */
   private static final int MAX_HEADER_BYTES = 8192;
+
   private static final int MAX_BODY_BYTES = 8192;
 
   private final EventLoopGroup loop;
@@ -63,34 +68,41 @@ final class MetricsEndpoint implements AutoCloseable {
     this.server = server;
   }
 
-  static MetricsEndpoint start(String address, int port, String path, Supplier<String> scrape) throws IOException {
-    EventLoopGroup loop = new NioEventLoopGroup(1, new DefaultThreadFactory("sparkgate-metrics", true));
-    AtomicInteger open = new AtomicInteger(); // touched on the one event loop only; atomic for the closeFuture
-    ChannelFuture bound = new ServerBootstrap()
-        .group(loop)
-        .channel(NioServerSocketChannel.class)
-        .childHandler(new ChannelInitializer<SocketChannel>() {
-          @Override
-          protected void initChannel(SocketChannel ch) {
-            if (open.incrementAndGet() > MAX_CONNECTIONS) {
-              open.decrementAndGet();
-              ch.close();
-              return;
-            }
-            ch.closeFuture().addListener(f -> open.decrementAndGet());
-            ch.pipeline().addLast(
-                new ReadTimeoutHandler(READ_TIMEOUT_SECONDS, TimeUnit.SECONDS),
-                new HttpServerCodec(4096, MAX_HEADER_BYTES, 8192),
-                new HttpObjectAggregator(MAX_BODY_BYTES),
-                new Scrapes(path, scrape));
-          }
-        })
-        .bind(address, port)
-        .awaitUninterruptibly();
+  static MetricsEndpoint start(String address, int port, String path, Supplier<String> scrape)
+      throws IOException {
+    EventLoopGroup loop =
+        new NioEventLoopGroup(1, new DefaultThreadFactory("sparkgate-metrics", true));
+    AtomicInteger open =
+        new AtomicInteger(); // touched on the one event loop only; atomic for the closeFuture
+    ChannelFuture bound =
+        new ServerBootstrap()
+            .group(loop)
+            .channel(NioServerSocketChannel.class)
+            .childHandler(
+                new ChannelInitializer<SocketChannel>() {
+                  @Override
+                  protected void initChannel(SocketChannel ch) {
+                    if (open.incrementAndGet() > MAX_CONNECTIONS) {
+                      open.decrementAndGet();
+                      ch.close();
+                      return;
+                    }
+                    ch.closeFuture().addListener(f -> open.decrementAndGet());
+                    ch.pipeline()
+                        .addLast(
+                            new ReadTimeoutHandler(READ_TIMEOUT_SECONDS, TimeUnit.SECONDS),
+                            new HttpServerCodec(4096, MAX_HEADER_BYTES, 8192),
+                            new HttpObjectAggregator(MAX_BODY_BYTES),
+                            new Scrapes(path, scrape));
+                  }
+                })
+            .bind(address, port)
+            .awaitUninterruptibly();
     if (!bound.isSuccess()) {
       loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
       Throwable cause = bound.cause();
-      throw new IOException(cause.getMessage() == null ? cause.toString() : cause.getMessage(), cause);
+      throw new IOException(
+          cause.getMessage() == null ? cause.toString() : cause.getMessage(), cause);
     }
     return new MetricsEndpoint(loop, bound.channel());
   }
@@ -142,16 +154,23 @@ final class MetricsEndpoint implements AutoCloseable {
       }
       byte[] body = scrape.get().getBytes(StandardCharsets.UTF_8);
       boolean head = method.equals(HttpMethod.HEAD);
-      FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
-          head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body));
-      r.headers().set(HttpHeaderNames.CONTENT_TYPE, CONTENT_TYPE).setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+      FullHttpResponse r =
+          new DefaultFullHttpResponse(
+              HttpVersion.HTTP_1_1,
+              HttpResponseStatus.OK,
+              head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(body));
+      r.headers()
+          .set(HttpHeaderNames.CONTENT_TYPE, CONTENT_TYPE)
+          .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
       return r;
     }
 
     private static FullHttpResponse text(HttpResponseStatus status, String text) {
       byte[] body = text.getBytes(StandardCharsets.UTF_8);
-      FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
-      r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
+      FullHttpResponse r =
+          new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
+      r.headers()
+          .set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
           .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
       return r;
     }

@@ -15,8 +15,8 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.sparkgate.audit.AuditStage;
 import io.sparkgate.audit.AuditLog;
+import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
 import io.sparkgate.config.MetricsConfig;
 import io.sparkgate.forward.EventLoops;
@@ -45,24 +45,34 @@ import org.slf4j.LoggerFactory;
 public final class ProxyMetrics implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ProxyMetrics.class);
 
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final CallMeters calls = new CallMeters(registry);
+
   /** Meters read objects through weak references: these keep the watched stages reachable. */
   private final List<Object> watched = new ArrayList<>();
+
   private final List<AutoCloseable> binders = new ArrayList<>();
   private DecisionCounts decisions; // guarded by this
   private final Set<DecisionCounts.Key> decisionMeters = new HashSet<>(); // guarded by this
   private MetricsEndpoint endpoint;
 
   private ProxyMetrics() {
-    for (MeterBinder b : List.of(new JvmMemoryMetrics(), new JvmThreadMetrics(), new ClassLoaderMetrics(),
-        new ProcessorMetrics(), new UptimeMetrics(), new FileDescriptorMetrics())) {
+    for (MeterBinder b :
+        List.of(
+            new JvmMemoryMetrics(),
+            new JvmThreadMetrics(),
+            new ClassLoaderMetrics(),
+            new ProcessorMetrics(),
+            new UptimeMetrics(),
+            new FileDescriptorMetrics())) {
       b.bindTo(registry);
     }
     JvmGcMetrics gc = new JvmGcMetrics();
     gc.bindTo(registry);
     binders.add(gc);
-    // Netty's buffers live outside the JVM's direct-buffer pools, so jvm_buffer_* does not show them.
+    // Netty's buffers live outside the JVM's direct-buffer pools, so jvm_buffer_* does not show
+    // them.
     Gauge.builder("sparkgate.netty.direct.memory.used", PlatformDependent::usedDirectMemory)
         .description("Direct memory held by the network buffers (-1: not tracked)")
         .baseUnit("bytes")
@@ -78,10 +88,18 @@ public final class ProxyMetrics implements AutoCloseable {
   public static ProxyMetrics start(MetricsConfig config) throws IOException {
     ProxyMetrics metrics = new ProxyMetrics();
     try {
-      metrics.endpoint = MetricsEndpoint.start(config.address(), config.port(), config.path(), metrics::scrape);
+      metrics.endpoint =
+          MetricsEndpoint.start(config.address(), config.port(), config.path(), metrics::scrape);
     } catch (IOException | RuntimeException e) {
       metrics.close();
-      throw new IOException("cannot serve metrics on " + config.address() + ":" + config.port() + ": " + e.getMessage(), e);
+      throw new IOException(
+          "cannot serve metrics on "
+              + config.address()
+              + ":"
+              + config.port()
+              + ": "
+              + e.getMessage(),
+          e);
     }
     log.info("metrics at http://{}:{}{}", config.address(), metrics.port(), config.path());
     return metrics;
@@ -96,13 +114,15 @@ public final class ProxyMetrics implements AutoCloseable {
   public void watch(Authentication auth) {
     watched.add(auth);
     for (String reason : auth.refusals().keySet()) {
-      FunctionCounter.builder("sparkgate.auth.failures", auth, a -> a.refusals().getOrDefault(reason, 0L))
+      FunctionCounter.builder(
+              "sparkgate.auth.failures", auth, a -> a.refusals().getOrDefault(reason, 0L))
           .description("Calls refused by authentication, by reason")
           .tag("reason", reason.toLowerCase(Locale.ROOT))
           .register(registry);
     }
     if (auth.fetchesJwks()) {
-      FunctionCounter.builder("sparkgate.jwks.fetch.failures", auth, Authentication::jwksFetchFailures)
+      FunctionCounter.builder(
+              "sparkgate.jwks.fetch.failures", auth, Authentication::jwksFetchFailures)
           .description("JWKS fetches that failed; the last good keys stayed in use")
           .register(registry);
     }
@@ -113,15 +133,21 @@ public final class ProxyMetrics implements AutoCloseable {
     watched.add(audit);
     watched.add(interceptor);
     FunctionCounter.builder("sparkgate.audit.records.written", audit, AuditLog::written)
-        .description("Audit records written to the log").register(registry);
+        .description("Audit records written to the log")
+        .register(registry);
     FunctionCounter.builder("sparkgate.audit.records.dropped", audit, AuditLog::dropped)
-        .description("Audit records lost because the queue was full or the disk failed").register(registry);
+        .description("Audit records lost because the queue was full or the disk failed")
+        .register(registry);
     FunctionCounter.builder("sparkgate.audit.fsyncs", audit, AuditLog::syncs)
-        .description("Times the audit log was forced to disk").register(registry);
+        .description("Times the audit log was forced to disk")
+        .register(registry);
     Gauge.builder("sparkgate.audit.queue.records", audit, AuditLog::queued)
-        .description("Audit records waiting for the writer").register(registry);
-    FunctionCounter.builder("sparkgate.audit.refused.calls", interceptor, AuditStage::refusedUnaudited)
-        .description("Calls refused because audit.required is on and the log could not take their record")
+        .description("Audit records waiting for the writer")
+        .register(registry);
+    FunctionCounter.builder(
+            "sparkgate.audit.refused.calls", interceptor, AuditStage::refusedUnaudited)
+        .description(
+            "Calls refused because audit.required is on and the log could not take their record")
         .register(registry);
   }
 
@@ -130,14 +156,19 @@ public final class ProxyMetrics implements AutoCloseable {
     watched.add(policy);
     decisions = policy.decisions();
     FunctionCounter.builder("sparkgate.policy.reloads", policy, p -> p.store().reloads())
-        .description("Changed policies put in force without a restart").register(registry);
+        .description("Changed policies put in force without a restart")
+        .register(registry);
     FunctionCounter.builder("sparkgate.policy.reloads.rejected", policy, p -> p.store().rejected())
-        .description("Changed policies that did not compile; the last good one stayed in force").register(registry);
-    Gauge.builder("sparkgate.policy.reload.failing", policy, p -> p.store().lastError() == null ? 0 : 1)
-        .description("1 while the policy file on disk is not the one in force because it does not compile")
+        .description("Changed policies that did not compile; the last good one stayed in force")
+        .register(registry);
+    Gauge.builder(
+            "sparkgate.policy.reload.failing", policy, p -> p.store().lastError() == null ? 0 : 1)
+        .description(
+            "1 while the policy file on disk is not the one in force because it does not compile")
         .register(registry);
     Gauge.builder("sparkgate.backend.profile.known", policy, p -> p.profileKnown() ? 1 : 0)
-        .description("1 once the backend's version, extensions and catalogs are known; rules that need them refuse until then")
+        .description(
+            "1 once the backend's version, extensions and catalogs are known; rules that need them refuse until then")
         .register(registry);
   }
 
@@ -145,7 +176,8 @@ public final class ProxyMetrics implements AutoCloseable {
   public void watch(EventLoops loops) {
     watched.add(loops);
     for (ConnectivityState state : ConnectivityState.values()) {
-      Gauge.builder("sparkgate.backend.connections", loops, l -> l.backendStates().getOrDefault(state, 0))
+      Gauge.builder(
+              "sparkgate.backend.connections", loops, l -> l.backendStates().getOrDefault(state, 0))
           .description("Backend connections (one per event loop) by state; READY ones are serving")
           .tag("state", state.name().toLowerCase(Locale.ROOT))
           .register(registry);
@@ -155,8 +187,12 @@ public final class ProxyMetrics implements AutoCloseable {
   /** When the served certificate expires, so that an alert fires before clients start failing. */
   public void watch(ServerTls tls) {
     watched.add(tls);
-    Gauge.builder("sparkgate.tls.certificate.not.after", tls, t -> t.certificateNotAfter().getEpochSecond())
-        .description("Expiry of the TLS certificate being served, in seconds since the epoch (follows reloads)")
+    Gauge.builder(
+            "sparkgate.tls.certificate.not.after",
+            tls,
+            t -> t.certificateNotAfter().getEpochSecond())
+        .description(
+            "Expiry of the TLS certificate being served, in seconds since the epoch (follows reloads)")
         .baseUnit("seconds")
         .register(registry);
   }
@@ -176,7 +212,8 @@ public final class ProxyMetrics implements AutoCloseable {
       for (var e : decisions.live().entrySet()) {
         if (decisionMeters.add(e.getKey())) {
           FunctionCounter.builder("sparkgate.policy.decisions", e.getValue(), LongAdder::sum)
-              .description("Policy decisions by outcome (allow, deny, rewrite; audit and shadow rules matched) and rule")
+              .description(
+                  "Policy decisions by outcome (allow, deny, rewrite; audit and shadow rules matched) and rule")
               .tag("outcome", e.getKey().outcome())
               .tag("rule", e.getKey().rule())
               .register(registry);

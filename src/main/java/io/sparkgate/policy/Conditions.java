@@ -18,8 +18,13 @@ final class Conditions {
    * of these"). An attribute
    * missing from the fact is not on any allowlist, so it never saves the fact.
    */
-  record FactCondition(Set<Fact.Kind> kinds, StringMatcher subkind, StringMatcher subkindNot,
-      Map<String, StringMatcher> attrs, Map<String, StringMatcher> attrsNot) implements Condition {
+  record FactCondition(
+      Set<Fact.Kind> kinds,
+      StringMatcher subkind,
+      StringMatcher subkindNot,
+      Map<String, StringMatcher> attrs,
+      Map<String, StringMatcher> attrsNot)
+      implements Condition {
     FactCondition {
       kinds = Set.copyOf(kinds);
       attrs = Map.copyOf(attrs);
@@ -40,7 +45,8 @@ final class Conditions {
       if (subkind != null && !subkind.matches(f.subkind())) return false;
       if (subkindNot != null && subkindNot.matches(f.subkind())) return false;
       for (Map.Entry<String, StringMatcher> a : attrs.entrySet()) {
-        if (!a.getValue().matches(f.get(a.getKey()))) return false; // a missing attribute never matches
+        if (!a.getValue().matches(f.get(a.getKey())))
+          return false; // a missing attribute never matches
       }
       for (Map.Entry<String, StringMatcher> a : attrsNot.entrySet()) {
         String v = f.get(a.getKey());
@@ -52,13 +58,15 @@ final class Conditions {
     @Override
     public Guard guard(boolean byLiterals) {
       Set<Guard.Key> keys = new HashSet<>();
-      for (Fact.Kind kind : kinds) keys.add(byLiterals ? literalKey(kind) : new Guard.Key(kind, null, null));
+      for (Fact.Kind kind : kinds)
+        keys.add(byLiterals ? literalKey(kind) : new Guard.Key(kind, null, null));
       return new Guard(keys);
     }
 
     /** On the subkind, else the first attribute by name (a choice that does not vary), that has literals. */
     private Guard.Key literalKey(Fact.Kind kind) {
-      if (subkind != null && subkind.literals() != null) return new Guard.Key(kind, null, subkind.literals());
+      if (subkind != null && subkind.literals() != null)
+        return new Guard.Key(kind, null, subkind.literals());
       for (String attr : new TreeSet<>(attrs.keySet())) {
         StringMatcher.Literals literals = attrs.get(attr).literals();
         if (literals != null) return new Guard.Key(kind, attr, literals);
@@ -144,8 +152,12 @@ final class Conditions {
   }
 
   /** A test on the backend profile: extensions loaded (all of / any of), catalog classes, Spark version. */
-  record Backend(List<String> extensionsAll, List<String> extensionsAny, List<String> catalogImplAny,
-      StringMatcher sparkVersion) implements Condition {
+  record Backend(
+      List<String> extensionsAll,
+      List<String> extensionsAny,
+      List<String> catalogImplAny,
+      StringMatcher sparkVersion)
+      implements Condition {
     Backend {
       extensionsAll = List.copyOf(extensionsAll);
       extensionsAny = List.copyOf(extensionsAny);
@@ -157,8 +169,10 @@ final class Conditions {
       BackendProfile p = in.profile();
       if (p == null) throw new ProfileUnknown();
       for (String e : extensionsAll) if (!p.hasExtension(e)) return null;
-      if (!extensionsAny.isEmpty() && extensionsAny.stream().noneMatch(p::hasExtension)) return null;
-      if (!catalogImplAny.isEmpty() && p.catalogs().values().stream().noneMatch(catalogImplAny::contains)) return null;
+      if (!extensionsAny.isEmpty() && extensionsAny.stream().noneMatch(p::hasExtension))
+        return null;
+      if (!catalogImplAny.isEmpty()
+          && p.catalogs().values().stream().noneMatch(catalogImplAny::contains)) return null;
       if (sparkVersion != null && !sparkVersion.matches(p.sparkVersion())) return null;
       return NO_WITNESS;
     }

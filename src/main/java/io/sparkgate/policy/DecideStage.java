@@ -31,7 +31,8 @@ public final class DecideStage implements Stage {
    * @param rewriters the rewriters a rule's {@code rewriter:} may name
    * @param includeLiterals whether the audit record's plan summary keeps the SQL's literals
    */
-  public DecideStage(PolicyEngine engine, Map<String, RequestRewriter> rewriters, boolean includeLiterals) {
+  public DecideStage(
+      PolicyEngine engine, Map<String, RequestRewriter> rewriters, boolean includeLiterals) {
     this.engine = engine;
     this.rewriters = Map.copyOf(rewriters);
     this.includeLiterals = includeLiterals;
@@ -49,8 +50,10 @@ public final class DecideStage implements Stage {
 
   private final class Deciding implements CallHook {
     private final Call call;
+
     /** The facts of the call's first message, summarized by the audit writer while it is the only one. */
     private Facts first;
+
     /** From the second message on, the summary is built here as they come (a stream can be long). */
     private PlanSummary summary;
 
@@ -117,10 +120,13 @@ public final class DecideStage implements Stage {
 
     private Decision decideAndRecord(Facts facts) {
       Principal principal = call.principal();
-      Decision d = engine.decide(call.method(),
-          principal == null ? RequestHead.of(facts).userId() : principal.name(),
-          principal == null ? List.of() : principal.groups(),
-          principal == null ? "" : principal.tenant().orElse(""), facts);
+      Decision d =
+          engine.decide(
+              call.method(),
+              principal == null ? RequestHead.of(facts).userId() : principal.name(),
+              principal == null ? List.of() : principal.groups(),
+              principal == null ? "" : principal.tenant().orElse(""),
+              facts);
       if (d.effect() == Effect.REWRITE) {
         // Counted once its rewrite is known to succeed, or as the refusal it becomes otherwise.
         counts.countMatches(d);
@@ -134,7 +140,11 @@ public final class DecideStage implements Stage {
       summarize(facts);
       if (d.refused()) {
         audit.refusal(Refusals.text(d));
-        log.info("{} refused by rule '{}' for {}", call.method(), d.rule(), principal == null ? "?" : principal.name());
+        log.info(
+            "{} refused by rule '{}' for {}",
+            call.method(),
+            d.rule(),
+            principal == null ? "?" : principal.name());
       }
       return d;
     }

@@ -38,12 +38,22 @@ public record Decision(
 
   /** This rule's refusal instead of its rewrite, when the rewriter cannot rewrite safely ({@code why}). */
   Decision refusedBecause(Status why) {
-    return new Decision(Effect.DENY, rule, why.getDescription(), why.getCode(), errorClass, sqlState, null, shadow,
+    return new Decision(
+        Effect.DENY,
+        rule,
+        why.getDescription(),
+        why.getCode(),
+        errorClass,
+        sqlState,
+        null,
+        shadow,
         audits);
   }
 
   /** A refusal not tied to a policy rule's own message (errors, unknown profile). */
-  static Decision refusal(String rule, String message, Status.Code code, List<String> shadow, List<String> audits) {
-    return new Decision(Effect.DENY, rule, message, code, ERROR_CLASS, SQL_STATE, null, shadow, audits);
+  static Decision refusal(
+      String rule, String message, Status.Code code, List<String> shadow, List<String> audits) {
+    return new Decision(
+        Effect.DENY, rule, message, code, ERROR_CLASS, SQL_STATE, null, shadow, audits);
   }
 }

@@ -17,7 +17,8 @@ public final class DecisionCounts {
 
   /** One outcome of one rule. */
   public record Key(String outcome, String rule) {
-    // Written out: a record's generated hashCode and equals go through method handles, on every call.
+    // Written out: a record's generated hashCode and equals go through method handles, on every
+    // call.
     @Override
     public int hashCode() {
       return 31 * Objects.hashCode(outcome) + Objects.hashCode(rule);
@@ -25,7 +26,9 @@ public final class DecisionCounts {
 
     @Override
     public boolean equals(Object o) {
-      return o instanceof Key k && Objects.equals(outcome, k.outcome) && Objects.equals(rule, k.rule);
+      return o instanceof Key k
+          && Objects.equals(outcome, k.outcome)
+          && Objects.equals(rule, k.rule);
     }
   }
 

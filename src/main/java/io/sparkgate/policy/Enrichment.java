@@ -28,7 +28,9 @@ final class Enrichment {
     List<Fact> out = new ArrayList<>(facts.size());
     boolean changed = false;
     for (Fact f : facts.all()) {
-      if (f.kind() == Fact.Kind.TABLE_READ || f.kind() == Fact.Kind.TABLE_WRITE || f.kind() == Fact.Kind.TIME_TRAVEL) {
+      if (f.kind() == Fact.Kind.TABLE_READ
+          || f.kind() == Fact.Kind.TABLE_WRITE
+          || f.kind() == Fact.Kind.TIME_TRAVEL) {
         Map<String, String> attrs = new HashMap<>(f.attrs());
         attrs.put("catalog_impl", catalogImpl(f.get("catalog"), profile));
         out.add(new Fact(f.kind(), f.subkind(), attrs));

@@ -17,10 +17,12 @@ final class LiteralIndex {
 
   void add(StringMatcher.Literals literals, int rule) {
     // Lower-cased as a literal glob compares: the whole string at once.
-    for (String v : literals.values()) values.computeIfAbsent(v.toLowerCase(Locale.ROOT), k -> new BitSet()).set(rule);
+    for (String v : literals.values())
+      values.computeIfAbsent(v.toLowerCase(Locale.ROOT), k -> new BitSet()).set(rule);
     for (String p : literals.prefixes()) {
       Node n = prefixes;
-      for (int i = 0; i < p.length(); i++) n = n.children.computeIfAbsent(fold(p.charAt(i)), c -> new Node());
+      for (int i = 0; i < p.length(); i++)
+        n = n.children.computeIfAbsent(fold(p.charAt(i)), c -> new Node());
       n.rules.set(rule);
     }
   }

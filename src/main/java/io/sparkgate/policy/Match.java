@@ -6,8 +6,13 @@ import java.util.List;
  * Who and what a rule applies to: RPC names, principal, groups (any of), tenant; and exemptions by group or
  * principal. A null matcher places no restriction.
  */
-record Match(StringMatcher rpc, StringMatcher principal, StringMatcher groups, StringMatcher tenant,
-    StringMatcher exceptGroups, StringMatcher exceptPrincipals) {
+record Match(
+    StringMatcher rpc,
+    StringMatcher principal,
+    StringMatcher groups,
+    StringMatcher tenant,
+    StringMatcher exceptGroups,
+    StringMatcher exceptPrincipals) {
 
   static final Match ALL = new Match(null, null, null, null, null, null);
 

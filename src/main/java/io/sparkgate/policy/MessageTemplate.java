@@ -57,14 +57,16 @@ final class MessageTemplate {
   }
 
   private static String value(String name, String rule, Fact f) {
-    String v = switch (name) {
-      case "rule" -> rule;
-      case "kind" -> f == null || f == Condition.NO_WITNESS ? null : f.kind().name();
-      case "subkind" -> f == null || f == Condition.NO_WITNESS ? null : f.subkind();
-      default -> f == null ? null : f.get(name);
-    };
+    String v =
+        switch (name) {
+          case "rule" -> rule;
+          case "kind" -> f == null || f == Condition.NO_WITNESS ? null : f.kind().name();
+          case "subkind" -> f == null || f == Condition.NO_WITNESS ? null : f.subkind();
+          default -> f == null ? null : f.get(name);
+        };
     if (v == null || v.isEmpty()) return "";
-    if (f != null && f.kind() == Fact.Kind.CONFIG_SET && name.equals("value")) return "<value not shown>";
+    if (f != null && f.kind() == Fact.Kind.CONFIG_SET && name.equals("value"))
+      return "<value not shown>";
     String clean = v.replaceAll("\\p{Cntrl}", " ");
     return clean.length() > MAX_VALUE ? clean.substring(0, MAX_VALUE) + "..." : clean;
   }

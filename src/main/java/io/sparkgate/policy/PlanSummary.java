@@ -45,15 +45,23 @@ final class PlanSummary {
           String text = f.get("sql");
           if (text != null) {
             String shown = includeLiterals ? text : SqlRedaction.redactLiterals(text);
-            add(sql, shown.length() > MAX_SQL ? shown.substring(0, MAX_SQL) + "...(" + shown.length() + " chars)" : shown);
+            add(
+                sql,
+                shown.length() > MAX_SQL
+                    ? shown.substring(0, MAX_SQL) + "...(" + shown.length() + " chars)"
+                    : shown);
           }
         }
         case TABLE_READ -> add(read, f.get("table"));
         case TABLE_WRITE -> add(written, f.get("table"));
-        case TIME_TRAVEL -> add(read, f.get("table") + " (" + f.subkind().toLowerCase(java.util.Locale.ROOT) + " as of)");
+        case TIME_TRAVEL ->
+            add(
+                read,
+                f.get("table") + " (" + f.subkind().toLowerCase(java.util.Locale.ROOT) + " as of)");
         case USER_CODE -> add(userCode, f.subkind());
         case ARTIFACT -> {
-          if ((f.subkind().equals("batch") || f.subkind().equals("complete")) && artifacts.size() < MAX_ITEMS) {
+          if ((f.subkind().equals("batch") || f.subkind().equals("complete"))
+              && artifacts.size() < MAX_ITEMS) {
             Map<String, String> a = new LinkedHashMap<>();
             a.put("name", f.get("name"));
             a.put("size", f.get("size"));

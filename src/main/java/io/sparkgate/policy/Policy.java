@@ -67,11 +67,21 @@ public final class Policy {
           shadow.add("unknown:" + rule.name());
           continue;
         }
-        return Decision.refusal(rule.name(), "Sparkgate has not read the Spark server's profile yet (rule '"
-            + rule.name() + "' depends on it); retry in a moment.", Status.Code.UNAVAILABLE, shadow, audits);
+        return Decision.refusal(
+            rule.name(),
+            "Sparkgate has not read the Spark server's profile yet (rule '"
+                + rule.name()
+                + "' depends on it); retry in a moment.",
+            Status.Code.UNAVAILABLE,
+            shadow,
+            audits);
       } catch (RuntimeException e) {
-        return Decision.refusal(rule.name(), "Sparkgate could not evaluate policy rule '" + rule.name() + "'.",
-            Status.Code.PERMISSION_DENIED, shadow, audits);
+        return Decision.refusal(
+            rule.name(),
+            "Sparkgate could not evaluate policy rule '" + rule.name() + "'.",
+            Status.Code.PERMISSION_DENIED,
+            shadow,
+            audits);
       }
       if (witness == null) continue;
       if (rule.shadow()) {
@@ -83,13 +93,34 @@ public final class Policy {
         continue;
       }
       String message = rule.message().render(rule.name(), witness);
-      return new Decision(rule.effect(), rule.name(), message, rule.code(), rule.errorClass(), rule.sqlState(),
-          rule.rewriter(), shadow, audits);
+      return new Decision(
+          rule.effect(),
+          rule.name(),
+          message,
+          rule.code(),
+          rule.errorClass(),
+          rule.sqlState(),
+          rule.rewriter(),
+          shadow,
+          audits);
     }
     if (defaultEffect == Effect.ALLOW) {
-      return new Decision(Effect.ALLOW, Decision.DEFAULT_RULE, "", Status.Code.OK, null, null, null, shadow, audits);
+      return new Decision(
+          Effect.ALLOW,
+          Decision.DEFAULT_RULE,
+          "",
+          Status.Code.OK,
+          null,
+          null,
+          null,
+          shadow,
+          audits);
     }
-    return Decision.refusal(Decision.DEFAULT_RULE, "No rule of the policy allows this request (the default is deny).",
-        Status.Code.PERMISSION_DENIED, shadow, audits);
+    return Decision.refusal(
+        Decision.DEFAULT_RULE,
+        "No rule of the policy allows this request (the default is deny).",
+        Status.Code.PERMISSION_DENIED,
+        shadow,
+        audits);
   }
 }

@@ -31,6 +31,7 @@ public final class PolicyCompiler {
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]*");
   private static final Pattern ERROR_CLASS = Pattern.compile("[A-Z][A-Z0-9_]*");
   private static final Pattern SQL_STATE = Pattern.compile("[0-9A-Z]{5}");
+
   /** Includes may nest (a site policy on a shared base on a common base); this bounds a runaway chain. */
   static final int MAX_INCLUDE_DEPTH = 8;
 
@@ -60,7 +61,8 @@ public final class PolicyCompiler {
     Effect def = configDefault;
     if (top.containsKey("default")) {
       def = effect(top.get("default"));
-      if (def != Effect.ALLOW && def != Effect.DENY) throw top.get("default").error("must be allow or deny");
+      if (def != Effect.ALLOW && def != Effect.DENY)
+        throw top.get("default").error("must be allow or deny");
     }
     Sources sources = new Sources(Path.of(file));
     List<Rule> rules = rules(root, top, sources);
@@ -79,7 +81,8 @@ public final class PolicyCompiler {
    * are unique across all of them.
    */
   private List<Rule> rules(YamlNode root, Map<String, YamlNode> top, Sources sources) {
-    if (!top.containsKey("rules")) throw root.error("a policy file needs 'rules' (a list; it may be empty)");
+    if (!top.containsKey("rules"))
+      throw root.error("a policy file needs 'rules' (a list; it may be empty)");
     List<Rule> rules = new ArrayList<>();
     int i = 0;
     for (YamlNode item : top.get("rules").items()) {
@@ -92,8 +95,10 @@ public final class PolicyCompiler {
       Rule r = rule(item, i++);
       String earlier = sources.names.putIfAbsent(r.name(), item.file());
       if (earlier != null) {
-        throw item.in("rule '" + r.name() + "'").error("another rule already has this name"
-            + (earlier.equals(item.file()) ? "" : " (in " + earlier + ")"));
+        throw item.in("rule '" + r.name() + "'")
+            .error(
+                "another rule already has this name"
+                    + (earlier.equals(item.file()) ? "" : " (in " + earlier + ")"));
       }
       rules.add(r);
     }
@@ -113,17 +118,21 @@ public final class PolicyCompiler {
       throw include.error("cannot include '" + name + "': no readable file at " + target);
     }
     if (sources.including.contains(real)) {
-      throw include.error("include cycle: '" + name + "' is already being included (" + sources.including + ")");
+      throw include.error(
+          "include cycle: '" + name + "' is already being included (" + sources.including + ")");
     }
     if (!sources.included.add(real)) {
-      throw include.error("'" + name + "' is already included elsewhere in this policy; include each file once");
+      throw include.error(
+          "'" + name + "' is already included elsewhere in this policy; include each file once");
     }
     if (sources.including.size() > MAX_INCLUDE_DEPTH) {
       throw include.error("includes nest deeper than " + MAX_INCLUDE_DEPTH + " files");
     }
-    String shown = including.getParent() == null ? name : including.getParent().resolve(name).toString();
+    String shown =
+        including.getParent() == null ? name : including.getParent().resolve(name).toString();
     YamlNode root = parse(shown, read(target, include));
-    // An included file may set its own default (so that it also works on its own); the including file's wins.
+    // An included file may set its own default (so that it also works on its own); the including
+    // file's wins.
     Map<String, YamlNode> top = root.allowOnly("default", "rules").entries();
     sources.files.add(shown);
     sources.including.addLast(real);
@@ -148,10 +157,13 @@ public final class PolicyCompiler {
   private static final class Sources {
     /** Every file the policy was read from, the top one first. */
     final List<String> files = new ArrayList<>();
+
     /** The files being included, outermost first: a file may not include itself, even indirectly. */
     final Deque<Path> including = new ArrayDeque<>();
+
     /** Every file included so far: twice would define its rules twice. */
     final Set<Path> included = new HashSet<>();
+
     /** Each rule name, and the file that defined it. */
     final Map<String, String> names = new HashMap<>();
 
@@ -160,7 +172,8 @@ public final class PolicyCompiler {
       try {
         including.add(top.toRealPath());
       } catch (IOException e) {
-        including.add(top.toAbsolutePath().normalize()); // text not read from this path (tests, explain)
+        including.add(
+            top.toAbsolutePath().normalize()); // text not read from this path (tests, explain)
       }
     }
   }
@@ -171,54 +184,94 @@ public final class PolicyCompiler {
     if (!m.containsKey("name")) throw unnamed.error("'name' is required");
     String name = m.get("name").text();
     YamlNode where = node.in("rule '" + name + "'");
-    if (!NAME.matcher(name).matches()) throw where.errorAt("name", "must be lower case letters, digits, '-', '_' or '.'");
-    m = where.allowOnly("name", "description", "effect", "mode", "match", "when", "message", "status",
-        "error_class", "sql_state", "rewriter").entries();
-    if (!m.containsKey("description")) throw where.error("'description' is required: say why the rule exists");
+    if (!NAME.matcher(name).matches())
+      throw where.errorAt("name", "must be lower case letters, digits, '-', '_' or '.'");
+    m =
+        where
+            .allowOnly(
+                "name",
+                "description",
+                "effect",
+                "mode",
+                "match",
+                "when",
+                "message",
+                "status",
+                "error_class",
+                "sql_state",
+                "rewriter")
+            .entries();
+    if (!m.containsKey("description"))
+      throw where.error("'description' is required: say why the rule exists");
     String description = m.get("description").text();
-    if (!m.containsKey("effect")) throw where.error("'effect' is required (deny, allow, audit or rewrite)");
+    if (!m.containsKey("effect"))
+      throw where.error("'effect' is required (deny, allow, audit or rewrite)");
     Effect effect = effect(m.get("effect"));
     boolean shadow = false;
     if (m.containsKey("mode")) {
       String mode = m.get("mode").text();
       if (mode.equals("shadow")) shadow = true;
-      else if (!mode.equals("enforce")) throw m.get("mode").error("must be enforce or shadow, got '" + mode + "'");
+      else if (!mode.equals("enforce"))
+        throw m.get("mode").error("must be enforce or shadow, got '" + mode + "'");
     }
     Match match = m.containsKey("match") ? match(m.get("match")) : Match.ALL;
     Condition when = m.containsKey("when") ? condition(m.get("when")) : null;
     String defaultMessage = effect == Effect.DENY ? "Refused by the Sparkgate policy." : "";
-    MessageTemplate message = MessageTemplate.compile(
-        m.containsKey("message") ? m.get("message").text() : defaultMessage, where);
+    MessageTemplate message =
+        MessageTemplate.compile(
+            m.containsKey("message") ? m.get("message").text() : defaultMessage, where);
     Status.Code code = Status.Code.PERMISSION_DENIED;
     if (m.containsKey("status")) {
       String s = m.get("status").text().toUpperCase(Locale.ROOT);
-      code = switch (s) {
-        case "PERMISSION_DENIED" -> Status.Code.PERMISSION_DENIED;
-        case "FAILED_PRECONDITION" -> Status.Code.FAILED_PRECONDITION;
-        case "INVALID_ARGUMENT" -> Status.Code.INVALID_ARGUMENT;
-        case "UNIMPLEMENTED" -> Status.Code.UNIMPLEMENTED;
-        default -> throw m.get("status").error(
-            "must be permission_denied, failed_precondition, invalid_argument or unimplemented, got '" + s + "'");
-      };
+      code =
+          switch (s) {
+            case "PERMISSION_DENIED" -> Status.Code.PERMISSION_DENIED;
+            case "FAILED_PRECONDITION" -> Status.Code.FAILED_PRECONDITION;
+            case "INVALID_ARGUMENT" -> Status.Code.INVALID_ARGUMENT;
+            case "UNIMPLEMENTED" -> Status.Code.UNIMPLEMENTED;
+            default ->
+                throw m.get("status")
+                    .error(
+                        "must be permission_denied, failed_precondition, invalid_argument or unimplemented, got '"
+                            + s
+                            + "'");
+          };
     }
-    String errorClass = m.containsKey("error_class") ? m.get("error_class").text() : Decision.ERROR_CLASS;
-    if (!ERROR_CLASS.matcher(errorClass).matches()) throw where.errorAt("error_class", "must be UPPER_SNAKE_CASE");
+    String errorClass =
+        m.containsKey("error_class") ? m.get("error_class").text() : Decision.ERROR_CLASS;
+    if (!ERROR_CLASS.matcher(errorClass).matches())
+      throw where.errorAt("error_class", "must be UPPER_SNAKE_CASE");
     String sqlState = m.containsKey("sql_state") ? m.get("sql_state").text() : Decision.SQL_STATE;
-    if (!SQL_STATE.matcher(sqlState).matches()) throw where.errorAt("sql_state", "must be 5 characters [0-9A-Z]");
+    if (!SQL_STATE.matcher(sqlState).matches())
+      throw where.errorAt("sql_state", "must be 5 characters [0-9A-Z]");
     String rewriter = null;
     if (effect == Effect.REWRITE) {
-      if (!m.containsKey("rewriter")) throw where.error("effect rewrite needs 'rewriter' (one of " + rewriters + ")");
+      if (!m.containsKey("rewriter"))
+        throw where.error("effect rewrite needs 'rewriter' (one of " + rewriters + ")");
       rewriter = m.get("rewriter").text();
       if (!rewriters.contains(rewriter)) {
-        throw m.get("rewriter").error("unknown rewriter '" + rewriter + "' (known: " + rewriters + ")");
+        throw m.get("rewriter")
+            .error("unknown rewriter '" + rewriter + "' (known: " + rewriters + ")");
       }
     } else if (m.containsKey("rewriter")) {
       throw m.get("rewriter").error("only goes with effect: rewrite");
     }
-    if ((effect == Effect.ALLOW || effect == Effect.AUDIT) && (m.containsKey("status") || m.containsKey("error_class"))) {
+    if ((effect == Effect.ALLOW || effect == Effect.AUDIT)
+        && (m.containsKey("status") || m.containsKey("error_class"))) {
       throw where.error("status and error_class only apply to deny and rewrite rules");
     }
-    return new Rule(name, description, effect, shadow, match, when, message, code, errorClass, sqlState, rewriter,
+    return new Rule(
+        name,
+        description,
+        effect,
+        shadow,
+        match,
+        when,
+        message,
+        code,
+        errorClass,
+        sqlState,
+        rewriter,
         node.line());
   }
 
@@ -234,10 +287,16 @@ public final class PolicyCompiler {
   }
 
   private Match match(YamlNode node) {
-    Map<String, YamlNode> m = node.allowOnly("rpc", "principal", "groups", "tenant", "except_groups",
-        "except_principals").entries();
-    return new Match(strings(m.get("rpc")), strings(m.get("principal")), strings(m.get("groups")),
-        strings(m.get("tenant")), strings(m.get("except_groups")), strings(m.get("except_principals")));
+    Map<String, YamlNode> m =
+        node.allowOnly("rpc", "principal", "groups", "tenant", "except_groups", "except_principals")
+            .entries();
+    return new Match(
+        strings(m.get("rpc")),
+        strings(m.get("principal")),
+        strings(m.get("groups")),
+        strings(m.get("tenant")),
+        strings(m.get("except_groups")),
+        strings(m.get("except_principals")));
   }
 
   private static StringMatcher strings(YamlNode node) {
@@ -278,15 +337,18 @@ public final class PolicyCompiler {
         try {
           kinds.add(Fact.Kind.valueOf(k));
         } catch (IllegalArgumentException e) {
-          throw m.get("fact").error("unknown fact kind '" + k + "' (kinds: " + List.of(Fact.Kind.values()) + ")");
+          throw m.get("fact")
+              .error("unknown fact kind '" + k + "' (kinds: " + List.of(Fact.Kind.values()) + ")");
         }
       }
       StringMatcher subkind = strings(m.get("subkind"));
       StringMatcher subkindNot = strings(m.get("subkind_not"));
-      return new Conditions.FactCondition(kinds, subkind, subkindNot, attrs(m.get("attr")), attrs(m.get("attr_not")));
+      return new Conditions.FactCondition(
+          kinds, subkind, subkindNot, attrs(m.get("attr")), attrs(m.get("attr_not")));
     }
     if (keys.size() != 1) {
-      throw node.error("a condition is one of fact (with subkind/attr), any, all, not or backend; got " + keys);
+      throw node.error(
+          "a condition is one of fact (with subkind/attr), any, all, not or backend; got " + keys);
     }
     String key = keys.iterator().next();
     YamlNode v = m.get(key);
@@ -295,7 +357,8 @@ public final class PolicyCompiler {
       case "all" -> new Conditions.All(children(v));
       case "not" -> new Conditions.Not(condition(v));
       case "backend" -> backend(v);
-      default -> throw v.error("unknown condition '" + key + "' (use fact, any, all, not or backend)");
+      default ->
+          throw v.error("unknown condition '" + key + "' (use fact, any, all, not or backend)");
     };
   }
 
@@ -317,9 +380,12 @@ public final class PolicyCompiler {
   }
 
   private static Condition backend(YamlNode node) {
-    Map<String, YamlNode> m = node.allowOnly("extensions_all", "extensions_any", "catalog_impl_any", "spark_version")
-        .entries();
-    if (m.isEmpty()) throw node.error("backend needs at least one of extensions_all, extensions_any, catalog_impl_any, spark_version");
+    Map<String, YamlNode> m =
+        node.allowOnly("extensions_all", "extensions_any", "catalog_impl_any", "spark_version")
+            .entries();
+    if (m.isEmpty())
+      throw node.error(
+          "backend needs at least one of extensions_all, extensions_any, catalog_impl_any, spark_version");
     return new Conditions.Backend(
         m.containsKey("extensions_all") ? m.get("extensions_all").strings() : List.of(),
         m.containsKey("extensions_any") ? m.get("extensions_any").strings() : List.of(),

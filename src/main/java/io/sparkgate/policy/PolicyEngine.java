@@ -49,14 +49,23 @@ public final class PolicyEngine {
   }
 
   /** Decides on already enriched facts. */
-  public Decision decide(String rpc, String principal, List<String> groups, String tenant, Facts enriched) {
+  public Decision decide(
+      String rpc, String principal, List<String> groups, String tenant, Facts enriched) {
     try {
-      if (enriched.any(Fact.Kind.CONFIG_READ, f -> AuthConfig.SPARK_TOKEN_KEY.equalsIgnoreCase(f.get("key")))) {
-        return Decision.refusal(BACKEND_TOKEN_RULE, "Reading " + AuthConfig.SPARK_TOKEN_KEY
-            + " is not allowed through Sparkgate: it is the server's own credential.",
-            Status.Code.PERMISSION_DENIED, List.of(), List.of());
+      if (enriched.any(
+          Fact.Kind.CONFIG_READ, f -> AuthConfig.SPARK_TOKEN_KEY.equalsIgnoreCase(f.get("key")))) {
+        return Decision.refusal(
+            BACKEND_TOKEN_RULE,
+            "Reading "
+                + AuthConfig.SPARK_TOKEN_KEY
+                + " is not allowed through Sparkgate: it is the server's own credential.",
+            Status.Code.PERMISSION_DENIED,
+            List.of(),
+            List.of());
       }
-      return policy.get().evaluate(new EvalInput(rpc, principal, groups, tenant, enriched, profiles.current()));
+      return policy
+          .get()
+          .evaluate(new EvalInput(rpc, principal, groups, tenant, enriched, profiles.current()));
     } catch (RuntimeException | StackOverflowError e) {
       log.error("{}: policy evaluation failed; refusing", rpc, e);
       return internalError();
@@ -64,7 +73,11 @@ public final class PolicyEngine {
   }
 
   static Decision internalError() {
-    return Decision.refusal("internal-error", "Sparkgate could not check this request against its policy.",
-        Status.Code.PERMISSION_DENIED, List.of(), List.of());
+    return Decision.refusal(
+        "internal-error",
+        "Sparkgate could not check this request against its policy.",
+        Status.Code.PERMISSION_DENIED,
+        List.of(),
+        List.of());
   }
 }

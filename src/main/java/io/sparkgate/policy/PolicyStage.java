@@ -2,9 +2,9 @@ package io.sparkgate.policy;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.grpc.Channel;
+import io.sparkgate.call.RequestRewriter;
 import io.sparkgate.config.BackendProfileConfig;
 import io.sparkgate.config.ProxyConfig;
-import io.sparkgate.call.RequestRewriter;
 import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.BackendProfiler;
@@ -26,8 +26,12 @@ public final class PolicyStage implements AutoCloseable {
   private final ProfileSource profiles;
   private final SessionTracker sessions;
 
-  private PolicyStage(ScheduledExecutorService scheduler, DecideStage stage, PolicyStore store,
-      ProfileSource profiles, SessionTracker sessions) {
+  private PolicyStage(
+      ScheduledExecutorService scheduler,
+      DecideStage stage,
+      PolicyStore store,
+      ProfileSource profiles,
+      SessionTracker sessions) {
     this.scheduler = scheduler;
     this.stage = stage;
     this.store = store;
@@ -40,28 +44,45 @@ public final class PolicyStage implements AutoCloseable {
    *
    * @param rewriters the rewriters a rule's {@code rewriter:} may name, by name
    */
-  public static PolicyStage start(ProxyConfig config, Channel backend, Map<String, RequestRewriter> rewriters) {
-    PolicyStore store = new PolicyStore(config.policy().file().orElseThrow(),
-        new PolicyCompiler(Effect.valueOf(config.policy().defaultEffect().toUpperCase(java.util.Locale.ROOT)),
-            rewriters.keySet()));
+  public static PolicyStage start(
+      ProxyConfig config, Channel backend, Map<String, RequestRewriter> rewriters) {
+    PolicyStore store =
+        new PolicyStore(
+            config.policy().file().orElseThrow(),
+            new PolicyCompiler(
+                Effect.valueOf(config.policy().defaultEffect().toUpperCase(java.util.Locale.ROOT)),
+                rewriters.keySet()));
     BackendProfileConfig pc = config.backend().profile();
     BackendProfiler profiler = new BackendProfiler(backend, "sparkgate-profiler", 10_000);
-    ProfileSource profiles = new ProfileSource(profiler::read, new ProfileSource.Overrides(pc.sparkVersion().orElse(null),
-        pc.extensions().orElse(null), pc.catalogs().orElse(null), pc.defaultCatalog().orElse(null),
-        pc.defaultFs().orElse(null)));
-    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "sparkgate-policy");
-      t.setDaemon(true);
-      return t;
-    });
+    ProfileSource profiles =
+        new ProfileSource(
+            profiler::read,
+            new ProfileSource.Overrides(
+                pc.sparkVersion().orElse(null),
+                pc.extensions().orElse(null),
+                pc.catalogs().orElse(null),
+                pc.defaultCatalog().orElse(null),
+                pc.defaultFs().orElse(null)));
+    ScheduledExecutorService scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "sparkgate-policy");
+              t.setDaemon(true);
+              return t;
+            });
     profiles.start(scheduler, pc.refreshInterval());
     store.start(scheduler, config.policy().reloadInterval());
-    SessionTracker sessions = new SessionTracker(() -> {
-      BackendProfile p = profiles.current();
-      return p == null ? BackendProfile.UNKNOWN : p;
-    }, Duration.ofHours(2), Ticker.systemTicker());
-    PolicyEngine engine = new PolicyEngine(store::current, profiles,
-        new SecretPatterns(config.auth().secretPatterns()));
+    SessionTracker sessions =
+        new SessionTracker(
+            () -> {
+              BackendProfile p = profiles.current();
+              return p == null ? BackendProfile.UNKNOWN : p;
+            },
+            Duration.ofHours(2),
+            Ticker.systemTicker());
+    PolicyEngine engine =
+        new PolicyEngine(
+            store::current, profiles, new SecretPatterns(config.auth().secretPatterns()));
     DecideStage stage = new DecideStage(engine, rewriters, config.audit().includeLiterals());
     return new PolicyStage(scheduler, stage, store, profiles, sessions);
   }

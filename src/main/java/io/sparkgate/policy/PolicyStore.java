@@ -38,7 +38,11 @@ public final class PolicyStore {
     this.compiler = compiler;
     current.set(compiler.compile(file));
     lastDigest = digest(current.get().files());
-    log.info("policy {} loaded: rules {}, default {}", file, current.get().ruleNames(), current.get().defaultEffect().label());
+    log.info(
+        "policy {} loaded: rules {}, default {}",
+        file,
+        current.get().ruleNames(),
+        current.get().defaultEffect().label());
   }
 
   public Policy current() {
@@ -71,7 +75,8 @@ public final class PolicyStore {
     try {
       Policy p = compiler.compile(file);
       current.set(p);
-      // The digest taken before compiling, so that an edit made meanwhile is seen at the next check; unless an
+      // The digest taken before compiling, so that an edit made meanwhile is seen at the next
+      // check; unless an
       // include was added or removed, when the new set of files has to be digested now.
       lastDigest = p.files().equals(files) ? d : digest(p.files());
       lastError = null;
@@ -92,13 +97,17 @@ public final class PolicyStore {
   }
 
   public void start(ScheduledExecutorService scheduler, Duration interval) {
-    scheduler.scheduleWithFixedDelay(() -> {
-      try {
-        reload();
-      } catch (RuntimeException e) {
-        log.error("policy reload failed", e);
-      }
-    }, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+    scheduler.scheduleWithFixedDelay(
+        () -> {
+          try {
+            reload();
+          } catch (RuntimeException e) {
+            log.error("policy reload failed", e);
+          }
+        },
+        interval.toMillis(),
+        interval.toMillis(),
+        TimeUnit.MILLISECONDS);
   }
 
   /**

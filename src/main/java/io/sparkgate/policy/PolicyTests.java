@@ -62,16 +62,22 @@ public final class PolicyTests {
     String name = testFile.getFileName().toString();
     YamlNode root;
     try {
-      root = PolicyCompiler.parse(testFile.toString(),
-          new StringReader(Files.readString(testFile, StandardCharsets.UTF_8)));
+      root =
+          PolicyCompiler.parse(
+              testFile.toString(),
+              new StringReader(Files.readString(testFile, StandardCharsets.UTF_8)));
     } catch (IOException e) {
       throw new PolicyException(testFile + ": cannot read: " + e.getMessage(), e);
     }
     Map<String, YamlNode> top = root.allowOnly("policy", "backend", "cases").entries();
-    Path policyFile = testFile.resolveSibling(top.containsKey("policy") ? top.get("policy").text()
-        : name.substring(0, name.length() - "_test.yaml".length()) + ".yaml");
+    Path policyFile =
+        testFile.resolveSibling(
+            top.containsKey("policy")
+                ? top.get("policy").text()
+                : name.substring(0, name.length() - "_test.yaml".length()) + ".yaml");
     Policy policy = compiler.compile(policyFile);
-    BackendProfile fileProfile = top.containsKey("backend") ? profile(top.get("backend")) : BackendProfile.UNKNOWN;
+    BackendProfile fileProfile =
+        top.containsKey("backend") ? profile(top.get("backend")) : BackendProfile.UNKNOWN;
     if (!top.containsKey("cases")) throw root.error("'cases' is required");
     int passed = 0;
     int failed = 0;
@@ -85,9 +91,28 @@ public final class PolicyTests {
         Map<String, YamlNode> m = c.in(caseName).entries();
         caseName = m.containsKey("name") ? m.get("name").text() : caseName;
         YamlNode where = c.in("case '" + caseName + "'");
-        m = where.allowOnly("name", "rpc", "principal", "groups", "tenant", "sql", "config_set", "config_get",
-            "artifact", "plan", "facts", "catalog", "database", "session_functions", "cached_tables", "backend",
-            "expect", "rule").entries();
+        m =
+            where
+                .allowOnly(
+                    "name",
+                    "rpc",
+                    "principal",
+                    "groups",
+                    "tenant",
+                    "sql",
+                    "config_set",
+                    "config_get",
+                    "artifact",
+                    "plan",
+                    "facts",
+                    "catalog",
+                    "database",
+                    "session_functions",
+                    "cached_tables",
+                    "backend",
+                    "expect",
+                    "rule")
+                .entries();
         failure = runCase(m, where, policy, fileProfile);
       } catch (PolicyException e) {
         failure = "invalid case: " + e.getMessage();
@@ -105,8 +130,10 @@ public final class PolicyTests {
   }
 
   /** Null when the case passes, else what went wrong. */
-  private String runCase(Map<String, YamlNode> m, YamlNode where, Policy policy, BackendProfile fileProfile) {
-    if (!m.containsKey("expect")) throw where.error("'expect' is required (allow, deny or rewrite)");
+  private String runCase(
+      Map<String, YamlNode> m, YamlNode where, Policy policy, BackendProfile fileProfile) {
+    if (!m.containsKey("expect"))
+      throw where.error("'expect' is required (allow, deny or rewrite)");
     String expect = m.get("expect").text();
     String principal = m.containsKey("principal") ? m.get("principal").text() : "tester";
     List<String> groups = m.containsKey("groups") ? m.get("groups").strings() : List.of();
@@ -116,14 +143,22 @@ public final class PolicyTests {
       YamlNode b = m.get("backend");
       profile = b.isScalar() && b.scalar().equals("unknown") ? null : profile(b);
     }
-    SessionView.Fixed session = (SessionView.Fixed) (profile == null ? BackendProfile.UNKNOWN : profile).freshSession();
-    if (m.containsKey("catalog") || m.containsKey("database") || m.containsKey("session_functions")
+    SessionView.Fixed session =
+        (SessionView.Fixed) (profile == null ? BackendProfile.UNKNOWN : profile).freshSession();
+    if (m.containsKey("catalog")
+        || m.containsKey("database")
+        || m.containsKey("session_functions")
         || m.containsKey("cached_tables")) {
-      // The session as if it had run USE / SET CATALOG, created these temporary SQL functions and cached these
+      // The session as if it had run USE / SET CATALOG, created these temporary SQL functions and
+      // cached these
       // tables (qualified names) before.
-      session = session.withState(m.containsKey("catalog") ? m.get("catalog").text() : session.currentCatalog(),
-          m.containsKey("database") ? m.get("database").text() : "default", null,
-          lowerCase(m, "session_functions"), lowerCase(m, "cached_tables"));
+      session =
+          session.withState(
+              m.containsKey("catalog") ? m.get("catalog").text() : session.currentCatalog(),
+              m.containsKey("database") ? m.get("database").text() : "default",
+              null,
+              lowerCase(m, "session_functions"),
+              lowerCase(m, "cached_tables"));
     }
     String rpc;
     byte[] request;
@@ -157,21 +192,36 @@ public final class PolicyTests {
     if (m.containsKey("rpc")) rpc = m.get("rpc").text();
     Facts facts;
     if (m.containsKey("facts")) {
-      if (inputs > 0) throw where.error("give either facts or a request (sql, config_set, config_get, artifact, plan)");
+      if (inputs > 0)
+        throw where.error(
+            "give either facts or a request (sql, config_set, config_get, artifact, plan)");
       facts = inspector.inspect(rpc, request, session).plus(facts(m.get("facts")));
     } else {
       if (inputs > 1) throw where.error("give one of sql, config_set, config_get, artifact, plan");
       facts = inspector.inspect(rpc, request, session, inspector.newArtifactTracker());
     }
-    ProfileSource source = profile == null ? new ProfileSource(() -> {
-      throw new IllegalStateException("unknown");
-    }, ProfileSource.Overrides.NONE) : ProfileSource.fixed(profile);
+    ProfileSource source =
+        profile == null
+            ? new ProfileSource(
+                () -> {
+                  throw new IllegalStateException("unknown");
+                },
+                ProfileSource.Overrides.NONE)
+            : ProfileSource.fixed(profile);
     PolicyEngine engine = new PolicyEngine(() -> policy, source);
     Decision d = engine.decide(rpc, principal, groups, tenant, engine.enrich(facts));
     String got = d.effect().label();
     if (!got.equals(expect)) {
-      return "expected " + expect + ", got " + got + " by rule '" + d.rule() + "'"
-          + (d.refused() ? " (" + d.message() + ")" : "") + "; facts:\n    " + facts.toString().strip().replace("\n", "\n    ");
+      return "expected "
+          + expect
+          + ", got "
+          + got
+          + " by rule '"
+          + d.rule()
+          + "'"
+          + (d.refused() ? " (" + d.message() + ")" : "")
+          + "; facts:\n    "
+          + facts.toString().strip().replace("\n", "\n    ");
     }
     if (m.containsKey("rule") && !m.get("rule").text().equals(d.rule())) {
       return "expected rule '" + m.get("rule").scalar() + "', got '" + d.rule() + "'";
@@ -181,7 +231,8 @@ public final class PolicyTests {
 
   private static Set<String> lowerCase(Map<String, YamlNode> m, String key) {
     if (!m.containsKey(key)) return Set.of();
-    return Set.copyOf(m.get(key).strings().stream().map(v -> v.toLowerCase(java.util.Locale.ROOT)).toList());
+    return Set.copyOf(
+        m.get(key).strings().stream().map(v -> v.toLowerCase(java.util.Locale.ROOT)).toList());
   }
 
   private static Facts facts(YamlNode node) {
@@ -195,19 +246,24 @@ public final class PolicyTests {
         throw f.errorAt("kind", "must be one of " + List.of(Fact.Kind.values()));
       }
       Map<String, String> attrs = new LinkedHashMap<>();
-      if (m.containsKey("attrs")) m.get("attrs").entries().forEach((k, v) -> attrs.put(k, v.scalar()));
+      if (m.containsKey("attrs"))
+        m.get("attrs").entries().forEach((k, v) -> attrs.put(k, v.scalar()));
       out.add(new Fact(kind, m.containsKey("subkind") ? m.get("subkind").scalar() : "", attrs));
     }
     return Facts.of(out);
   }
 
   static BackendProfile profile(YamlNode node) {
-    Map<String, YamlNode> m = node.allowOnly("spark_version", "extensions", "catalogs", "default_catalog", "default_fs")
-        .entries();
+    Map<String, YamlNode> m =
+        node.allowOnly("spark_version", "extensions", "catalogs", "default_catalog", "default_fs")
+            .entries();
     Map<String, String> catalogs = new LinkedHashMap<>();
-    if (m.containsKey("catalogs")) m.get("catalogs").entries().forEach((k, v) -> catalogs.put(k, v.text()));
-    return new BackendProfile(m.containsKey("spark_version") ? m.get("spark_version").scalar() : "",
-        m.containsKey("extensions") ? m.get("extensions").strings() : List.of(), catalogs,
+    if (m.containsKey("catalogs"))
+      m.get("catalogs").entries().forEach((k, v) -> catalogs.put(k, v.text()));
+    return new BackendProfile(
+        m.containsKey("spark_version") ? m.get("spark_version").scalar() : "",
+        m.containsKey("extensions") ? m.get("extensions").strings() : List.of(),
+        catalogs,
         m.containsKey("default_catalog") ? m.get("default_catalog").text() : null,
         m.containsKey("default_fs") ? m.get("default_fs").text() : null);
   }

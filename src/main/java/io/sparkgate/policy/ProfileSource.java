@@ -26,7 +26,11 @@ public final class ProfileSource {
   private final AtomicReference<BackendProfile> current = new AtomicReference<>();
 
   /** Configured values that win over what the backend reports (null: not configured). */
-  public record Overrides(String sparkVersion, List<String> extensions, Map<String, String> catalogs, String defaultCatalog,
+  public record Overrides(
+      String sparkVersion,
+      List<String> extensions,
+      Map<String, String> catalogs,
+      String defaultCatalog,
       String defaultFs) {
     public static final Overrides NONE = new Overrides(null, null, null, null, null);
 
@@ -59,13 +63,22 @@ public final class ProfileSource {
       BackendProfile p = apply(reader.get());
       BackendProfile old = current.getAndSet(p);
       if (!p.equals(old)) {
-        log.info("backend profile: Spark {}, extensions {}, catalogs {}, default catalog {}, default file system {}",
-            p.sparkVersion(), p.extensions(), p.catalogs(), p.defaultCatalog(), p.defaultFs());
+        log.info(
+            "backend profile: Spark {}, extensions {}, catalogs {}, default catalog {}, default file system {}",
+            p.sparkVersion(),
+            p.extensions(),
+            p.catalogs(),
+            p.defaultCatalog(),
+            p.defaultFs());
       }
       return true;
     } catch (RuntimeException e) {
-      log.warn("cannot read the backend profile ({}); {}", e.toString(),
-          current.get() == null ? "rules that depend on it refuse until it is known" : "keeping the last one");
+      log.warn(
+          "cannot read the backend profile ({}); {}",
+          e.toString(),
+          current.get() == null
+              ? "rules that depend on it refuse until it is known"
+              : "keeping the last one");
       return false;
     }
   }
@@ -78,11 +91,16 @@ public final class ProfileSource {
   private void loop(ScheduledExecutorService scheduler, Duration interval) {
     boolean ok = refresh();
     Duration next = ok || current.get() != null ? interval : RETRY;
-    if (!scheduler.isShutdown()) scheduler.schedule(() -> loop(scheduler, interval), next.toMillis(), TimeUnit.MILLISECONDS);
+    if (!scheduler.isShutdown())
+      scheduler.schedule(() -> loop(scheduler, interval), next.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   private BackendProfile apply(BackendProfile read) {
-    return read.with(overrides.sparkVersion(), overrides.extensions(), overrides.catalogs(), overrides.defaultCatalog(),
+    return read.with(
+        overrides.sparkVersion(),
+        overrides.extensions(),
+        overrides.catalogs(),
+        overrides.defaultCatalog(),
         overrides.defaultFs());
   }
 }

@@ -25,15 +25,22 @@ import java.util.Map;
  */
 final class Refusals {
   static final String EXCEPTION = "org.apache.spark.sql.AnalysisException";
-  private static final List<String> CLASSES = List.of(EXCEPTION, "java.lang.Exception", "java.lang.Throwable");
+  private static final List<String> CLASSES =
+      List.of(EXCEPTION, "java.lang.Exception", "java.lang.Throwable");
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private Refusals() {}
 
   /** The text the client shows, e.g. {@code [SPARKGATE_POLICY_DENIED] ... rule 'x' ... SQLSTATE: 42501}. */
   static String text(Decision d) {
-    return "[" + d.errorClass() + "] Sparkgate policy rule '" + d.rule() + "' refused this request: "
-        + d.message() + " SQLSTATE: " + d.sqlState();
+    return "["
+        + d.errorClass()
+        + "] Sparkgate policy rule '"
+        + d.rule()
+        + "' refused this request: "
+        + d.message()
+        + " SQLSTATE: "
+        + d.sqlState();
   }
 
   static StatusException toException(Decision d) {
@@ -42,21 +49,23 @@ final class Refusals {
     params.put("reason", d.message());
     ErrorInfo info;
     try {
-      info = ErrorInfo.newBuilder()
-          .setReason(EXCEPTION)
-          .setDomain("org.apache.spark")
-          .putMetadata("classes", JSON.writeValueAsString(CLASSES))
-          .putMetadata("sqlState", d.sqlState())
-          .putMetadata("messageParameters", JSON.writeValueAsString(params))
-          .build();
+      info =
+          ErrorInfo.newBuilder()
+              .setReason(EXCEPTION)
+              .setDomain("org.apache.spark")
+              .putMetadata("classes", JSON.writeValueAsString(CLASSES))
+              .putMetadata("sqlState", d.sqlState())
+              .putMetadata("messageParameters", JSON.writeValueAsString(params))
+              .build();
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
-    com.google.rpc.Status status = com.google.rpc.Status.newBuilder()
-        .setCode(d.code().value())
-        .setMessage(text(d))
-        .addDetails(Any.pack(info))
-        .build();
+    com.google.rpc.Status status =
+        com.google.rpc.Status.newBuilder()
+            .setCode(d.code().value())
+            .setMessage(text(d))
+            .addDetails(Any.pack(info))
+            .build();
     return StatusProto.toStatusException(status);
   }
 }

@@ -65,8 +65,10 @@ final class RuleIndex {
   private static final class KindRules {
     private final Fact.Kind kind;
     private final BitSet anyFact = new BitSet();
+
     /** The null attribute is the subkind. */
     private final List<String> attrs = new ArrayList<>();
+
     private final List<LiteralIndex> byAttr = new ArrayList<>();
 
     KindRules(Fact.Kind kind) {

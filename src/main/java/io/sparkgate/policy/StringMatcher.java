@@ -33,7 +33,8 @@ interface StringMatcher {
   static StringMatcher glob(String glob) {
     if (glob.indexOf('*') < 0 && glob.indexOf('?') < 0) {
       String lower = glob.toLowerCase(Locale.ROOT);
-      return withLiterals(v -> v != null && v.toLowerCase(Locale.ROOT).equals(lower),
+      return withLiterals(
+          v -> v != null && v.toLowerCase(Locale.ROOT).equals(lower),
           new Literals(Set.of(glob), Set.of()));
     }
     StringBuilder re = new StringBuilder();
@@ -45,15 +46,22 @@ interface StringMatcher {
         default -> re.append(Pattern.quote(String.valueOf(c)));
       }
     }
-    Pattern p = Pattern.compile(re.toString(), Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE | Pattern.DOTALL);
+    Pattern p =
+        Pattern.compile(
+            re.toString(), Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE | Pattern.DOTALL);
     StringMatcher test = v -> v != null && p.matcher(v).matches();
-    // The prefix also stops at a surrogate: LiteralIndex folds case one char at a time, as the regex compares
+    // The prefix also stops at a surrogate: LiteralIndex folds case one char at a time, as the
+    // regex compares
     // characters of the Basic Multilingual Plane (others it compares as whole code points).
     int end = 0;
-    while (end < glob.length() && "*?".indexOf(glob.charAt(end)) < 0 && !Character.isSurrogate(glob.charAt(end))) {
+    while (end < glob.length()
+        && "*?".indexOf(glob.charAt(end)) < 0
+        && !Character.isSurrogate(glob.charAt(end))) {
       end++;
     }
-    return end == 0 ? test : withLiterals(test, new Literals(Set.of(), Set.of(glob.substring(0, end))));
+    return end == 0
+        ? test
+        : withLiterals(test, new Literals(Set.of(), Set.of(glob.substring(0, end))));
   }
 
   static StringMatcher regex(Pattern p) {
@@ -76,12 +84,13 @@ interface StringMatcher {
         others.add(m);
       }
     }
-    StringMatcher any = v -> {
-      if (v == null) return false;
-      if (!exact.isEmpty() && exact.contains(v.toLowerCase(Locale.ROOT))) return true;
-      for (StringMatcher m : others) if (m.matches(v)) return true;
-      return false;
-    };
+    StringMatcher any =
+        v -> {
+          if (v == null) return false;
+          if (!exact.isEmpty() && exact.contains(v.toLowerCase(Locale.ROOT))) return true;
+          for (StringMatcher m : others) if (m.matches(v)) return true;
+          return false;
+        };
     Set<String> values = new HashSet<>();
     Set<String> prefixes = new HashSet<>();
     for (StringMatcher m : copy) {

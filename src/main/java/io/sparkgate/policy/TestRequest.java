@@ -24,10 +24,16 @@ final class TestRequest {
   }
 
   static byte[] sql(String text, String user) {
-    return ExecutePlanRequest.newBuilder().setSessionId(SESSION).setUserContext(user(user))
-        .setOperationId("00000000-0000-4000-8000-0000000000aa").setClientType("sparkgate-policy-test")
-        .setPlan(Plan.newBuilder().setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery(text))))
-        .build().toByteArray();
+    return ExecutePlanRequest.newBuilder()
+        .setSessionId(SESSION)
+        .setUserContext(user(user))
+        .setOperationId("00000000-0000-4000-8000-0000000000aa")
+        .setClientType("sparkgate-policy-test")
+        .setPlan(
+            Plan.newBuilder()
+                .setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery(text))))
+        .build()
+        .toByteArray();
   }
 
   /**
@@ -41,37 +47,64 @@ final class TestRequest {
     } catch (com.google.protobuf.InvalidProtocolBufferException e) {
       throw json.error("not a spark.connect.Plan in protobuf JSON: " + e.getMessage());
     }
-    return ExecutePlanRequest.newBuilder().setSessionId(SESSION).setUserContext(user(user))
-        .setOperationId("00000000-0000-4000-8000-0000000000aa").setClientType("sparkgate-policy-test")
-        .setPlan(plan).build().toByteArray();
+    return ExecutePlanRequest.newBuilder()
+        .setSessionId(SESSION)
+        .setUserContext(user(user))
+        .setOperationId("00000000-0000-4000-8000-0000000000aa")
+        .setClientType("sparkgate-policy-test")
+        .setPlan(plan)
+        .build()
+        .toByteArray();
   }
 
   static byte[] configSet(Map<String, String> pairs, String user) {
     ConfigRequest.Set.Builder set = ConfigRequest.Set.newBuilder();
     pairs.forEach((k, v) -> set.addPairs(KeyValue.newBuilder().setKey(k).setValue(v)));
-    return ConfigRequest.newBuilder().setSessionId(SESSION).setUserContext(user(user))
-        .setOperation(ConfigRequest.Operation.newBuilder().setSet(set)).build().toByteArray();
+    return ConfigRequest.newBuilder()
+        .setSessionId(SESSION)
+        .setUserContext(user(user))
+        .setOperation(ConfigRequest.Operation.newBuilder().setSet(set))
+        .build()
+        .toByteArray();
   }
 
   static byte[] configGet(Iterable<String> keys, String user) {
-    return ConfigRequest.newBuilder().setSessionId(SESSION).setUserContext(user(user))
-        .setOperation(ConfigRequest.Operation.newBuilder().setGet(ConfigRequest.Get.newBuilder().addAllKeys(keys)))
-        .build().toByteArray();
+    return ConfigRequest.newBuilder()
+        .setSessionId(SESSION)
+        .setUserContext(user(user))
+        .setOperation(
+            ConfigRequest.Operation.newBuilder()
+                .setGet(ConfigRequest.Get.newBuilder().addAllKeys(keys)))
+        .build()
+        .toByteArray();
   }
 
   static byte[] artifact(String name, String user) {
     byte[] data = "not really a jar".getBytes(java.nio.charset.StandardCharsets.UTF_8);
     CRC32 crc = new CRC32();
     crc.update(data);
-    return AddArtifactsRequest.newBuilder().setSessionId(SESSION).setUserContext(user(user))
-        .setBatch(AddArtifactsRequest.Batch.newBuilder().addArtifacts(
-            AddArtifactsRequest.SingleChunkArtifact.newBuilder().setName(name).setData(
-                AddArtifactsRequest.ArtifactChunk.newBuilder().setData(ByteString.copyFrom(data)).setCrc(crc.getValue()))))
-        .build().toByteArray();
+    return AddArtifactsRequest.newBuilder()
+        .setSessionId(SESSION)
+        .setUserContext(user(user))
+        .setBatch(
+            AddArtifactsRequest.Batch.newBuilder()
+                .addArtifacts(
+                    AddArtifactsRequest.SingleChunkArtifact.newBuilder()
+                        .setName(name)
+                        .setData(
+                            AddArtifactsRequest.ArtifactChunk.newBuilder()
+                                .setData(ByteString.copyFrom(data))
+                                .setCrc(crc.getValue()))))
+        .build()
+        .toByteArray();
   }
 
   /** A request with only a session and user: ReleaseSession, Interrupt, ... (fields 1 and 2 in every RPC). */
   static byte[] bare(String user) {
-    return ExecutePlanRequest.newBuilder().setSessionId(SESSION).setUserContext(user(user)).build().toByteArray();
+    return ExecutePlanRequest.newBuilder()
+        .setSessionId(SESSION)
+        .setUserContext(user(user))
+        .build()
+        .toByteArray();
   }
 }

@@ -49,7 +49,10 @@ public final class DevCertificates {
 
   private DevCertificates() {}
 
-  public enum KeyType { RSA, EC }
+  public enum KeyType {
+    RSA,
+    EC
+  }
 
   /**
    * What to generate.
@@ -61,8 +64,8 @@ public final class DevCertificates {
    * @param password password of truststore.p12 and client.p12
    * @param validity lifetime of every certificate
    */
-  public record Options(KeyType keyType, String clientName, String clientSan, String password,
-      Duration validity) {
+  public record Options(
+      KeyType keyType, String clientName, String clientSan, String password, Duration validity) {
     public Options {
       Objects.requireNonNull(keyType, "keyType");
       Objects.requireNonNull(clientName, "clientName");
@@ -96,18 +99,28 @@ public final class DevCertificates {
   }
 
   /** Paths of everything {@link #generate} wrote. */
-  public record Generated(Path dir, Path caCert, Path caKey, Path serverCert, Path serverKey,
-      Path clientCert, Path clientKey, Path trustStore, Path clientKeyStore) {}
+  public record Generated(
+      Path dir,
+      Path caCert,
+      Path caKey,
+      Path serverCert,
+      Path serverKey,
+      Path clientCert,
+      Path clientKey,
+      Path trustStore,
+      Path clientKeyStore) {}
 
   /** A certificate and its key, with the chain a peer needs (leaf first, issuer(s) after). */
-  public record Issued(X509Certificate certificate, PrivateKey privateKey, List<X509Certificate> chain) {
+  public record Issued(
+      X509Certificate certificate, PrivateKey privateKey, List<X509Certificate> chain) {
     /** Writes the chain (PEM) and the PKCS#8 PEM key (0600), each atomically replacing any old file. */
     public void writePem(Path certFile, Path keyFile) throws IOException {
       StringBuilder pem = new StringBuilder();
       for (X509Certificate c : chain) {
         pem.append(certPem(c));
       }
-      // Key first: a reloader polling between the two writes then sees "key does not match", keeps the
+      // Key first: a reloader polling between the two writes then sees "key does not match", keeps
+      // the
       // old pair and retries; it never serves a mismatched pair either way.
       writeAtomically(keyFile, keyPem(privateKey), true);
       writeAtomically(certFile, pem.toString(), false);
@@ -117,14 +130,23 @@ public final class DevCertificates {
   /** Generates the full dev set into {@code dir} (created if needed), overwriting older files. */
   public static Generated generate(Path dir, Options options) throws IOException {
     Files.createDirectories(dir);
-    Generated f = new Generated(dir, dir.resolve("ca.pem"), dir.resolve("ca.key"), dir.resolve("server.pem"),
-        dir.resolve("server.key"), dir.resolve("client.pem"), dir.resolve("client.key"),
-        dir.resolve("truststore.p12"), dir.resolve("client.p12"));
+    Generated f =
+        new Generated(
+            dir,
+            dir.resolve("ca.pem"),
+            dir.resolve("ca.key"),
+            dir.resolve("server.pem"),
+            dir.resolve("server.key"),
+            dir.resolve("client.pem"),
+            dir.resolve("client.key"),
+            dir.resolve("truststore.p12"),
+            dir.resolve("client.p12"));
     Authority ca = Authority.create("Sparkgate Dev CA", options.keyType(), options.validity());
     ca.writePem(f.caCert(), f.caKey());
     ca.issueServer(options.keyType(), options.validity()).writePem(f.serverCert(), f.serverKey());
-    Issued client = ca.issueClient(options.clientName(), options.clientSan(), options.keyType(),
-        options.validity());
+    Issued client =
+        ca.issueClient(
+            options.clientName(), options.clientSan(), options.keyType(), options.validity());
     client.writePem(f.clientCert(), f.clientKey());
     char[] password = options.password().toCharArray();
     try {
@@ -135,8 +157,8 @@ public final class DevCertificates {
 
       KeyStore clientStore = KeyStore.getInstance("PKCS12");
       clientStore.load(null, null);
-      clientStore.setKeyEntry("client", client.privateKey(), password,
-          client.chain().toArray(new X509Certificate[0]));
+      clientStore.setKeyEntry(
+          "client", client.privateKey(), password, client.chain().toArray(new X509Certificate[0]));
       writeAtomically(f.clientKeyStore(), store(clientStore, password), true);
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("cannot write PKCS#12 stores: " + e.getMessage(), e);
@@ -158,11 +180,20 @@ public final class DevCertificates {
     public static Authority create(String commonName, KeyType keyType, Duration validity) {
       KeyPair kp = newKeyPair(keyType);
       X500Name name = new X500Name("CN=" + commonName + ",O=Sparkgate Dev");
-      X509Certificate cert = sign(name, kp, name, kp.getPrivate(), validity, b -> {
-        b.addExtension(Extension.basicConstraints, true, new BasicConstraints(0));
-        b.addExtension(Extension.keyUsage, true,
-            new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
-      });
+      X509Certificate cert =
+          sign(
+              name,
+              kp,
+              name,
+              kp.getPrivate(),
+              validity,
+              b -> {
+                b.addExtension(Extension.basicConstraints, true, new BasicConstraints(0));
+                b.addExtension(
+                    Extension.keyUsage,
+                    true,
+                    new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
+              });
       return new Authority(cert, kp.getPrivate());
     }
 
@@ -188,42 +219,71 @@ public final class DevCertificates {
 
     /** A server certificate for DNS:localhost and IP:127.0.0.1; every call gets a new serial. */
     public Issued issueServer(KeyType keyType, Duration validity) {
-      GeneralNames sans = new GeneralNames(new GeneralName[] {
-          new GeneralName(GeneralName.dNSName, "localhost"),
-          new GeneralName(GeneralName.iPAddress, "127.0.0.1")});
-      return issue(new X500Name("CN=localhost,O=Sparkgate Dev"), keyType, validity,
-          KeyPurposeId.id_kp_serverAuth, sans);
+      GeneralNames sans =
+          new GeneralNames(
+              new GeneralName[] {
+                new GeneralName(GeneralName.dNSName, "localhost"),
+                new GeneralName(GeneralName.iPAddress, "127.0.0.1")
+              });
+      return issue(
+          new X500Name("CN=localhost,O=Sparkgate Dev"),
+          keyType,
+          validity,
+          KeyPurposeId.id_kp_serverAuth,
+          sans);
     }
 
     /** A client certificate with CN={@code principal} and an optional e-mail/URI SAN. */
-    public Issued issueClient(String principal, String sanOrNull, KeyType keyType, Duration validity) {
+    public Issued issueClient(
+        String principal, String sanOrNull, KeyType keyType, Duration validity) {
       GeneralNames sans = null;
       if (sanOrNull != null && !sanOrNull.isBlank()) {
         boolean email = sanOrNull.contains("@") && !sanOrNull.contains(":");
-        sans = new GeneralNames(new GeneralName(
-            email ? GeneralName.rfc822Name : GeneralName.uniformResourceIdentifier, sanOrNull));
+        sans =
+            new GeneralNames(
+                new GeneralName(
+                    email ? GeneralName.rfc822Name : GeneralName.uniformResourceIdentifier,
+                    sanOrNull));
       }
-      return issue(new X500Name("CN=" + principal + ",O=Sparkgate Dev"), keyType, validity,
-          KeyPurposeId.id_kp_clientAuth, sans);
+      return issue(
+          new X500Name("CN=" + principal + ",O=Sparkgate Dev"),
+          keyType,
+          validity,
+          KeyPurposeId.id_kp_clientAuth,
+          sans);
     }
 
-    private Issued issue(X500Name subject, KeyType keyType, Duration validity, KeyPurposeId purpose,
+    private Issued issue(
+        X500Name subject,
+        KeyType keyType,
+        Duration validity,
+        KeyPurposeId purpose,
         GeneralNames sansOrNull) {
       KeyPair kp = newKeyPair(keyType);
       X500Name issuer = X500Name.getInstance(certificate.getSubjectX500Principal().getEncoded());
       // keyEncipherment only makes sense for RSA (TLS 1.2 RSA key exchange); EC keys only sign.
-      int usage = KeyUsage.digitalSignature
-          | (kp.getPublic().getAlgorithm().equals("RSA") ? KeyUsage.keyEncipherment : 0);
-      X509Certificate cert = sign(subject, kp, issuer, privateKey, validity, b -> {
-        b.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
-        b.addExtension(Extension.keyUsage, true, new KeyUsage(usage));
-        b.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(purpose));
-        b.addExtension(Extension.authorityKeyIdentifier, false,
-            new JcaX509ExtensionUtils().createAuthorityKeyIdentifier(certificate));
-        if (sansOrNull != null) {
-          b.addExtension(Extension.subjectAlternativeName, false, sansOrNull);
-        }
-      });
+      int usage =
+          KeyUsage.digitalSignature
+              | (kp.getPublic().getAlgorithm().equals("RSA") ? KeyUsage.keyEncipherment : 0);
+      X509Certificate cert =
+          sign(
+              subject,
+              kp,
+              issuer,
+              privateKey,
+              validity,
+              b -> {
+                b.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
+                b.addExtension(Extension.keyUsage, true, new KeyUsage(usage));
+                b.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(purpose));
+                b.addExtension(
+                    Extension.authorityKeyIdentifier,
+                    false,
+                    new JcaX509ExtensionUtils().createAuthorityKeyIdentifier(certificate));
+                if (sansOrNull != null) {
+                  b.addExtension(Extension.subjectAlternativeName, false, sansOrNull);
+                }
+              });
       List<X509Certificate> chain = new ArrayList<>();
       chain.add(cert);
       chain.add(certificate);
@@ -235,23 +295,36 @@ public final class DevCertificates {
     void add(X509v3CertificateBuilder b) throws IOException, GeneralSecurityException;
   }
 
-  private static X509Certificate sign(X500Name subject, KeyPair subjectKeys, X500Name issuer,
-      PrivateKey issuerKey, Duration validity, Extensions extensions) {
+  private static X509Certificate sign(
+      X500Name subject,
+      KeyPair subjectKeys,
+      X500Name issuer,
+      PrivateKey issuerKey,
+      Duration validity,
+      Extensions extensions) {
     Instant now = Instant.now();
     // Random 127-bit positive serial: unique per certificate, which the reload tests rely on.
     BigInteger serial = new BigInteger(127, RANDOM).setBit(126);
     try {
-      X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(issuer, serial,
-          Date.from(now.minus(Duration.ofMinutes(5))), // tolerate small clock skew
-          Date.from(now.plus(validity)), subject, subjectKeys.getPublic());
-      b.addExtension(Extension.subjectKeyIdentifier, false,
+      X509v3CertificateBuilder b =
+          new JcaX509v3CertificateBuilder(
+              issuer,
+              serial,
+              Date.from(now.minus(Duration.ofMinutes(5))), // tolerate small clock skew
+              Date.from(now.plus(validity)),
+              subject,
+              subjectKeys.getPublic());
+      b.addExtension(
+          Extension.subjectKeyIdentifier,
+          false,
           new JcaX509ExtensionUtils().createSubjectKeyIdentifier(subjectKeys.getPublic()));
       extensions.add(b);
       String alg = issuerKey.getAlgorithm().equals("RSA") ? "SHA256withRSA" : "SHA256withECDSA";
       return new JcaX509CertificateConverter()
           .getCertificate(b.build(new JcaContentSignerBuilder(alg).build(issuerKey)));
     } catch (IOException | GeneralSecurityException | OperatorCreationException e) {
-      throw new IllegalStateException("cannot create certificate " + subject + ": " + e.getMessage(), e);
+      throw new IllegalStateException(
+          "cannot create certificate " + subject + ": " + e.getMessage(), e);
     }
   }
 
@@ -283,7 +356,8 @@ public final class DevCertificates {
     return Pem.encode("PRIVATE KEY", k.getEncoded());
   }
 
-  private static byte[] store(KeyStore ks, char[] password) throws IOException, GeneralSecurityException {
+  private static byte[] store(KeyStore ks, char[] password)
+      throws IOException, GeneralSecurityException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ks.store(out, password);
     return out.toByteArray();
@@ -297,20 +371,25 @@ public final class DevCertificates {
    * Write to a sibling temp file and rename over the target, so a reloading server never reads a
    * half-written file. Secret files are created 0600 before any byte is written (POSIX only).
    */
-  private static void writeAtomically(Path target, byte[] content, boolean secret) throws IOException {
+  private static void writeAtomically(Path target, byte[] content, boolean secret)
+      throws IOException {
     Path dir = target.toAbsolutePath().getParent();
     Files.createDirectories(dir);
     boolean posix = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
-    Path tmp = posix
-        ? Files.createTempFile(dir, "." + target.getFileName(), ".tmp",
-            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
-                secret ? "rw-------" : "rw-r--r--")))
-        : Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
+    Path tmp =
+        posix
+            ? Files.createTempFile(
+                dir,
+                "." + target.getFileName(),
+                ".tmp",
+                PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString(secret ? "rw-------" : "rw-r--r--")))
+            : Files.createTempFile(dir, "." + target.getFileName(), ".tmp");
     try {
       Files.write(tmp, content);
       try {
-        Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING,
-            StandardCopyOption.ATOMIC_MOVE);
+        Files.move(
+            tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
       } catch (AtomicMoveNotSupportedException e) {
         Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
       }

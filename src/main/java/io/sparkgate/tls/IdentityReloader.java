@@ -31,7 +31,8 @@ final class IdentityReloader {
   private final TlsFile keyFile;
   private final AdvancedTlsX509KeyManager keyManager = new AdvancedTlsX509KeyManager();
   private byte[] loaded; // fingerprint of the material in use
-  private byte[] rejected; // fingerprint we already warned about, so a bad file warns once, not per poll
+  private byte[]
+      rejected; // fingerprint we already warned about, so a bad file warns once, not per poll
   private volatile Instant notAfter; // of the leaf in use
 
   IdentityReloader(TlsFile certFile, TlsFile keyFile) {
@@ -54,7 +55,8 @@ final class IdentityReloader {
     byte[] key = keyFile.read();
     X509Certificate leaf = apply(cert, key);
     warnIfNotCurrentlyValid(leaf);
-    log.info("TLS identity loaded from {} and {}: {}", certFile.path(), keyFile.path(), describe(leaf));
+    log.info(
+        "TLS identity loaded from {} and {}: {}", certFile.path(), keyFile.path(), describe(leaf));
   }
 
   /** Periodic: keep the last good material on any problem, and say why. */
@@ -65,7 +67,8 @@ final class IdentityReloader {
       cert = certFile.read();
       key = keyFile.read();
     } catch (TlsFile.TlsFileException e) {
-      warnOnce(TlsFile.fingerprint(e.getMessage().getBytes(StandardCharsets.UTF_8)), e.getMessage());
+      warnOnce(
+          TlsFile.fingerprint(e.getMessage().getBytes(StandardCharsets.UTF_8)), e.getMessage());
       return;
     }
     byte[] fp = TlsFile.fingerprint(cert, key);
@@ -91,7 +94,8 @@ final class IdentityReloader {
   }
 
   /** Validates and installs a pair; returns the new leaf. */
-  private synchronized X509Certificate apply(byte[] certBytes, byte[] keyBytes) throws TlsFile.TlsFileException {
+  private synchronized X509Certificate apply(byte[] certBytes, byte[] keyBytes)
+      throws TlsFile.TlsFileException {
     List<X509Certificate> chain;
     PrivateKey key;
     try {
@@ -105,8 +109,11 @@ final class IdentityReloader {
       throw keyFile.error(e.getMessage());
     }
     if (!matches(key, chain.get(0))) {
-      throw keyFile.error("private key does not match the first certificate in "
-          + certFile.configKey() + " " + certFile.path());
+      throw keyFile.error(
+          "private key does not match the first certificate in "
+              + certFile.configKey()
+              + " "
+              + certFile.path());
     }
     // The expiry first: whoever is served the new leaf then reads its expiry too (metrics, tests).
     notAfter = chain.get(0).getNotAfter().toInstant();
@@ -140,16 +147,26 @@ final class IdentityReloader {
   private void warnIfNotCurrentlyValid(X509Certificate leaf) {
     Instant now = Instant.now();
     if (now.isAfter(leaf.getNotAfter().toInstant())) {
-      log.warn("{} {}: certificate expired at {}", certFile.configKey(), certFile.path(),
+      log.warn(
+          "{} {}: certificate expired at {}",
+          certFile.configKey(),
+          certFile.path(),
           leaf.getNotAfter().toInstant());
     } else if (now.isBefore(leaf.getNotBefore().toInstant())) {
-      log.warn("{} {}: certificate not valid before {}", certFile.configKey(), certFile.path(),
+      log.warn(
+          "{} {}: certificate not valid before {}",
+          certFile.configKey(),
+          certFile.path(),
           leaf.getNotBefore().toInstant());
     }
   }
 
   static String describe(X509Certificate c) {
-    return "subject=" + c.getSubjectX500Principal().getName() + " serial=" + c.getSerialNumber().toString(16)
-        + " notAfter=" + c.getNotAfter().toInstant();
+    return "subject="
+        + c.getSubjectX500Principal().getName()
+        + " serial="
+        + c.getSerialNumber().toString(16)
+        + " notAfter="
+        + c.getNotAfter().toInstant();
   }
 }

@@ -85,12 +85,16 @@ final class Pem {
     for (Block b : blocks(content)) {
       switch (b.type()) {
         case "PRIVATE KEY" -> keys.add(b);
-        case "RSA PRIVATE KEY", "EC PRIVATE KEY" -> throw new PemException(
-            "not a PKCS#8 private key (found a traditional '" + b.type() + "' block; convert it with "
-                + "'openssl pkcs8 -topk8 -nocrypt -in old.key -out new.key')");
-        case "ENCRYPTED PRIVATE KEY" -> throw new PemException(
-            "not a PKCS#8 private key we can use: it is encrypted; an unencrypted key is required");
-        default -> { } // certificates or parameters next to the key are tolerated
+        case "RSA PRIVATE KEY", "EC PRIVATE KEY" ->
+            throw new PemException(
+                "not a PKCS#8 private key (found a traditional '"
+                    + b.type()
+                    + "' block; convert it with "
+                    + "'openssl pkcs8 -topk8 -nocrypt -in old.key -out new.key')");
+        case "ENCRYPTED PRIVATE KEY" ->
+            throw new PemException(
+                "not a PKCS#8 private key we can use: it is encrypted; an unencrypted key is required");
+        default -> {} // certificates or parameters next to the key are tolerated
       }
     }
     if (keys.isEmpty()) {
@@ -115,8 +119,8 @@ final class Pem {
   }
 
   static String encode(String type, byte[] der) {
-    String body = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
-        .encodeToString(der);
+    String body =
+        Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der);
     return "-----BEGIN " + type + "-----\n" + body + "\n-----END " + type + "-----\n";
   }
 }

@@ -37,7 +37,8 @@ public final class ServerTls implements Closeable {
   private final IdentityReloader identity;
   private final ScheduledExecutorService reloader; // null when reloading is off
 
-  private ServerTls(SslContext sslContext, IdentityReloader identity, ScheduledExecutorService reloader) {
+  private ServerTls(
+      SslContext sslContext, IdentityReloader identity, ScheduledExecutorService reloader) {
     this.sslContext = sslContext;
     this.identity = identity;
     this.reloader = reloader;
@@ -54,19 +55,26 @@ public final class ServerTls implements Closeable {
    * @param reloadInterval how often to re-read the files; null, zero or negative disables reloading
    * @throws IllegalArgumentException naming the config key, the file and what is wrong with it
    */
-  public static ServerTls load(Path certFile, Path keyFile, Path clientCaFileOrNull,
-      Duration reloadInterval) {
+  public static ServerTls load(
+      Path certFile, Path keyFile, Path clientCaFileOrNull, Duration reloadInterval) {
     return load(certFile, keyFile, clientCaFileOrNull, reloadInterval, null);
   }
 
   /** As {@link #load(Path, Path, Path, Duration)}; {@code provider} null means gRPC's default. */
-  static ServerTls load(Path certFile, Path keyFile, Path clientCaFileOrNull, Duration reloadInterval,
+  static ServerTls load(
+      Path certFile,
+      Path keyFile,
+      Path clientCaFileOrNull,
+      Duration reloadInterval,
       SslProvider provider) {
-    IdentityReloader identity = new IdentityReloader(
-        new TlsFile(TlsFile.CERT_FILE, Objects.requireNonNull(certFile, TlsFile.CERT_FILE)),
-        new TlsFile(TlsFile.KEY_FILE, Objects.requireNonNull(keyFile, TlsFile.KEY_FILE)));
-    TrustReloader trust = clientCaFileOrNull == null
-        ? null : new TrustReloader(new TlsFile(TlsFile.CLIENT_CA_FILE, clientCaFileOrNull));
+    IdentityReloader identity =
+        new IdentityReloader(
+            new TlsFile(TlsFile.CERT_FILE, Objects.requireNonNull(certFile, TlsFile.CERT_FILE)),
+            new TlsFile(TlsFile.KEY_FILE, Objects.requireNonNull(keyFile, TlsFile.KEY_FILE)));
+    TrustReloader trust =
+        clientCaFileOrNull == null
+            ? null
+            : new TrustReloader(new TlsFile(TlsFile.CLIENT_CA_FILE, clientCaFileOrNull));
     try {
       identity.loadInitial();
       if (trust != null) {
@@ -79,8 +87,10 @@ public final class ServerTls implements Closeable {
     SslContextBuilder builder = SslContextBuilder.forServer(identity.keyManager());
     // configure() sets the HTTP/2-approved cipher list and ALPN "h2"; it picks OpenSSL (the
     // BoringSSL bundled in grpc-netty-shaded) when it loads, else the JDK provider.
-    builder = provider == null
-        ? GrpcSslContexts.configure(builder) : GrpcSslContexts.configure(builder, provider);
+    builder =
+        provider == null
+            ? GrpcSslContexts.configure(builder)
+            : GrpcSslContexts.configure(builder, provider);
     builder.protocols(PROTOCOLS);
     if (trust != null) {
       builder.trustManager(trust.trustManager()).clientAuth(ClientAuth.REQUIRE);
@@ -94,27 +104,37 @@ public final class ServerTls implements Closeable {
 
     ScheduledExecutorService reloader = null;
     if (reloadInterval != null && !reloadInterval.isZero() && !reloadInterval.isNegative()) {
-      reloader = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "sparkgate-tls-reload");
-        t.setDaemon(true); // never the reason the JVM stays up
-        return t;
-      });
+      reloader =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, "sparkgate-tls-reload");
+                t.setDaemon(true); // never the reason the JVM stays up
+                return t;
+              });
       long nanos = reloadInterval.toNanos();
-      reloader.scheduleWithFixedDelay(() -> {
-        // Each reloader catches its own file problems; anything else must not kill the schedule.
-        try {
-          identity.reloadIfChanged();
-          if (trust != null) {
-            trust.reloadIfChanged();
-          }
-        } catch (RuntimeException e) {
-          log.warn("TLS reload failed unexpectedly; keeping the current material", e);
-        }
-      }, nanos, nanos, TimeUnit.NANOSECONDS);
+      reloader.scheduleWithFixedDelay(
+          () -> {
+            // Each reloader catches its own file problems; anything else must not kill the
+            // schedule.
+            try {
+              identity.reloadIfChanged();
+              if (trust != null) {
+                trust.reloadIfChanged();
+              }
+            } catch (RuntimeException e) {
+              log.warn("TLS reload failed unexpectedly; keeping the current material", e);
+            }
+          },
+          nanos,
+          nanos,
+          TimeUnit.NANOSECONDS);
     }
-    log.info("TLS ready: protocols {}, provider {}, client certificates {}, reload {}", PROTOCOLS,
+    log.info(
+        "TLS ready: protocols {}, provider {}, client certificates {}, reload {}",
+        PROTOCOLS,
         context instanceof OpenSslContext ? "OpenSSL" : "JDK",
-        trust == null ? "not requested" : "required", reloader == null ? "off" : "every " + reloadInterval);
+        trust == null ? "not requested" : "required",
+        reloader == null ? "off" : "every " + reloadInterval);
     return new ServerTls(context, identity, reloader);
   }
 

@@ -31,7 +31,8 @@ record TlsFile(String configKey, Path path) {
       throw error("file does not exist");
     } catch (IOException e) {
       // IOException messages name the path and the OS reason, never the contents.
-      throw error("cannot read file (" + e.getClass().getSimpleName() + ": " + e.getMessage() + ")");
+      throw error(
+          "cannot read file (" + e.getClass().getSimpleName() + ": " + e.getMessage() + ")");
     }
   }
 

@@ -2,8 +2,8 @@ package io.sparkgate.tls;
 
 import io.grpc.util.AdvancedTlsX509TrustManager;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
@@ -30,9 +30,11 @@ final class TrustReloader {
   TrustReloader(TlsFile caFile) {
     this.caFile = caFile;
     try {
-      this.trustManager = AdvancedTlsX509TrustManager.newBuilder()
-          .setVerification(AdvancedTlsX509TrustManager.Verification.CERTIFICATE_ONLY_VERIFICATION)
-          .build();
+      this.trustManager =
+          AdvancedTlsX509TrustManager.newBuilder()
+              .setVerification(
+                  AdvancedTlsX509TrustManager.Verification.CERTIFICATE_ONLY_VERIFICATION)
+              .build();
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("cannot create trust manager", e);
     }
@@ -93,8 +95,10 @@ final class TrustReloader {
   void loadInitial() throws TlsFile.TlsFileException {
     byte[] content = caFile.read();
     int count = apply(content);
-    log.info("TLS client CA loaded from {}: {} certificate(s); client certificates are required",
-        caFile.path(), count);
+    log.info(
+        "TLS client CA loaded from {}: {} certificate(s); client certificates are required",
+        caFile.path(),
+        count);
   }
 
   synchronized void reloadIfChanged() {
@@ -102,7 +106,8 @@ final class TrustReloader {
     try {
       content = caFile.read();
     } catch (TlsFile.TlsFileException e) {
-      warnOnce(TlsFile.fingerprint(e.getMessage().getBytes(StandardCharsets.UTF_8)), e.getMessage());
+      warnOnce(
+          TlsFile.fingerprint(e.getMessage().getBytes(StandardCharsets.UTF_8)), e.getMessage());
       return;
     }
     byte[] fp = TlsFile.fingerprint(content);

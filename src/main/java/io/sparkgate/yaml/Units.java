@@ -9,8 +9,10 @@ import java.util.regex.Pattern;
 
 /** Byte sizes and durations as the configuration writes them: {@code 128MiB}, {@code 4 KiB}, {@code 50us}, {@code 5m}. */
 public final class Units {
-  private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*(b|kib|kb|mib|mb|gib|gb)?", Pattern.CASE_INSENSITIVE);
-  private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(us|ms|s|m|h|d)", Pattern.CASE_INSENSITIVE);
+  private static final Pattern SIZE =
+      Pattern.compile("(\\d+)\\s*(b|kib|kb|mib|mb|gib|gb)?", Pattern.CASE_INSENSITIVE);
+  private static final Pattern DURATION =
+      Pattern.compile("(\\d+)\\s*(us|ms|s|m|h|d)", Pattern.CASE_INSENSITIVE);
 
   private Units() {}
 
@@ -39,14 +41,15 @@ public final class Units {
     if (!m.matches()) return Optional.empty();
     try {
       long n = Long.parseLong(m.group(1));
-      return Optional.of(switch (m.group(2).toLowerCase(Locale.ROOT)) {
-        case "us" -> Duration.ofNanos(Math.multiplyExact(n, 1000L));
-        case "ms" -> Duration.ofMillis(n);
-        case "s" -> Duration.ofSeconds(n);
-        case "m" -> Duration.ofMinutes(n);
-        case "h" -> Duration.ofHours(n);
-        default -> Duration.ofDays(n);
-      });
+      return Optional.of(
+          switch (m.group(2).toLowerCase(Locale.ROOT)) {
+            case "us" -> Duration.ofNanos(Math.multiplyExact(n, 1000L));
+            case "ms" -> Duration.ofMillis(n);
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            case "h" -> Duration.ofHours(n);
+            default -> Duration.ofDays(n);
+          });
     } catch (NumberFormatException e) {
       throw new ArithmeticException("beyond a long: " + text);
     }
@@ -61,7 +64,9 @@ public final class Units {
       return d.toDays() + "d";
     }
     String[] units = {"d", "h", "m", "s", "ms", "us"};
-    long[] sizes = {86_400_000_000_000L, 3_600_000_000_000L, 60_000_000_000L, 1_000_000_000L, 1_000_000L, 1_000L};
+    long[] sizes = {
+      86_400_000_000_000L, 3_600_000_000_000L, 60_000_000_000L, 1_000_000_000L, 1_000_000L, 1_000L
+    };
     for (int i = 0; i < units.length; i++) {
       if (nanos != 0 && nanos % sizes[i] == 0) {
         return nanos / sizes[i] + units[i];

@@ -44,11 +44,13 @@ public final class YamlNode {
   private static final Pattern DECIMAL = Pattern.compile("[-+]?(0|[1-9][0-9_]*)");
 
   /** The file being read, and how its errors are raised (a ConfigException, a PolicyException). */
-  private record Source(String file, BiFunction<String, Throwable, ? extends RuntimeException> errors) {}
+  private record Source(
+      String file, BiFunction<String, Throwable, ? extends RuntimeException> errors) {}
 
   private final Source source;
   private final String scope; // e.g. "rule 'no-udf'", or ""
-  private final String path; // e.g. "audit.fsync", "rules[2].when", or "" for the top or a scope's node
+  private final String
+      path; // e.g. "audit.fsync", "rules[2].when", or "" for the top or a scope's node
   private final Node node;
   private final int line;
 
@@ -66,8 +68,10 @@ public final class YamlNode {
    * @param file names the file in every message
    * @param errors makes the exception each error is raised as, from its message and cause (may be null)
    */
-  public static YamlNode parse(String file, Reader text, BiFunction<String, Throwable, ? extends RuntimeException> errors) {
-    // Aliases of mappings or lists could multiply a small file into a huge tree (and no file of ours needs one).
+  public static YamlNode parse(
+      String file, Reader text, BiFunction<String, Throwable, ? extends RuntimeException> errors) {
+    // Aliases of mappings or lists could multiply a small file into a huge tree (and no file of
+    // ours needs one).
     LoaderOptions options = new LoaderOptions();
     options.setMaxAliasesForCollections(0);
     options.setAllowRecursiveKeys(false);
@@ -84,7 +88,12 @@ public final class YamlNode {
     }
     Source source = new Source(file, errors);
     if (root == null) {
-      return new YamlNode(source, "", "", new ScalarNode(Tag.NULL, "", null, null, DumperOptions.ScalarStyle.PLAIN), 1);
+      return new YamlNode(
+          source,
+          "",
+          "",
+          new ScalarNode(Tag.NULL, "", null, null, DumperOptions.ScalarStyle.PLAIN),
+          1);
     }
     YamlNode top = new YamlNode(source, "", "", root, lineOf(root));
     top.checkKeys();
@@ -126,7 +135,8 @@ public final class YamlNode {
   /** An error about {@code key} of this mapping, at its line if it is set, else at this node's. */
   public RuntimeException errorAt(String key, String problem) {
     YamlNode child = child(key);
-    return (child != null ? child : new YamlNode(source, scope, join(path, key), node, line)).error(problem);
+    return (child != null ? child : new YamlNode(source, scope, join(path, key), node, line))
+        .error(problem);
   }
 
   public boolean isNull() {
@@ -154,7 +164,8 @@ public final class YamlNode {
         YamlNode key = new YamlNode(source, scope, path, t.getKeyNode(), lineOf(t.getKeyNode()));
         throw key.error("a key must be a string, got " + key.describe());
       }
-      YamlNode value = new YamlNode(source, scope, join(path, k.getValue()), t.getValueNode(), lineOf(k));
+      YamlNode value =
+          new YamlNode(source, scope, join(path, k.getValue()), t.getValueNode(), lineOf(k));
       YamlNode first = out.putIfAbsent(k.getValue(), value);
       if (first != null) throw value.error("duplicate key (first at line " + first.line + ")");
     }
@@ -166,7 +177,9 @@ public final class YamlNode {
     Set<String> allowed = Set.of(keys);
     for (String name : entries().keySet()) {
       if (!allowed.contains(name)) {
-        throw errorAt(name, "unknown key (valid keys here: " + String.join(", ", new TreeSet<>(allowed)) + ")");
+        throw errorAt(
+            name,
+            "unknown key (valid keys here: " + String.join(", ", new TreeSet<>(allowed)) + ")");
       }
     }
     return this;
@@ -175,7 +188,8 @@ public final class YamlNode {
   public List<YamlNode> items() {
     if (!(node instanceof SequenceNode s)) throw error(mustBe("a list"));
     List<YamlNode> out = new ArrayList<>();
-    for (Node item : s.getValue()) out.add(new YamlNode(source, scope, path + "[" + out.size() + "]", item, lineOf(item)));
+    for (Node item : s.getValue())
+      out.add(new YamlNode(source, scope, path + "[" + out.size() + "]", item, lineOf(item)));
     return out;
   }
 
@@ -239,7 +253,8 @@ public final class YamlNode {
   public Optional<String> optionalString(String key) {
     YamlNode v = value(key);
     if (v == null) return Optional.empty();
-    if (!v.isScalar() || v.node.getTag().equals(Tag.BOOL)) throw v.error("must be a string, got " + v.describe());
+    if (!v.isScalar() || v.node.getTag().equals(Tag.BOOL))
+      throw v.error("must be a string, got " + v.describe());
     String text = v.scalar().trim();
     if (text.isEmpty()) throw v.error("must not be empty (remove the key to use the default)");
     return Optional.of(text);
@@ -271,7 +286,8 @@ public final class YamlNode {
   /** A single string or a list of strings (e.g. a JWT audience). */
   public List<String> stringOrList(String key) {
     YamlNode v = value(key);
-    if (v != null && !v.isSequence()) return List.of(requiredString(key, "a string or a list of strings"));
+    if (v != null && !v.isSequence())
+      return List.of(requiredString(key, "a string or a list of strings"));
     return stringList(key);
   }
 
@@ -288,7 +304,8 @@ public final class YamlNode {
   public boolean bool(String key, boolean fallback) {
     YamlNode v = value(key);
     if (v == null) return fallback;
-    if (!v.isScalar() || !v.node.getTag().equals(Tag.BOOL)) throw v.error("must be true or false, got " + v.describe());
+    if (!v.isScalar() || !v.node.getTag().equals(Tag.BOOL))
+      throw v.error("must be true or false, got " + v.describe());
     // YAML 1.1's booleans, as the resolver that tagged this one reads them.
     return switch (v.scalar().toLowerCase(Locale.ROOT)) {
       case "true", "yes", "on" -> true;
@@ -299,7 +316,9 @@ public final class YamlNode {
   public int integer(String key, int fallback, int min, int max) {
     YamlNode v = value(key);
     if (v == null) return fallback;
-    if (!v.isScalar() || !v.node.getTag().equals(Tag.INT) || !DECIMAL.matcher(v.scalar()).matches()) {
+    if (!v.isScalar()
+        || !v.node.getTag().equals(Tag.INT)
+        || !DECIMAL.matcher(v.scalar()).matches()) {
       throw v.error("must be a whole number, got " + v.describe());
     }
     BigInteger n = new BigInteger(v.scalar().replace("_", ""));
@@ -320,7 +339,9 @@ public final class YamlNode {
       // Past a long is out of range: neither a parse error nor a size wrapped around into range.
       throw v.error("must be between " + min + " and " + max + " bytes, got " + v.describe());
     }
-    if (n.isEmpty()) throw v.error("must be a size such as 128MiB, 64KiB or a number of bytes, got " + v.describe());
+    if (n.isEmpty())
+      throw v.error(
+          "must be a size such as 128MiB, 64KiB or a number of bytes, got " + v.describe());
     if (n.getAsLong() < min || n.getAsLong() > max) {
       throw v.error("must be between " + min + " and " + max + " bytes, got " + n.getAsLong());
     }
@@ -338,8 +359,10 @@ public final class YamlNode {
     } catch (ArithmeticException e) {
       throw v.error(range + v.describe());
     }
-    if (d.isEmpty()) throw v.error("must be a duration such as 50us, 500ms, 30s, 5m or 1h, got " + v.describe());
-    if (d.get().compareTo(min) < 0 || d.get().compareTo(max) > 0) throw v.error(range + Units.human(d.get()));
+    if (d.isEmpty())
+      throw v.error("must be a duration such as 50us, 500ms, 30s, 5m or 1h, got " + v.describe());
+    if (d.get().compareTo(min) < 0 || d.get().compareTo(max) > 0)
+      throw v.error(range + Units.human(d.get()));
     return d.get();
   }
 
@@ -364,7 +387,8 @@ public final class YamlNode {
   }
 
   private Path existing(String key, Path p) {
-    if (!Files.isRegularFile(p)) throw errorAt(key, "file " + p + " does not exist or is not a regular file");
+    if (!Files.isRegularFile(p))
+      throw errorAt(key, "file " + p + " does not exist or is not a regular file");
     if (!Files.isReadable(p)) throw errorAt(key, "file " + p + " is not readable by this user");
     return p;
   }
@@ -384,11 +408,17 @@ public final class YamlNode {
   private boolean isString() {
     if (!(node instanceof ScalarNode)) return false;
     Tag tag = node.getTag();
-    return !tag.equals(Tag.BOOL) && !tag.equals(Tag.INT) && !tag.equals(Tag.FLOAT) && !tag.equals(Tag.NULL);
+    return !tag.equals(Tag.BOOL)
+        && !tag.equals(Tag.INT)
+        && !tag.equals(Tag.FLOAT)
+        && !tag.equals(Tag.NULL);
   }
 
   private String mustBe(String what) {
-    return (path.isEmpty() && scope.isEmpty() ? "the top level must be " : "must be ") + what + ", got " + describe();
+    return (path.isEmpty() && scope.isEmpty() ? "the top level must be " : "must be ")
+        + what
+        + ", got "
+        + describe();
   }
 
   private String describe() {

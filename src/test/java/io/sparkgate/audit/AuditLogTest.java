@@ -23,8 +23,16 @@ final class AuditLogTest {
   @TempDir Path dir;
 
   private AuditConfig config(long maxFileSize, int queueSize) {
-    return new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), maxFileSize, Duration.ofDays(1),
-        queueSize, AuditConfig.Fsync.BATCH, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
+    return new AuditConfig(
+        true,
+        Optional.of(dir.resolve("audit.jsonl")),
+        maxFileSize,
+        Duration.ofDays(1),
+        queueSize,
+        AuditConfig.Fsync.BATCH,
+        AuditConfig.DEFAULT_FSYNC_INTERVAL,
+        false,
+        false);
   }
 
   private static Map<String, Object> record(int i) {
@@ -44,8 +52,16 @@ final class AuditLogTest {
   }
 
   private AuditConfig batchEvery(Duration interval) {
-    return new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30, Duration.ofDays(1), 1000,
-        AuditConfig.Fsync.BATCH, interval, false, false);
+    return new AuditConfig(
+        true,
+        Optional.of(dir.resolve("audit.jsonl")),
+        1L << 30,
+        Duration.ofDays(1),
+        1000,
+        AuditConfig.Fsync.BATCH,
+        interval,
+        false,
+        false);
   }
 
   /**
@@ -101,7 +117,8 @@ final class AuditLogTest {
     }
     List<String> lines = Files.readAllLines(dir.resolve("audit.jsonl"));
     assertEquals(5000, lines.size());
-    assertTrue(lines.get(0).startsWith("{\"seq\":1,\"prev\":\"" + HashChain.GENESIS + "\""), lines.get(0));
+    assertTrue(
+        lines.get(0).startsWith("{\"seq\":1,\"prev\":\"" + HashChain.GENESIS + "\""), lines.get(0));
     AuditVerifier.Result result = AuditVerifier.verify(allFiles());
     assertTrue(result.ok(), result.message());
     assertEquals(5000, result.records());
@@ -122,7 +139,9 @@ final class AuditLogTest {
     List<Path> files = allFiles();
     assertTrue(files.size() > 3, "expected rotated files, got " + files);
     // Compressed off the writer's thread; close waits for it.
-    assertTrue(files.subList(0, files.size() - 1).stream().allMatch(f -> f.toString().endsWith(".jsonl.gz")),
+    assertTrue(
+        files.subList(0, files.size() - 1).stream()
+            .allMatch(f -> f.toString().endsWith(".jsonl.gz")),
         files.toString());
     AuditVerifier.Result result = AuditVerifier.verify(files);
     assertTrue(result.ok(), result.message());
@@ -161,7 +180,10 @@ final class AuditLogTest {
     }
     try (var listing = Files.list(dir)) {
       List<String> names = listing.map(p -> p.getFileName().toString()).sorted().toList();
-      assertTrue(names.stream().filter(n -> !n.equals("audit.jsonl")).allMatch(n -> n.endsWith(".jsonl.gz")),
+      assertTrue(
+          names.stream()
+              .filter(n -> !n.equals("audit.jsonl"))
+              .allMatch(n -> n.endsWith(".jsonl.gz")),
           names.toString());
     }
     AuditVerifier.Result after = AuditVerifier.verify(allFiles());
@@ -185,8 +207,17 @@ final class AuditLogTest {
   @Test
   void rotation_byTime_withFakeClock() throws IOException {
     FakeTime time = new FakeTime();
-    AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30,
-        Duration.ofHours(1), 1000, AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
+    AuditConfig cfg =
+        new AuditConfig(
+            true,
+            Optional.of(dir.resolve("audit.jsonl")),
+            1L << 30,
+            Duration.ofHours(1),
+            1000,
+            AuditConfig.Fsync.NEVER,
+            AuditConfig.DEFAULT_FSYNC_INTERVAL,
+            false,
+            false);
     try (AuditLog log = AuditLog.open(cfg, time, time)) {
       log.write(record(1));
       waitFor(() -> log.written() == 1);
@@ -240,11 +271,13 @@ final class AuditLogTest {
     assertTrue(AuditVerifier.verify(List.of(file)).ok());
   }
 
-  private static void assertBroken(Path file, List<String> lines, String where, String what) throws IOException {
+  private static void assertBroken(Path file, List<String> lines, String where, String what)
+      throws IOException {
     Files.write(file, lines, StandardCharsets.UTF_8);
     AuditVerifier.Result result = AuditVerifier.verify(List.of(file));
     assertFalse(result.ok());
-    assertTrue(result.message().contains(where) && result.message().contains(what), result.message());
+    assertTrue(
+        result.message().contains(where) && result.message().contains(what), result.message());
   }
 
   private int rotatedCount() {
@@ -260,14 +293,15 @@ final class AuditLogTest {
    * then it has written every record queued before.
    */
   private static void settle(AuditLog log, FakeTime time) {
-    waitFor(() -> {
-      if (log.queued() == 0 && log.wakesAt() == 1) {
-        return true;
-      }
-      time.advance(Duration.ofNanos(AuditWriter.MAX_LINGER_NANOS));
-      log.wake();
-      return false;
-    });
+    waitFor(
+        () -> {
+          if (log.queued() == 0 && log.wakesAt() == 1) {
+            return true;
+          }
+          time.advance(Duration.ofNanos(AuditWriter.MAX_LINGER_NANOS));
+          log.wake();
+          return false;
+        });
   }
 
   /** Sleeps between looks: a spinning test thread would take one of two cores from the writer it waits for. */

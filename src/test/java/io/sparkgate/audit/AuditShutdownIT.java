@@ -43,21 +43,39 @@ final class AuditShutdownIT {
   @Test
   void sigtermUnderLoad_recordsEqualCompletedCalls_chainIntact() throws Exception {
     FakeSparkConnect backend = new FakeSparkConnect();
-    backend.streamCount = 50; // streams in flight when SIGTERM lands must finish within the grace period
-    Server backendServer = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-        .fallbackHandlerRegistry(backend).build().start();
-    Path dir = Files.createDirectories(Path.of("target", "it", "audit-shutdown-" + UUID.randomUUID()));
+    backend.streamCount =
+        50; // streams in flight when SIGTERM lands must finish within the grace period
+    Server backendServer =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .fallbackHandlerRegistry(backend)
+            .build()
+            .start();
+    Path dir =
+        Files.createDirectories(Path.of("target", "it", "audit-shutdown-" + UUID.randomUUID()));
     Path audit = dir.resolve("audit.jsonl");
     int port = freePort();
     Path config = dir.resolve("sparkgate.yaml");
-    Files.writeString(config, String.join("\n",
-        "listen: {address: 127.0.0.1, port: " + port + ", plaintext: true, shutdown_grace: 20s}",
-        "backend: {address: '127.0.0.1:" + backendServer.getPort() + "'}",
-        "audit: {file: audit.jsonl, fsync: batch, max_file_size: 64KiB}",
-        ""));
-    Process proxy = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-jar", Path.of("target", "sparkgate.jar").toString(), "serve", "--config", config.toString())
-        .redirectErrorStream(true).redirectOutput(dir.resolve("proxy.log").toFile()).start();
+    Files.writeString(
+        config,
+        String.join(
+            "\n",
+            "listen: {address: 127.0.0.1, port: "
+                + port
+                + ", plaintext: true, shutdown_grace: 20s}",
+            "backend: {address: '127.0.0.1:" + backendServer.getPort() + "'}",
+            "audit: {file: audit.jsonl, fsync: batch, max_file_size: 64KiB}",
+            ""));
+    Process proxy =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar",
+                Path.of("target", "sparkgate.jar").toString(),
+                "serve",
+                "--config",
+                config.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("proxy.log").toFile())
+            .start();
     Set<String> completed = ConcurrentHashMap.newKeySet();
     AtomicBoolean stop = new AtomicBoolean();
     ExecutorService clients = Executors.newFixedThreadPool(CLIENTS);
@@ -68,27 +86,42 @@ final class AuditShutdownIT {
       ManagedChannel ch = channel;
       for (int c = 0; c < CLIENTS; c++) {
         boolean streaming = c % 2 == 0;
-        clients.submit(() -> {
-          while (!stop.get()) {
-            String session = UUID.randomUUID().toString();
-            try {
-              if (streaming) {
-                Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(ch, TestMethods.get("ExecutePlan"),
-                    CallOptions.DEFAULT, ExecutePlanRequest.newBuilder().setSessionId(session).build().toByteArray());
-                it.forEachRemaining(b -> {});
-              } else {
-                ClientCalls.blockingUnaryCall(ch, TestMethods.get("ArtifactStatus"), CallOptions.DEFAULT,
-                    ArtifactStatusesRequest.newBuilder().setSessionId(session).build().toByteArray());
+        clients.submit(
+            () -> {
+              while (!stop.get()) {
+                String session = UUID.randomUUID().toString();
+                try {
+                  if (streaming) {
+                    Iterator<byte[]> it =
+                        ClientCalls.blockingServerStreamingCall(
+                            ch,
+                            TestMethods.get("ExecutePlan"),
+                            CallOptions.DEFAULT,
+                            ExecutePlanRequest.newBuilder()
+                                .setSessionId(session)
+                                .build()
+                                .toByteArray());
+                    it.forEachRemaining(b -> {});
+                  } else {
+                    ClientCalls.blockingUnaryCall(
+                        ch,
+                        TestMethods.get("ArtifactStatus"),
+                        CallOptions.DEFAULT,
+                        ArtifactStatusesRequest.newBuilder()
+                            .setSessionId(session)
+                            .build()
+                            .toByteArray());
+                  }
+                  completed.add(session);
+                } catch (StatusRuntimeException e) {
+                  if (proxy.isAlive() && !stop.get()) {
+                    continue; // a refused call while still running would show up as a missing
+                    // record
+                  }
+                  return; // the proxy is gone or going: this client is done
+                }
               }
-              completed.add(session);
-            } catch (StatusRuntimeException e) {
-              if (proxy.isAlive() && !stop.get()) {
-                continue; // a refused call while still running would show up as a missing record
-              }
-              return; // the proxy is gone or going: this client is done
-            }
-          }
-        });
+            });
       }
       // At least 3 s of load, and more while a cold proxy on a busy machine is still getting going.
       Thread.sleep(3000);
@@ -133,7 +166,10 @@ final class AuditShutdownIT {
       }
     }
     assertEquals(result.records(), recorded.size(), "one record per call");
-    assertEquals(completed, recordedOk, "records of completed calls differ from the calls clients saw complete");
+    assertEquals(
+        completed,
+        recordedOk,
+        "records of completed calls differ from the calls clients saw complete");
     assertEquals(completed.size(), recorded.size(), "records of calls no client saw complete");
   }
 

@@ -56,23 +56,42 @@ final class AuditStageTest {
 
   private List<JsonNode> runAndReadAudit(FakeSparkConnect backend, Stage stage, Runnable calls)
       throws Exception {
-    AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30,
-        Duration.ofDays(1), 1000, AuditConfig.Fsync.BATCH, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
+    AuditConfig cfg =
+        new AuditConfig(
+            true,
+            Optional.of(dir.resolve("audit.jsonl")),
+            1L << 30,
+            Duration.ofDays(1),
+            1000,
+            AuditConfig.Fsync.BATCH,
+            AuditConfig.DEFAULT_FSYNC_INTERVAL,
+            false,
+            false);
     AuditLog auditLog = AuditLog.open(cfg, Clock.systemUTC());
     String backendName = InProcessServerBuilder.generateName();
-    Server backendServer = InProcessServerBuilder.forName(backendName).fallbackHandlerRegistry(backend).build().start();
+    Server backendServer =
+        InProcessServerBuilder.forName(backendName)
+            .fallbackHandlerRegistry(backend)
+            .build()
+            .start();
     ManagedChannel backendChannel = InProcessChannelBuilder.forName(backendName).build();
     String proxyName = InProcessServerBuilder.generateName();
-    Server proxy = InProcessServerBuilder.forName(proxyName)
-        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null,
-            stages(new AuditStage(auditLog, Clock.systemUTC()), stage)))
-        .build().start();
+    Server proxy =
+        InProcessServerBuilder.forName(proxyName)
+            .fallbackHandlerRegistry(
+                new ProxyRegistry(
+                    backendChannel,
+                    null,
+                    stages(new AuditStage(auditLog, Clock.systemUTC()), stage)))
+            .build()
+            .start();
     client = InProcessChannelBuilder.forName(proxyName).build();
     try {
       calls.run();
       long deadline = System.nanoTime() + 5_000_000_000L;
       while (auditLog.written() < 1 && System.nanoTime() < deadline) {
-        Thread.sleep(10); // the record of a cancelled call is written by a callback that may still be queued
+        Thread.sleep(
+            10); // the record of a cancelled call is written by a callback that may still be queued
       }
     } finally {
       client.shutdownNow();
@@ -82,13 +101,16 @@ final class AuditStageTest {
       auditLog.close();
     }
     ObjectMapper json = new ObjectMapper();
-    return Files.readAllLines(dir.resolve("audit.jsonl")).stream().map(line -> {
-      try {
-        return json.readTree(line);
-      } catch (Exception e) {
-        throw new AssertionError(e);
-      }
-    }).toList();
+    return Files.readAllLines(dir.resolve("audit.jsonl")).stream()
+        .map(
+            line -> {
+              try {
+                return json.readTree(line);
+              } catch (Exception e) {
+                throw new AssertionError(e);
+              }
+            })
+        .toList();
   }
 
   private ManagedChannel client;
@@ -104,25 +126,46 @@ final class AuditStageTest {
   }
 
   private static byte[] executeRequest() {
-    return ExecutePlanRequest.newBuilder().setSessionId(SESSION).setOperationId(OPERATION)
+    return ExecutePlanRequest.newBuilder()
+        .setSessionId(SESSION)
+        .setOperationId(OPERATION)
         .setClientType("_SPARK_CONNECT_SCALA spark/4.0.0")
-        .setPlan(Plan.newBuilder().setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT 1"))))
-        .build().toByteArray();
+        .setPlan(
+            Plan.newBuilder()
+                .setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT 1"))))
+        .build()
+        .toByteArray();
   }
 
   @Test
   void executePlan_recordHasIdsRowsSizesAndStatus() throws Exception {
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.streamCount = 4;
-    backend.streamMessage = n -> ExecutePlanResponse.newBuilder().setSessionId(SESSION).setOperationId(OPERATION)
-        .setServerSideSessionId("server-side-1")
-        .setArrowBatch(ExecutePlanResponse.ArrowBatch.newBuilder().setRowCount(250).setData(ByteString.copyFrom(new byte[100])))
-        .build().toByteArray();
-    List<JsonNode> records = runAndReadAudit(backend, PASS, () -> {
-      Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(client, TestMethods.get("ExecutePlan"),
-          CallOptions.DEFAULT, executeRequest());
-      it.forEachRemaining(b -> {});
-    });
+    backend.streamMessage =
+        n ->
+            ExecutePlanResponse.newBuilder()
+                .setSessionId(SESSION)
+                .setOperationId(OPERATION)
+                .setServerSideSessionId("server-side-1")
+                .setArrowBatch(
+                    ExecutePlanResponse.ArrowBatch.newBuilder()
+                        .setRowCount(250)
+                        .setData(ByteString.copyFrom(new byte[100])))
+                .build()
+                .toByteArray();
+    List<JsonNode> records =
+        runAndReadAudit(
+            backend,
+            PASS,
+            () -> {
+              Iterator<byte[]> it =
+                  ClientCalls.blockingServerStreamingCall(
+                      client,
+                      TestMethods.get("ExecutePlan"),
+                      CallOptions.DEFAULT,
+                      executeRequest());
+              it.forEachRemaining(b -> {});
+            });
 
     assertEquals(1, records.size());
     JsonNode r = records.get(0);
@@ -148,25 +191,41 @@ final class AuditStageTest {
    */
   @Test
   void largeRequestReadAtOnce_lateEvidenceIgnored() throws Exception {
-    byte[] large = ExecutePlanRequest.newBuilder().setSessionId(SESSION).setOperationId(OPERATION)
-        .setPlan(Plan.newBuilder().setRoot(Relation.newBuilder().setSql(
-            SQL.newBuilder().setQuery("SELECT 1 /* " + "x".repeat(100_000) + " */"))))
-        .build().toByteArray();
-    Stage late = call -> new CallHook() {
-      @Override
-      public byte[] onRequest(byte[] message) {
-        call.audit().auditRule("seen");
-        return message;
-      }
+    byte[] large =
+        ExecutePlanRequest.newBuilder()
+            .setSessionId(SESSION)
+            .setOperationId(OPERATION)
+            .setPlan(
+                Plan.newBuilder()
+                    .setRoot(
+                        Relation.newBuilder()
+                            .setSql(
+                                SQL.newBuilder()
+                                    .setQuery("SELECT 1 /* " + "x".repeat(100_000) + " */"))))
+            .build()
+            .toByteArray();
+    Stage late =
+        call ->
+            new CallHook() {
+              @Override
+              public byte[] onRequest(byte[] message) {
+                call.audit().auditRule("seen");
+                return message;
+              }
 
-      @Override
-      public void onClose(Status status) {
-        call.audit().auditRule("after the end");
-      }
-    };
-    List<JsonNode> records = runAndReadAudit(new FakeSparkConnect(), late, () ->
-        ClientCalls.blockingServerStreamingCall(client, TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, large)
-            .forEachRemaining(b -> {}));
+              @Override
+              public void onClose(Status status) {
+                call.audit().auditRule("after the end");
+              }
+            };
+    List<JsonNode> records =
+        runAndReadAudit(
+            new FakeSparkConnect(),
+            late,
+            () ->
+                ClientCalls.blockingServerStreamingCall(
+                        client, TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, large)
+                    .forEachRemaining(b -> {}));
 
     JsonNode r = records.get(0);
     assertEquals(SESSION, r.get("session_id").asText());
@@ -177,16 +236,29 @@ final class AuditStageTest {
 
   @Test
   void refusedCall_recordedWithStatusAndEvidence() throws Exception {
-    Stage refuse = call -> new CallHook() {
-      @Override
-      public byte[] onRequest(byte[] message) throws StatusException {
-        call.decided("deny", "no-user-code");
-        throw Status.PERMISSION_DENIED.withDescription("refused").asException();
-      }
-    };
-    List<JsonNode> records = runAndReadAudit(new FakeSparkConnect(), refuse, () ->
-        assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingServerStreamingCall(client,
-            TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, executeRequest()).hasNext()));
+    Stage refuse =
+        call ->
+            new CallHook() {
+              @Override
+              public byte[] onRequest(byte[] message) throws StatusException {
+                call.decided("deny", "no-user-code");
+                throw Status.PERMISSION_DENIED.withDescription("refused").asException();
+              }
+            };
+    List<JsonNode> records =
+        runAndReadAudit(
+            new FakeSparkConnect(),
+            refuse,
+            () ->
+                assertThrows(
+                    StatusRuntimeException.class,
+                    () ->
+                        ClientCalls.blockingServerStreamingCall(
+                                client,
+                                TestMethods.get("ExecutePlan"),
+                                CallOptions.DEFAULT,
+                                executeRequest())
+                            .hasNext()));
 
     JsonNode r = records.get(0);
     assertEquals("PERMISSION_DENIED", r.get("status").asText());
@@ -198,32 +270,70 @@ final class AuditStageTest {
   @Test
   void sparkErrorMessage_keepsErrorClassAndSqlState_notTheQuotedData() throws Exception {
     FakeSparkConnect backend = new FakeSparkConnect();
-    backend.failWith = Status.INTERNAL.withDescription("[CAST_INVALID_INPUT] The value 'secret-4711' of the type "
-        + "\"STRING\" cannot be cast to \"INT\" because it is malformed. SQLSTATE: 22018");
-    List<JsonNode> records = runAndReadAudit(backend, PASS, () ->
-        assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingServerStreamingCall(client,
-            TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, executeRequest()).hasNext()));
-    assertEquals("[CAST_INVALID_INPUT] SQLSTATE: 22018", records.get(0).get("status_message").asText());
+    backend.failWith =
+        Status.INTERNAL.withDescription(
+            "[CAST_INVALID_INPUT] The value 'secret-4711' of the type "
+                + "\"STRING\" cannot be cast to \"INT\" because it is malformed. SQLSTATE: 22018");
+    List<JsonNode> records =
+        runAndReadAudit(
+            backend,
+            PASS,
+            () ->
+                assertThrows(
+                    StatusRuntimeException.class,
+                    () ->
+                        ClientCalls.blockingServerStreamingCall(
+                                client,
+                                TestMethods.get("ExecutePlan"),
+                                CallOptions.DEFAULT,
+                                executeRequest())
+                            .hasNext()));
+    assertEquals(
+        "[CAST_INVALID_INPUT] SQLSTATE: 22018", records.get(0).get("status_message").asText());
   }
 
   @Test
   void auditRequired_logNotAccepting_callRefusedUnavailable_backendNotContacted() throws Exception {
-    AuditConfig cfg = new AuditConfig(true, Optional.of(dir.resolve("required.jsonl")), 1L << 30,
-        Duration.ofDays(1), 1, AuditConfig.Fsync.BATCH, AuditConfig.DEFAULT_FSYNC_INTERVAL, true, false);
+    AuditConfig cfg =
+        new AuditConfig(
+            true,
+            Optional.of(dir.resolve("required.jsonl")),
+            1L << 30,
+            Duration.ofDays(1),
+            1,
+            AuditConfig.Fsync.BATCH,
+            AuditConfig.DEFAULT_FSYNC_INTERVAL,
+            true,
+            false);
     AuditLog auditLog = AuditLog.open(cfg, Clock.systemUTC());
     auditLog.close(); // a log that takes no more records, as when its queue is full
     FakeSparkConnect backend = new FakeSparkConnect();
     String backendName = InProcessServerBuilder.generateName();
-    Server backendServer = InProcessServerBuilder.forName(backendName).fallbackHandlerRegistry(backend).build().start();
+    Server backendServer =
+        InProcessServerBuilder.forName(backendName)
+            .fallbackHandlerRegistry(backend)
+            .build()
+            .start();
     ManagedChannel backendChannel = InProcessChannelBuilder.forName(backendName).build();
     String proxyName = InProcessServerBuilder.generateName();
     AuditStage audit = new AuditStage(auditLog, Clock.systemUTC());
-    Server proxy = InProcessServerBuilder.forName(proxyName)
-        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null, stages(audit, PASS))).build().start();
+    Server proxy =
+        InProcessServerBuilder.forName(proxyName)
+            .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null, stages(audit, PASS)))
+            .build()
+            .start();
     ManagedChannel channel = InProcessChannelBuilder.forName(proxyName).build();
     try {
-      StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> ClientCalls.blockingServerStreamingCall(
-          channel, TestMethods.get("ExecutePlan"), CallOptions.DEFAULT, executeRequest()).hasNext());
+      StatusRuntimeException e =
+          assertThrows(
+              StatusRuntimeException.class,
+              () ->
+                  ClientCalls.blockingServerStreamingCall(
+                          channel,
+                          TestMethods.get("ExecutePlan"),
+                          CallOptions.DEFAULT,
+                          executeRequest())
+                      .hasNext());
       assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
       assertEquals(1, audit.refusedUnaudited());
       assertEquals(null, backend.lastMethod.get(), "an unaudited call reached the backend");
@@ -239,20 +349,29 @@ final class AuditStageTest {
   void clientCancel_recordedAsCancelled() throws Exception {
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.streamCount = Integer.MAX_VALUE;
-    List<JsonNode> records = runAndReadAudit(backend, PASS, () -> {
-      io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withCancellation();
-      ctx.run(() -> {
-        Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(client, TestMethods.get("ExecutePlan"),
-            CallOptions.DEFAULT, executeRequest());
-        it.next();
-        ctx.cancel(null);
-      });
-      try {
-        assertTrue(backend.streamCancelled.await(5, TimeUnit.SECONDS));
-      } catch (InterruptedException e) {
-        throw new AssertionError(e);
-      }
-    });
+    List<JsonNode> records =
+        runAndReadAudit(
+            backend,
+            PASS,
+            () -> {
+              io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withCancellation();
+              ctx.run(
+                  () -> {
+                    Iterator<byte[]> it =
+                        ClientCalls.blockingServerStreamingCall(
+                            client,
+                            TestMethods.get("ExecutePlan"),
+                            CallOptions.DEFAULT,
+                            executeRequest());
+                    it.next();
+                    ctx.cancel(null);
+                  });
+              try {
+                assertTrue(backend.streamCancelled.await(5, TimeUnit.SECONDS));
+              } catch (InterruptedException e) {
+                throw new AssertionError(e);
+              }
+            });
     assertEquals("CANCELLED", records.get(0).get("status").asText());
   }
 }

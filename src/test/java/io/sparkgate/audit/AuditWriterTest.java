@@ -29,12 +29,21 @@ final class AuditWriterTest {
 
   @TempDir Path dir;
   private final FakeTime time = new FakeTime();
-  private final BlockingQueue<Supplier<Map<String, Object>>> queue = new ArrayBlockingQueue<>(QUEUE);
+  private final BlockingQueue<Supplier<Map<String, Object>>> queue =
+      new ArrayBlockingQueue<>(QUEUE);
   private final List<Path> rotated = new ArrayList<>();
 
   private AuditConfig config(AuditConfig.Fsync fsync, Duration fsyncInterval, long maxFileSize) {
-    return new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), maxFileSize, Duration.ofHours(1), QUEUE,
-        fsync, fsyncInterval, false, false);
+    return new AuditConfig(
+        true,
+        Optional.of(dir.resolve("audit.jsonl")),
+        maxFileSize,
+        Duration.ofHours(1),
+        QUEUE,
+        fsync,
+        fsyncInterval,
+        false,
+        false);
   }
 
   private AuditWriter writer(AuditConfig config) throws IOException {
@@ -83,7 +92,10 @@ final class AuditWriterTest {
     writer.pass(false);
     AuditWriter.Wait idle = writer.pass(false);
     assertEquals(0, writer.syncs(), "60 ms of 100: still none");
-    assertEquals(time.read() + 40_000_000L, idle.until(), "the idle writer looks again when the fsync is due");
+    assertEquals(
+        time.read() + 40_000_000L,
+        idle.until(),
+        "the idle writer looks again when the fsync is due");
 
     time.advance(Duration.ofMillis(40));
     writer.pass(false);
@@ -103,7 +115,8 @@ final class AuditWriterTest {
 
   @Test
   void fsyncAlwaysForcesEveryRecord_neverForcesNone() throws IOException {
-    AuditWriter always = writer(config(AuditConfig.Fsync.ALWAYS, AuditConfig.DEFAULT_FSYNC_INTERVAL, 1L << 30));
+    AuditWriter always =
+        writer(config(AuditConfig.Fsync.ALWAYS, AuditConfig.DEFAULT_FSYNC_INTERVAL, 1L << 30));
     queue(7);
     always.pass(false);
     assertEquals(7, always.syncs());
@@ -143,7 +156,8 @@ final class AuditWriterTest {
 
     queue(3);
     AuditWriter.Wait linger = writer.pass(false);
-    assertEquals(time.read() + 10_000_000L, linger.until(), "a small batch: the 5 ms linger doubled");
+    assertEquals(
+        time.read() + 10_000_000L, linger.until(), "a small batch: the 5 ms linger doubled");
     assertEquals(QUEUE / 2, linger.records(), "half a queue of records ends the linger early");
     assertFalse(linger.over(time.read() + 9_999_999L, QUEUE / 2 - 1));
     assertTrue(linger.over(time.read(), QUEUE / 2));
@@ -167,7 +181,8 @@ final class AuditWriterTest {
       time.advance(Duration.ofMillis(3));
     }
     assertTrue(writer.batches() <= 25, "batches: " + writer.batches());
-    // At most one per 100 ms interval of the 900; at least one per interval and a longest linger (150 ms).
+    // At most one per 100 ms interval of the 900; at least one per interval and a longest linger
+    // (150 ms).
     assertTrue(writer.syncs() >= 5 && writer.syncs() <= 9, "fsyncs: " + writer.syncs());
     writer.pass(true);
     assertTrue(writer.finished());
@@ -196,14 +211,24 @@ final class AuditWriterTest {
 
   @Test
   void anIdleWriter_looksAgainWhenTheRotationByAgeIsDue() throws IOException {
-    AuditConfig config = new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 30,
-        Duration.ofSeconds(30), QUEUE, AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false, false);
+    AuditConfig config =
+        new AuditConfig(
+            true,
+            Optional.of(dir.resolve("audit.jsonl")),
+            1L << 30,
+            Duration.ofSeconds(30),
+            QUEUE,
+            AuditConfig.Fsync.NEVER,
+            AuditConfig.DEFAULT_FSYNC_INTERVAL,
+            false,
+            false);
     AuditWriter writer = writer(config);
     queue(1);
     writer.pass(false);
     time.advance(Duration.ofSeconds(10));
     AuditWriter.Wait idle = writer.pass(false);
-    assertEquals(time.read() + Duration.ofSeconds(20).toNanos(), idle.until(), "the file is 10 s of 30 old");
+    assertEquals(
+        time.read() + Duration.ofSeconds(20).toNanos(), idle.until(), "the file is 10 s of 30 old");
     time.advance(Duration.ofSeconds(20));
     writer.pass(false);
     assertEquals(1, rotated.size());
@@ -217,7 +242,9 @@ final class AuditWriterTest {
     assertTrue(rotated.size() >= 3, rotated.toString());
     for (Path p : rotated) {
       long size = Files.size(p);
-      assertTrue(size >= 4096 && size < 4096 + 200, p + ": " + size + " bytes, rotated at the first line past 4 KiB");
+      assertTrue(
+          size >= 4096 && size < 4096 + 200,
+          p + ": " + size + " bytes, rotated at the first line past 4 KiB");
     }
     assertChain(200);
   }
@@ -226,9 +253,10 @@ final class AuditWriterTest {
   void aRecordThatCannotBeBuilt_costsOnlyItself() throws IOException {
     AuditWriter writer = unforced(1L << 30);
     queue(2);
-    queue.add(() -> {
-      throw new IllegalStateException("a bug in a record's builder");
-    });
+    queue.add(
+        () -> {
+          throw new IllegalStateException("a bug in a record's builder");
+        });
     queue(2);
     writer.pass(true);
     assertEquals(4, writer.written());

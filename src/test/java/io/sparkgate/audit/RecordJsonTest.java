@@ -37,7 +37,9 @@ final class RecordJsonTest {
       RecordJson.writeValue(json, summary);
     }
     assertEquals(mapper.writeValueAsString(summary), ours.toString());
-    assertTrue(ours.toString().startsWith("{\"kinds\":[\"rpc:ExecutePlan\",\"sql:query\"],"), ours.toString());
+    assertTrue(
+        ours.toString().startsWith("{\"kinds\":[\"rpc:ExecutePlan\",\"sql:query\"],"),
+        ours.toString());
   }
 
   /** seq and prev lead every line, then the record's fields in the order they were put. */
@@ -49,10 +51,14 @@ final class RecordJsonTest {
     record.put("rpc", "ExecutePlan");
     record.put("principal", "alice");
     byte[] first = json.line(chain, record);
-    assertEquals("{\"seq\":1,\"prev\":\"" + HashChain.GENESIS + "\",\"rpc\":\"ExecutePlan\",\"principal\":\"alice\"}",
+    assertEquals(
+        "{\"seq\":1,\"prev\":\""
+            + HashChain.GENESIS
+            + "\",\"rpc\":\"ExecutePlan\",\"principal\":\"alice\"}",
         new String(first, StandardCharsets.UTF_8));
     chain.append(first);
     String second = new String(json.line(chain, record), StandardCharsets.UTF_8);
-    assertTrue(second.startsWith("{\"seq\":2,\"prev\":\"" + HashChain.sha256Hex(first) + "\","), second);
+    assertTrue(
+        second.startsWith("{\"seq\":2,\"prev\":\"" + HashChain.sha256Hex(first) + "\","), second);
   }
 }

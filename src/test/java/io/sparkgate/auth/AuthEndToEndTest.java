@@ -44,9 +44,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The authenticate stage + ProxyRegistry in front of a fake backend, over real (in-process) gRPC calls. */
 final class AuthEndToEndTest {
-  private static final MethodDescriptor<byte[], byte[]> CONFIG = MethodDescriptor.newBuilder(TestMethods.BYTES,
-      TestMethods.BYTES).setFullMethodName("spark.connect.SparkConnectService/Config")
-      .setType(MethodDescriptor.MethodType.UNARY).build();
+  private static final MethodDescriptor<byte[], byte[]> CONFIG =
+      MethodDescriptor.newBuilder(TestMethods.BYTES, TestMethods.BYTES)
+          .setFullMethodName("spark.connect.SparkConnectService/Config")
+          .setType(MethodDescriptor.MethodType.UNARY)
+          .build();
 
   @TempDir Path dir;
   private final List<AutoCloseable> closers = new ArrayList<>();
@@ -60,20 +62,32 @@ final class AuthEndToEndTest {
     fx = new AuthFixture(dir);
     auth = Authentication.create(fx.config(AuthFixture.JWT_FILE), fx.time, fx.time);
     String backendName = InProcessServerBuilder.generateName();
-    Server backend = InProcessServerBuilder.forName(backendName).fallbackHandlerRegistry(new io.grpc.HandlerRegistry() {
-      @Override
-      public ServerMethodDefinition<?, ?> lookupMethod(String name, String authority) {
-        return name.equals(CONFIG.getFullMethodName()) ? ServerMethodDefinition.create(CONFIG, configHandler()) : null;
-      }
-    }).directExecutor().build().start();
-    ManagedChannel backendChannel = InProcessChannelBuilder.forName(backendName).directExecutor().build();
+    Server backend =
+        InProcessServerBuilder.forName(backendName)
+            .fallbackHandlerRegistry(
+                new io.grpc.HandlerRegistry() {
+                  @Override
+                  public ServerMethodDefinition<?, ?> lookupMethod(String name, String authority) {
+                    return name.equals(CONFIG.getFullMethodName())
+                        ? ServerMethodDefinition.create(CONFIG, configHandler())
+                        : null;
+                  }
+                })
+            .directExecutor()
+            .build()
+            .start();
+    ManagedChannel backendChannel =
+        InProcessChannelBuilder.forName(backendName).directExecutor().build();
     HealthStatusManager health = new HealthStatusManager();
     String proxyName = InProcessServerBuilder.generateName();
-    Server proxy = InProcessServerBuilder.forName(proxyName)
-        .addService(health.getHealthService())
-        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, null, Pipeline.of(auth.stage())))
-        .addTransportFilter(auth.transportFilter())
-        .build().start();
+    Server proxy =
+        InProcessServerBuilder.forName(proxyName)
+            .addService(health.getHealthService())
+            .fallbackHandlerRegistry(
+                new ProxyRegistry(backendChannel, null, Pipeline.of(auth.stage())))
+            .addTransportFilter(auth.transportFilter())
+            .build()
+            .start();
     client = InProcessChannelBuilder.forName(proxyName).build();
     closers.add(() -> client.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     closers.add(() -> proxy.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
@@ -96,9 +110,14 @@ final class AuthEndToEndTest {
         public void onMessage(byte[] message) {
           backendReceived.add(message);
           call.sendHeaders(new Metadata());
-          call.sendMessage(ConfigResponse.newBuilder()
-              .addPairs(KeyValue.newBuilder().setKey("spark.connect.authenticate.token").setValue("backend-secret"))
-              .build().toByteArray());
+          call.sendMessage(
+              ConfigResponse.newBuilder()
+                  .addPairs(
+                      KeyValue.newBuilder()
+                          .setKey("spark.connect.authenticate.token")
+                          .setValue("backend-secret"))
+                  .build()
+                  .toByteArray());
           call.close(Status.OK, new Metadata());
         }
       };
@@ -106,16 +125,21 @@ final class AuthEndToEndTest {
   }
 
   private static byte[] getAll() {
-    return ConfigRequest.newBuilder().setSessionId("8c4f0f9e-3f0e-4d55-9b53-1a2b3c4d5e6f")
+    return ConfigRequest.newBuilder()
+        .setSessionId("8c4f0f9e-3f0e-4d55-9b53-1a2b3c4d5e6f")
         .setUserContext(UserContext.newBuilder().setUserId("bob"))
-        .setOperation(ConfigRequest.Operation.newBuilder().setGetAll(ConfigRequest.GetAll.newBuilder()))
-        .build().toByteArray();
+        .setOperation(
+            ConfigRequest.Operation.newBuilder().setGetAll(ConfigRequest.GetAll.newBuilder()))
+        .build()
+        .toByteArray();
   }
 
   private byte[] call(Metadata headers) {
     return ClientCalls.blockingUnaryCall(
         ClientInterceptors.intercept(client, MetadataUtils.newAttachHeadersInterceptor(headers)),
-        CONFIG, CallOptions.DEFAULT, getAll());
+        CONFIG,
+        CallOptions.DEFAULT,
+        getAll());
   }
 
   @Test
@@ -129,7 +153,8 @@ final class AuthEndToEndTest {
 
   @Test
   void grpc_noToken_unauthenticated_backendNeverCalled() {
-    StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> call(new Metadata()));
+    StatusRuntimeException e =
+        assertThrows(StatusRuntimeException.class, () -> call(new Metadata()));
     assertEquals(Status.Code.UNAUTHENTICATED, e.getStatus().getCode());
     assertEquals("no token: pass token=... in the sc:// URL", e.getStatus().getDescription());
     assertTrue(backendReceived.isEmpty());
@@ -138,17 +163,22 @@ final class AuthEndToEndTest {
 
   @Test
   void grpc_wrongAudience_unauthenticated_backendNeverCalled() {
-    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-        () -> call(AuthFixture.bearer(fx.token(c -> c.audience("other")))));
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () -> call(AuthFixture.bearer(fx.token(c -> c.audience("other")))));
     assertEquals(Status.Code.UNAUTHENTICATED, e.getStatus().getCode());
-    assertTrue(e.getStatus().getDescription().startsWith("wrong audience"), e.getStatus().getDescription());
+    assertTrue(
+        e.getStatus().getDescription().startsWith("wrong audience"),
+        e.getStatus().getDescription());
     assertTrue(backendReceived.isEmpty());
     assertEquals(1L, auth.refusals().get("WRONG_AUDIENCE"));
   }
 
   @Test
   void grpc_healthWithoutToken_serving() {
-    HealthCheckResponse r = HealthGrpc.newBlockingStub(client).check(HealthCheckRequest.newBuilder().build());
+    HealthCheckResponse r =
+        HealthGrpc.newBlockingStub(client).check(HealthCheckRequest.newBuilder().build());
     assertEquals(HealthCheckResponse.ServingStatus.SERVING, r.getStatus());
   }
 }

@@ -72,7 +72,8 @@ final class AuthFixture {
 
   static String sign(RSAKey key, String kid, JWTClaimsSet claims) {
     try {
-      SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID(kid).build(), claims);
+      SignedJWT jwt =
+          new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID(kid).build(), claims);
       jwt.sign(new RSASSASigner(key));
       return jwt.serialize();
     } catch (JOSEException e) {
@@ -98,17 +99,24 @@ final class AuthFixture {
   AuthConfig config(String authBody) throws IOException {
     Files.writeString(dir.resolve("jwks.json"), new JWKSet(K1.toPublicJWK()).toString());
     Path file = dir.resolve("sparkgate.yaml");
-    Files.writeString(file, "listen:\n  plaintext: true\nbackend:\n  address: localhost:15002\n"
-        + (authBody == null ? "" : "auth:\n" + authBody));
+    Files.writeString(
+        file,
+        "listen:\n  plaintext: true\nbackend:\n  address: localhost:15002\n"
+            + (authBody == null ? "" : "auth:\n" + authBody));
     return ProxyConfig.load(file).auth();
   }
 
   static final String JWT_FILE =
-      "  jwt:\n    jwks_file: jwks.json\n    issuer: " + ISSUER + "\n    audience: " + AUDIENCE + "\n"
+      "  jwt:\n    jwks_file: jwks.json\n    issuer: "
+          + ISSUER
+          + "\n    audience: "
+          + AUDIENCE
+          + "\n"
           + "    groups_claim: groups\n    tenant_claim: tenant\n";
 
   Authenticator authenticator(AuthConfig config) {
-    List<KeySource> keys = config.jwt().isPresent() ? List.of(KeyFiles.load(config.jwt().get())) : List.of();
+    List<KeySource> keys =
+        config.jwt().isPresent() ? List.of(KeyFiles.load(config.jwt().get())) : List.of();
     return new Authenticator(config, keys, time, time);
   }
 }

@@ -27,18 +27,28 @@ final class JwksRotationTest {
   }
 
   private static String jwks(RSAKey... keys) {
-    return new JWKSet(List.of(keys).stream().map(k -> (com.nimbusds.jose.jwk.JWK) k.toPublicJWK()).toList()).toString();
+    return new JWKSet(
+            List.of(keys).stream().map(k -> (com.nimbusds.jose.jwk.JWK) k.toPublicJWK()).toList())
+        .toString();
   }
 
   private record Setup(AuthFixture fx, Authenticator auth, RemoteJwks jwks) {}
 
   private Setup start(String keySourceLine) throws Exception {
     AuthFixture fx = new AuthFixture(dir);
-    AuthConfig config = fx.config("  jwt:\n" + keySourceLine + "    jwks_ca_file: jwks-ca.pem\n"
-        + "    issuer: " + AuthFixture.ISSUER + "\n    audience: " + AuthFixture.AUDIENCE + "\n"
-        + "    jwks_cache_ttl: 5m\n    jwks_min_refresh_interval: 30s\n    jwks_fetch_timeout: 30s\n"
-        // Off, so that each call really goes to the keys: the cache has its own test.
-        + "  token_cache:\n    max_entries: 0\n");
+    AuthConfig config =
+        fx.config(
+            "  jwt:\n"
+                + keySourceLine
+                + "    jwks_ca_file: jwks-ca.pem\n"
+                + "    issuer: "
+                + AuthFixture.ISSUER
+                + "\n    audience: "
+                + AuthFixture.AUDIENCE
+                + "\n"
+                + "    jwks_cache_ttl: 5m\n    jwks_min_refresh_interval: 30s\n    jwks_fetch_timeout: 30s\n"
+                // Off, so that each call really goes to the keys: the cache has its own test.
+                + "  token_cache:\n    max_entries: 0\n");
     RemoteJwks jwks = new RemoteJwks(config.jwt().orElseThrow(), fx.time).start();
     return new Setup(fx, new Authenticator(config, List.of(jwks), fx.time, fx.time), jwks);
   }
@@ -48,7 +58,9 @@ final class JwksRotationTest {
   }
 
   private static AuthFailure.Reason refusal(Setup s, String token) {
-    return assertThrows(AuthFailure.class, () -> s.auth().authenticate(AuthFixture.bearer(token), null)).reason();
+    return assertThrows(
+            AuthFailure.class, () -> s.auth().authenticate(AuthFixture.bearer(token), null))
+        .reason();
   }
 
   @Test
@@ -61,7 +73,8 @@ final class JwksRotationTest {
     assertEquals("alice", name(s, byK1));
     assertEquals(1, idp.jwksRequests.get());
 
-    // The IdP adds k2. Within the minimum refresh interval an unknown kid does not hit the IdP again...
+    // The IdP adds k2. Within the minimum refresh interval an unknown kid does not hit the IdP
+    // again...
     idp.jwks.set(jwks(AuthFixture.k1(), AuthFixture.k2()));
     assertEquals(AuthFailure.Reason.UNKNOWN_KEY, refusal(s, byK2));
     assertEquals(AuthFailure.Reason.UNKNOWN_KEY, refusal(s, byK2));
@@ -76,7 +89,9 @@ final class JwksRotationTest {
     s.fx().time.advance(Duration.ofMinutes(4));
     assertEquals("alice", name(s, AuthFixture.sign(AuthFixture.k1(), s.fx().claims().build())));
     s.fx().time.advance(Duration.ofMinutes(2));
-    assertEquals(AuthFailure.Reason.UNKNOWN_KEY, refusal(s, AuthFixture.sign(AuthFixture.k1(), s.fx().claims().build())));
+    assertEquals(
+        AuthFailure.Reason.UNKNOWN_KEY,
+        refusal(s, AuthFixture.sign(AuthFixture.k1(), s.fx().claims().build())));
 
     // The IdP goes away: after the TTL the fetch fails, and the last good keys (k2) keep working.
     idp.close();
@@ -90,7 +105,8 @@ final class JwksRotationTest {
   void oidcDiscovery_findsJwks() throws Exception {
     idp = new JwksServer(dir, AuthFixture.ISSUER);
     idp.jwks.set(jwks(AuthFixture.k1()));
-    Setup s = start("    oidc_discovery_url: " + idp.url("/.well-known/openid-configuration") + "\n");
+    Setup s =
+        start("    oidc_discovery_url: " + idp.url("/.well-known/openid-configuration") + "\n");
     assertEquals("alice", name(s, AuthFixture.sign(AuthFixture.k1(), s.fx().claims().build())));
   }
 
@@ -98,8 +114,11 @@ final class JwksRotationTest {
   void oidcDiscovery_issuerMismatch_noKeys() throws Exception {
     idp = new JwksServer(dir, "https://other-issuer.test");
     idp.jwks.set(jwks(AuthFixture.k1()));
-    Setup s = start("    oidc_discovery_url: " + idp.url("/.well-known/openid-configuration") + "\n");
-    assertEquals(AuthFailure.Reason.NO_KEYS, refusal(s, AuthFixture.sign(AuthFixture.k1(), s.fx().claims().build())));
+    Setup s =
+        start("    oidc_discovery_url: " + idp.url("/.well-known/openid-configuration") + "\n");
+    assertEquals(
+        AuthFailure.Reason.NO_KEYS,
+        refusal(s, AuthFixture.sign(AuthFixture.k1(), s.fx().claims().build())));
     assertEquals(1, s.jwks().fetchFailures());
   }
 
@@ -112,7 +131,9 @@ final class JwksRotationTest {
     try {
       // jwks-ca.pem now holds the other server's certificate: the real one must not be trusted.
       Setup s = start("    jwks_url: " + idp.url("/jwks") + "\n");
-      assertEquals(AuthFailure.Reason.NO_KEYS, refusal(s, AuthFixture.sign(AuthFixture.k1(), s.fx().claims().build())));
+      assertEquals(
+          AuthFailure.Reason.NO_KEYS,
+          refusal(s, AuthFixture.sign(AuthFixture.k1(), s.fx().claims().build())));
       assertEquals(0, idp.jwksRequests.get());
     } finally {
       other.close();

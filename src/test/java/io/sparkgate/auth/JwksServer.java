@@ -39,9 +39,12 @@ final class JwksServer implements AutoCloseable {
     KeyPair pair = KeyPairGenerator.getInstance("EC").generateKeyPair();
     X509Certificate cert = selfSigned(pair);
     caFile = dir.resolve("jwks-ca.pem");
-    Files.writeString(caFile, "-----BEGIN CERTIFICATE-----\n"
-        + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(cert.getEncoded())
-        + "\n-----END CERTIFICATE-----\n");
+    Files.writeString(
+        caFile,
+        "-----BEGIN CERTIFICATE-----\n"
+            + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+                .encodeToString(cert.getEncoded())
+            + "\n-----END CERTIFICATE-----\n");
     KeyStore store = KeyStore.getInstance("PKCS12");
     store.load(null, null);
     store.setKeyEntry("jwks", pair.getPrivate(), new char[0], new X509Certificate[] {cert});
@@ -52,12 +55,17 @@ final class JwksServer implements AutoCloseable {
 
     server = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
     server.setHttpsConfigurator(new HttpsConfigurator(tls));
-    server.createContext("/jwks", exchange -> {
-      jwksRequests.incrementAndGet();
-      respond(exchange, jwks.get());
-    });
-    server.createContext("/.well-known/openid-configuration", exchange ->
-        respond(exchange, "{\"issuer\":\"" + issuer + "\",\"jwks_uri\":\"" + url("/jwks") + "\"}"));
+    server.createContext(
+        "/jwks",
+        exchange -> {
+          jwksRequests.incrementAndGet();
+          respond(exchange, jwks.get());
+        });
+    server.createContext(
+        "/.well-known/openid-configuration",
+        exchange ->
+            respond(
+                exchange, "{\"issuer\":\"" + issuer + "\",\"jwks_uri\":\"" + url("/jwks") + "\"}"));
     server.start();
   }
 
@@ -69,7 +77,8 @@ final class JwksServer implements AutoCloseable {
     return caFile;
   }
 
-  private static void respond(com.sun.net.httpserver.HttpExchange exchange, String body) throws IOException {
+  private static void respond(com.sun.net.httpserver.HttpExchange exchange, String body)
+      throws IOException {
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().add("Content-Type", "application/json");
     exchange.sendResponseHeaders(200, bytes.length);
@@ -81,13 +90,25 @@ final class JwksServer implements AutoCloseable {
   private static X509Certificate selfSigned(KeyPair pair) throws Exception {
     X500Name name = new X500Name("CN=127.0.0.1");
     long now = System.currentTimeMillis();
-    JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(name, BigInteger.valueOf(now), new Date(now - 60_000),
-        new Date(now + 3_600_000), name, pair.getPublic());
-    builder.addExtension(Extension.subjectAlternativeName, false,
-        new GeneralNames(new GeneralName[] {new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
-            new GeneralName(GeneralName.dNSName, "localhost")}));
-    return new JcaX509CertificateConverter().getCertificate(
-        builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(pair.getPrivate())));
+    JcaX509v3CertificateBuilder builder =
+        new JcaX509v3CertificateBuilder(
+            name,
+            BigInteger.valueOf(now),
+            new Date(now - 60_000),
+            new Date(now + 3_600_000),
+            name,
+            pair.getPublic());
+    builder.addExtension(
+        Extension.subjectAlternativeName,
+        false,
+        new GeneralNames(
+            new GeneralName[] {
+              new GeneralName(GeneralName.iPAddress, "127.0.0.1"),
+              new GeneralName(GeneralName.dNSName, "localhost")
+            }));
+    return new JcaX509CertificateConverter()
+        .getCertificate(
+            builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(pair.getPrivate())));
   }
 
   @Override

@@ -1,6 +1,5 @@
 package io.sparkgate.auth;
 
-import io.sparkgate.call.Principal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -13,6 +12,7 @@ import com.nimbusds.jwt.PlainJWT;
 import com.nimbusds.jwt.SignedJWT;
 import io.grpc.Metadata;
 import io.sparkgate.auth.AuthFailure.Reason;
+import io.sparkgate.call.Principal;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,7 +32,8 @@ final class JwtAuthenticationTest {
   @BeforeEach
   void setUp() throws Exception {
     fx = new AuthFixture(dir);
-    auth = fx.authenticator(fx.config(AuthFixture.JWT_FILE + "  token_cache:\n    max_entries: 0\n"));
+    auth =
+        fx.authenticator(fx.config(AuthFixture.JWT_FILE + "  token_cache:\n    max_entries: 0\n"));
   }
 
   private AuthFailure refused(Metadata headers) {
@@ -69,14 +70,20 @@ final class JwtAuthenticationTest {
   @Test
   void jwt_groupsAsSpaceSeparatedString() throws Exception {
     String token = fx.token(c -> c.claim("groups", "a b  c"));
-    assertEquals(List.of("a", "b", "c"), auth.authenticate(AuthFixture.bearer(token), null).groups());
+    assertEquals(
+        List.of("a", "b", "c"), auth.authenticate(AuthFixture.bearer(token), null).groups());
   }
 
   @Test
   void jwt_expired_refused() {
     Instant exp = fx.time.instant().minus(Duration.ofMinutes(5));
-    AuthFailure e = refused(fx.token(c -> c.issueTime(Date.from(exp.minusSeconds(600)))
-        .notBeforeTime(Date.from(exp.minusSeconds(600))).expirationTime(Date.from(exp))));
+    AuthFailure e =
+        refused(
+            fx.token(
+                c ->
+                    c.issueTime(Date.from(exp.minusSeconds(600)))
+                        .notBeforeTime(Date.from(exp.minusSeconds(600)))
+                        .expirationTime(Date.from(exp))));
     assertEquals(Reason.EXPIRED, e.reason());
     assertEquals("token expired at 2026-03-01T11:55:00Z: get a new one", e.clientMessage());
   }
@@ -84,8 +91,12 @@ final class JwtAuthenticationTest {
   @Test
   void jwt_expiredWithinClockSkew_accepted() throws Exception {
     Instant exp = fx.time.instant().minusSeconds(30);
-    String token = fx.token(c -> c.issueTime(Date.from(exp.minusSeconds(600)))
-        .notBeforeTime(Date.from(exp.minusSeconds(600))).expirationTime(Date.from(exp)));
+    String token =
+        fx.token(
+            c ->
+                c.issueTime(Date.from(exp.minusSeconds(600)))
+                    .notBeforeTime(Date.from(exp.minusSeconds(600)))
+                    .expirationTime(Date.from(exp)));
     assertEquals("alice", auth.authenticate(AuthFixture.bearer(token), null).name());
   }
 
@@ -94,7 +105,9 @@ final class JwtAuthenticationTest {
     Instant nbf = fx.time.instant().plus(Duration.ofMinutes(5));
     AuthFailure e = refused(fx.token(c -> c.notBeforeTime(Date.from(nbf))));
     assertEquals(Reason.NOT_YET_VALID, e.reason());
-    assertTrue(e.clientMessage().startsWith("token not valid before 2026-03-01T12:05:00Z"), e.clientMessage());
+    assertTrue(
+        e.clientMessage().startsWith("token not valid before 2026-03-01T12:05:00Z"),
+        e.clientMessage());
   }
 
   @Test
@@ -120,7 +133,9 @@ final class JwtAuthenticationTest {
   @Test
   void jwt_hs256SignedWithRsaPublicKeyBytes_refused() throws Exception {
     // The classic key-confusion attack: the public key is public, so anyone can compute this MAC.
-    SignedJWT forged = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.HS256).keyID("k1").build(), fx.claims().build());
+    SignedJWT forged =
+        new SignedJWT(
+            new JWSHeader.Builder(JWSAlgorithm.HS256).keyID("k1").build(), fx.claims().build());
     forged.sign(new MACSigner(AuthFixture.k1().toRSAPublicKey().getEncoded()));
     AuthFailure e = refused(forged.serialize());
     assertEquals(Reason.ALG_NOT_ALLOWED, e.reason());
@@ -144,8 +159,9 @@ final class JwtAuthenticationTest {
   @Test
   void jwt_tamperedClaims_badSignature() {
     String[] parts = fx.token().split("\\.");
-    String evil = com.nimbusds.jose.util.Base64URL.encode(
-        fx.claims().subject("root").build().toString()).toString();
+    String evil =
+        com.nimbusds.jose.util.Base64URL.encode(fx.claims().subject("root").build().toString())
+            .toString();
     AuthFailure e = refused(parts[0] + "." + evil + "." + parts[2]);
     assertEquals(Reason.BAD_SIGNATURE, e.reason());
   }
@@ -209,22 +225,34 @@ final class JwtAuthenticationTest {
 
   @Test
   void jwt_lifetimeAndRequiredClaims_enforced() throws Exception {
-    auth = fx.authenticator(fx.config(AuthFixture.JWT_FILE
-        + "    max_lifetime: 1h\n    required_claims: [email]\n  token_cache:\n    max_entries: 0\n"));
+    auth =
+        fx.authenticator(
+            fx.config(
+                AuthFixture.JWT_FILE
+                    + "    max_lifetime: 1h\n    required_claims: [email]\n  token_cache:\n    max_entries: 0\n"));
     AuthFailure noEmail = refused(fx.token());
     assertEquals(Reason.MISSING_CLAIM, noEmail.reason());
     assertEquals("token lacks the required claim 'email'", noEmail.clientMessage());
     Instant now = fx.time.instant();
-    AuthFailure longLived = refused(fx.token(c -> c.claim("email", "a@x").expirationTime(Date.from(now.plus(Duration.ofDays(1))))));
+    AuthFailure longLived =
+        refused(
+            fx.token(
+                c ->
+                    c.claim("email", "a@x")
+                        .expirationTime(Date.from(now.plus(Duration.ofDays(1))))));
     assertEquals(Reason.LIFETIME_TOO_LONG, longLived.reason());
-    assertEquals("alice", auth.authenticate(AuthFixture.bearer(fx.token(c -> c.claim("email", "a@x"))), null).name());
+    assertEquals(
+        "alice",
+        auth.authenticate(AuthFixture.bearer(fx.token(c -> c.claim("email", "a@x"))), null).name());
   }
 
   @Test
   void jwt_badToken_neverDowngradedToAnonymous() throws Exception {
     auth = fx.authenticator(fx.config(AuthFixture.JWT_FILE + "  anonymous: true\n"));
     assertEquals(Principal.Method.ANONYMOUS, auth.authenticate(new Metadata(), null).method());
-    assertEquals(Reason.BAD_SIGNATURE, refused(AuthFixture.sign(AuthFixture.k2(), "k1", fx.claims().build())).reason());
+    assertEquals(
+        Reason.BAD_SIGNATURE,
+        refused(AuthFixture.sign(AuthFixture.k2(), "k1", fx.claims().build())).reason());
   }
 
   @Test

@@ -1,10 +1,10 @@
 package io.sparkgate.auth;
 
-import io.sparkgate.call.Principal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.grpc.Metadata;
+import io.sparkgate.call.Principal;
 import io.sparkgate.testing.FakeTime;
 import java.lang.reflect.Proxy;
 import java.math.BigInteger;
@@ -36,8 +36,11 @@ final class OtherMethodsTest {
   @TempDir Path dir;
 
   private static final String ALICE_TOKEN = "alice-static-token-0123456789";
-  private static final String STATIC = "  static_tokens:\n    - sha256: " + Hashes.sha256Hex(ALICE_TOKEN) + "\n"
-      + "      principal: alice\n      groups: [etl]\n      tenant: acme\n";
+  private static final String STATIC =
+      "  static_tokens:\n    - sha256: "
+          + Hashes.sha256Hex(ALICE_TOKEN)
+          + "\n"
+          + "      principal: alice\n      groups: [etl]\n      tenant: acme\n";
 
   private Authenticator auth(String body) throws Exception {
     AuthFixture fx = new AuthFixture(dir);
@@ -57,32 +60,45 @@ final class OtherMethodsTest {
   @Test
   void staticToken_unknown_refused() throws Exception {
     Authenticator a = auth(STATIC);
-    AuthFailure e = assertThrows(AuthFailure.class, () -> a.authenticate(AuthFixture.bearer("guess"), null));
+    AuthFailure e =
+        assertThrows(AuthFailure.class, () -> a.authenticate(AuthFixture.bearer("guess"), null));
     assertEquals(AuthFailure.Reason.UNKNOWN_TOKEN, e.reason());
   }
 
   @Test
   void staticAndJwt_jwtReasonWinsForJwtShapedTokens() throws Exception {
     AuthFixture fx = new AuthFixture(dir);
-    Authenticator a = fx.authenticator(fx.config(STATIC + AuthFixture.JWT_FILE + "  methods: [static_tokens, jwt]\n"));
+    Authenticator a =
+        fx.authenticator(
+            fx.config(STATIC + AuthFixture.JWT_FILE + "  methods: [static_tokens, jwt]\n"));
     assertEquals("alice", a.authenticate(AuthFixture.bearer(ALICE_TOKEN), null).name());
-    assertEquals(Principal.Method.JWT, a.authenticate(AuthFixture.bearer(fx.token()), null).method());
+    assertEquals(
+        Principal.Method.JWT, a.authenticate(AuthFixture.bearer(fx.token()), null).method());
     String forged = AuthFixture.sign(AuthFixture.k2(), "k1", fx.claims().build());
-    AuthFailure e = assertThrows(AuthFailure.class, () -> a.authenticate(AuthFixture.bearer(forged), null));
+    AuthFailure e =
+        assertThrows(AuthFailure.class, () -> a.authenticate(AuthFixture.bearer(forged), null));
     assertEquals(AuthFailure.Reason.BAD_SIGNATURE, e.reason());
   }
 
   @Test
   void clientCert_cn_and_san() throws Exception {
     X509Certificate cert = cert("CN=alice,OU=data,O=Acme", "alice@acme.test");
-    Principal byCn = new ClientCertIdentity(new io.sparkgate.config.AuthConfig.ClientCert("cn")).authenticate(cert);
+    Principal byCn =
+        new ClientCertIdentity(new io.sparkgate.config.AuthConfig.ClientCert("cn"))
+            .authenticate(cert);
     assertEquals("alice", byCn.name());
     assertEquals(Optional.of(cert.getSubjectX500Principal().getName()), byCn.clientCertSubject());
-    Principal bySan = new ClientCertIdentity(new io.sparkgate.config.AuthConfig.ClientCert("san")).authenticate(cert);
+    Principal bySan =
+        new ClientCertIdentity(new io.sparkgate.config.AuthConfig.ClientCert("san"))
+            .authenticate(cert);
     assertEquals("alice@acme.test", bySan.name());
     assertEquals(Principal.Method.CLIENT_CERT, bySan.method());
-    AuthFailure noSan = assertThrows(AuthFailure.class, () ->
-        new ClientCertIdentity(new io.sparkgate.config.AuthConfig.ClientCert("san")).authenticate(cert("CN=bob", null)));
+    AuthFailure noSan =
+        assertThrows(
+            AuthFailure.class,
+            () ->
+                new ClientCertIdentity(new io.sparkgate.config.AuthConfig.ClientCert("san"))
+                    .authenticate(cert("CN=bob", null)));
     assertEquals(AuthFailure.Reason.BAD_CLIENT_CERT, noSan.reason());
   }
 
@@ -91,49 +107,64 @@ final class OtherMethodsTest {
     Path file = dir.resolve("sparkgate.yaml");
     Files.writeString(dir.resolve("s.pem"), "x");
     Files.writeString(dir.resolve("ca.pem"), "x");
-    Files.writeString(file, "tls:\n  cert_file: s.pem\n  key_file: s.pem\n  client_ca_file: ca.pem\n"
-        + "backend:\n  address: localhost:15002\nauth:\n  client_cert: {}\n  anonymous: true\n");
+    Files.writeString(
+        file,
+        "tls:\n  cert_file: s.pem\n  key_file: s.pem\n  client_ca_file: ca.pem\n"
+            + "backend:\n  address: localhost:15002\nauth:\n  client_cert: {}\n  anonymous: true\n");
     var config = io.sparkgate.config.ProxyConfig.load(file).auth();
     FakeTime time = new FakeTime();
     Authenticator a = new Authenticator(config, List.of(), time, time);
     assertEquals("alice", a.authenticate(new Metadata(), session(cert("CN=alice", null))).name());
-    assertEquals(Principal.Method.ANONYMOUS, a.authenticate(new Metadata(), session(null)).method());
+    assertEquals(
+        Principal.Method.ANONYMOUS, a.authenticate(new Metadata(), session(null)).method());
     assertEquals(Principal.Method.ANONYMOUS, a.authenticate(new Metadata(), null).method());
   }
 
   /** An SSLSession whose peer presented this certificate, or none (with the session's value store). */
   private static SSLSession session(X509Certificate cert) {
     Map<String, Object> values = new HashMap<>();
-    return (SSLSession) Proxy.newProxyInstance(SSLSession.class.getClassLoader(), new Class<?>[] {SSLSession.class},
-        (proxy, method, args) -> {
-          if (method.getName().equals("getValue")) {
-            return values.get((String) args[0]);
-          }
-          if (method.getName().equals("putValue")) {
-            values.put((String) args[0], args[1]);
-            return null;
-          }
-          if (method.getName().equals("getPeerCertificates")) {
-            if (cert == null) {
-              throw new SSLPeerUnverifiedException("no client certificate");
-            }
-            return new Certificate[] {cert};
-          }
-          throw new UnsupportedOperationException(method.getName());
-        });
+    return (SSLSession)
+        Proxy.newProxyInstance(
+            SSLSession.class.getClassLoader(),
+            new Class<?>[] {SSLSession.class},
+            (proxy, method, args) -> {
+              if (method.getName().equals("getValue")) {
+                return values.get((String) args[0]);
+              }
+              if (method.getName().equals("putValue")) {
+                values.put((String) args[0], args[1]);
+                return null;
+              }
+              if (method.getName().equals("getPeerCertificates")) {
+                if (cert == null) {
+                  throw new SSLPeerUnverifiedException("no client certificate");
+                }
+                return new Certificate[] {cert};
+              }
+              throw new UnsupportedOperationException(method.getName());
+            });
   }
 
   private static X509Certificate cert(String subject, String email) throws Exception {
     KeyPair pair = KeyPairGenerator.getInstance("EC").generateKeyPair();
     X500Name name = new X500Name(subject);
     long now = System.currentTimeMillis();
-    JcaX509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(name, BigInteger.ONE, new Date(now - 60_000),
-        new Date(now + 3_600_000), name, pair.getPublic());
+    JcaX509v3CertificateBuilder b =
+        new JcaX509v3CertificateBuilder(
+            name,
+            BigInteger.ONE,
+            new Date(now - 60_000),
+            new Date(now + 3_600_000),
+            name,
+            pair.getPublic());
     if (email != null) {
-      b.addExtension(Extension.subjectAlternativeName, false,
+      b.addExtension(
+          Extension.subjectAlternativeName,
+          false,
           new GeneralNames(new GeneralName(GeneralName.rfc822Name, email)));
     }
-    return new JcaX509CertificateConverter().getCertificate(
-        b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(pair.getPrivate())));
+    return new JcaX509CertificateConverter()
+        .getCertificate(
+            b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(pair.getPrivate())));
   }
 }

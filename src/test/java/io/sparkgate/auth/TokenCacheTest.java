@@ -1,8 +1,8 @@
 package io.sparkgate.auth;
 
-import io.sparkgate.call.Principal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.sparkgate.call.Principal;
 import io.sparkgate.testing.FakeTime;
 import java.time.Duration;
 import java.util.List;
@@ -18,7 +18,8 @@ final class TokenCacheTest {
     return token -> {
       verifications.incrementAndGet();
       return new JwtVerifier.Verified(
-          new Principal("alice", List.of(), Optional.empty(), Principal.Method.JWT, Optional.empty()),
+          new Principal(
+              "alice", List.of(), Optional.empty(), Principal.Method.JWT, Optional.empty()),
           time.instant().plus(d));
     };
   }
@@ -75,15 +76,21 @@ final class TokenCacheTest {
   void connection_remembersItsLastToken_andNeverServesItForAnother() throws Exception {
     TokenCache cache = new TokenCache(100, Duration.ofMinutes(5), time, time);
     TokenCache.LastToken connection = new TokenCache.LastToken();
-    assertEquals("alice", cache.get("alice", namedBy(Duration.ofHours(1)), connection).principal().name());
-    assertEquals("alice", cache.get("alice", namedBy(Duration.ofHours(1)), connection).principal().name());
+    assertEquals(
+        "alice", cache.get("alice", namedBy(Duration.ofHours(1)), connection).principal().name());
+    assertEquals(
+        "alice", cache.get("alice", namedBy(Duration.ofHours(1)), connection).principal().name());
     assertEquals(1, verifications.get());
-    // Another token on the same connection: verified as itself, then remembered in place of the first.
-    assertEquals("bob", cache.get("bob", namedBy(Duration.ofHours(1)), connection).principal().name());
+    // Another token on the same connection: verified as itself, then remembered in place of the
+    // first.
+    assertEquals(
+        "bob", cache.get("bob", namedBy(Duration.ofHours(1)), connection).principal().name());
     assertEquals(2, verifications.get());
-    assertEquals("bob", cache.get("bob", namedBy(Duration.ofHours(1)), connection).principal().name());
+    assertEquals(
+        "bob", cache.get("bob", namedBy(Duration.ofHours(1)), connection).principal().name());
     // The first is still in the shared cache.
-    assertEquals("alice", cache.get("alice", namedBy(Duration.ofHours(1)), connection).principal().name());
+    assertEquals(
+        "alice", cache.get("alice", namedBy(Duration.ofHours(1)), connection).principal().name());
     assertEquals(2, verifications.get());
   }
 
@@ -92,7 +99,8 @@ final class TokenCacheTest {
     TokenCache cache = new TokenCache(100, Duration.ofMinutes(5), time, time);
     cache.get("t", namedBy(Duration.ofHours(1)), new TokenCache.LastToken());
     time.advance(Duration.ofMinutes(4));
-    // A new connection remembers the token from a cache entry one minute from its end, and for no longer.
+    // A new connection remembers the token from a cache entry one minute from its end, and for no
+    // longer.
     TokenCache.LastToken late = new TokenCache.LastToken();
     cache.get("t", namedBy(Duration.ofHours(1)), late);
     assertEquals(1, verifications.get());

@@ -1,6 +1,5 @@
 package io.sparkgate.auth;
 
-import io.sparkgate.call.Principal;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -11,6 +10,7 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.Descriptors;
 import io.grpc.Status;
 import io.grpc.StatusException;
+import io.sparkgate.call.Principal;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.proto.spark.AddArtifactsRequest;
 import io.sparkgate.proto.spark.Base;
@@ -27,13 +27,16 @@ import org.junit.jupiter.api.Test;
 final class UserContextRewriterTest {
   private static final Principal ALICE =
       new Principal("alice", List.of(), Optional.empty(), Principal.Method.JWT, Optional.empty());
-  private final UserContextRewriter overwrite = new UserContextRewriter(AuthConfig.UserIdMismatch.OVERWRITE);
-  private final UserContextRewriter reject = new UserContextRewriter(AuthConfig.UserIdMismatch.REJECT);
+  private final UserContextRewriter overwrite =
+      new UserContextRewriter(AuthConfig.UserIdMismatch.OVERWRITE);
+  private final UserContextRewriter reject =
+      new UserContextRewriter(AuthConfig.UserIdMismatch.REJECT);
 
   /** The rewrite relies on this: checked against the generated descriptors, so a new Spark release cannot slip by. */
   @Test
   void protos_everyRequestHasUserContextAsField2() {
-    Descriptors.ServiceDescriptor service = Base.getDescriptor().findServiceByName("SparkConnectService");
+    Descriptors.ServiceDescriptor service =
+        Base.getDescriptor().findServiceByName("SparkConnectService");
     int checked = 0;
     for (Descriptors.MethodDescriptor method : service.getMethods()) {
       Descriptors.FieldDescriptor field = method.getInputType().findFieldByNumber(2);
@@ -63,11 +66,22 @@ final class UserContextRewriterTest {
   @Test
   void rewrite_onlyUserContextBytesChange() throws Exception {
     byte[] session = field(1, ByteString.copyFromUtf8("8c4f0f9e-3f0e-4d55-9b53-1a2b3c4d5e6f"));
-    UserContext declared = UserContext.newBuilder().setUserId("mallory").setUserName("Mallory")
-        .addExtensions(Any.newBuilder().setTypeUrl("type.googleapis.com/x.Evil").setValue(ByteString.copyFromUtf8("!")))
-        .build();
-    byte[] plan = field(3, Plan.newBuilder().setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT 1")))
-        .build().toByteString());
+    UserContext declared =
+        UserContext.newBuilder()
+            .setUserId("mallory")
+            .setUserName("Mallory")
+            .addExtensions(
+                Any.newBuilder()
+                    .setTypeUrl("type.googleapis.com/x.Evil")
+                    .setValue(ByteString.copyFromUtf8("!")))
+            .build();
+    byte[] plan =
+        field(
+            3,
+            Plan.newBuilder()
+                .setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT 1")))
+                .build()
+                .toByteString());
     // An unknown field (from a newer client) must survive byte for byte too.
     byte[] unknown = field(4242, ByteString.copyFrom(new byte[] {0, 1, 2, (byte) 0xff}));
     byte[] original = concat(session, field(2, declared.toByteString()), plan, unknown);
@@ -85,35 +99,71 @@ final class UserContextRewriterTest {
   @Test
   void rewrite_unknownFieldsOfUserContext_dropped() throws Exception {
     // A field UserContext does not have (a newer client's, or one a plugin might read as identity).
-    byte[] declared = concat(UserContext.newBuilder().setUserId("alice").build().toByteArray(),
-        field(77, ByteString.copyFromUtf8("impersonate=bob")));
-    byte[] original = concat(field(1, ByteString.copyFromUtf8("s")), field(2, ByteString.copyFrom(declared)));
+    byte[] declared =
+        concat(
+            UserContext.newBuilder().setUserId("alice").build().toByteArray(),
+            field(77, ByteString.copyFromUtf8("impersonate=bob")));
+    byte[] original =
+        concat(field(1, ByteString.copyFromUtf8("s")), field(2, ByteString.copyFrom(declared)));
     byte[] rewritten = reject.rewrite(original, ALICE);
-    assertArrayEquals(concat(field(1, ByteString.copyFromUtf8("s")),
-        field(2, UserContext.newBuilder().setUserId("alice").setUserName("alice").build().toByteString())), rewritten);
-    assertEquals(0, ExecutePlanRequest.parseFrom(rewritten).getUserContext().getUnknownFields().asMap().size());
+    assertArrayEquals(
+        concat(
+            field(1, ByteString.copyFromUtf8("s")),
+            field(
+                2,
+                UserContext.newBuilder()
+                    .setUserId("alice")
+                    .setUserName("alice")
+                    .build()
+                    .toByteString())),
+        rewritten);
+    assertEquals(
+        0,
+        ExecutePlanRequest.parseFrom(rewritten).getUserContext().getUnknownFields().asMap().size());
   }
 
   @Test
   void reject_readsTheLastUserIdOfEachDeclaredContext_asProtobufDoes() throws Exception {
     // Two user_id values in one context: protobuf keeps the last, and so must the check.
-    byte[] twice = concat(field(1, ByteString.copyFromUtf8("alice")), field(1, ByteString.copyFromUtf8("bob")));
-    StatusException e = assertThrows(StatusException.class, () -> reject.rewrite(field(2, ByteString.copyFrom(twice)), ALICE));
+    byte[] twice =
+        concat(
+            field(1, ByteString.copyFromUtf8("alice")), field(1, ByteString.copyFromUtf8("bob")));
+    StatusException e =
+        assertThrows(
+            StatusException.class,
+            () -> reject.rewrite(field(2, ByteString.copyFrom(twice)), ALICE));
     assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
-    byte[] bobThenAlice = concat(field(1, ByteString.copyFromUtf8("bob")), field(1, ByteString.copyFromUtf8("alice")));
-    assertEquals("alice", ExecutePlanRequest.parseFrom(reject.rewrite(field(2, ByteString.copyFrom(bobThenAlice)), ALICE))
-        .getUserContext().getUserId());
+    byte[] bobThenAlice =
+        concat(
+            field(1, ByteString.copyFromUtf8("bob")), field(1, ByteString.copyFromUtf8("alice")));
+    assertEquals(
+        "alice",
+        ExecutePlanRequest.parseFrom(
+                reject.rewrite(field(2, ByteString.copyFrom(bobThenAlice)), ALICE))
+            .getUserContext()
+            .getUserId());
     // Not UTF-8: refused as protobuf would refuse to parse it.
     byte[] badUtf8 = field(1, ByteString.copyFrom(new byte[] {(byte) 0xc3, 0x28}));
-    StatusException bad = assertThrows(StatusException.class, () -> overwrite.rewrite(field(2, ByteString.copyFrom(badUtf8)), ALICE));
+    StatusException bad =
+        assertThrows(
+            StatusException.class,
+            () -> overwrite.rewrite(field(2, ByteString.copyFrom(badUtf8)), ALICE));
     assertEquals(Status.Code.INVALID_ARGUMENT, bad.getStatus().getCode());
   }
 
   @Test
   void rewrite_missingUserContext_appended() throws Exception {
-    byte[] original = ExecutePlanRequest.newBuilder().setSessionId("s").setClientType("t").build().toByteArray();
+    byte[] original =
+        ExecutePlanRequest.newBuilder().setSessionId("s").setClientType("t").build().toByteArray();
     byte[] rewritten = overwrite.rewrite(original, ALICE);
-    byte[] expectedTail = field(2, UserContext.newBuilder().setUserId("alice").setUserName("alice").build().toByteString());
+    byte[] expectedTail =
+        field(
+            2,
+            UserContext.newBuilder()
+                .setUserId("alice")
+                .setUserName("alice")
+                .build()
+                .toByteString());
     assertArrayEquals(concat(original, expectedTail), rewritten);
   }
 
@@ -125,17 +175,32 @@ final class UserContextRewriterTest {
     byte[] session = field(1, ByteString.copyFromUtf8("s"));
     byte[] clientType = field(4, ByteString.copyFromUtf8("t"));
     byte[] rewritten = overwrite.rewrite(concat(a, session, b, c, clientType), ALICE);
-    assertArrayEquals(concat(field(2, UserContext.newBuilder().setUserId("alice").setUserName("alice").build()
-        .toByteString()), session, clientType), rewritten);
+    assertArrayEquals(
+        concat(
+            field(
+                2,
+                UserContext.newBuilder()
+                    .setUserId("alice")
+                    .setUserName("alice")
+                    .build()
+                    .toByteString()),
+            session,
+            clientType),
+        rewritten);
   }
 
   @Test
   void rewrite_addArtifactsChunk() throws Exception {
-    byte[] original = AddArtifactsRequest.newBuilder().setSessionId("s")
-        .setUserContext(UserContext.newBuilder().setUserId("bob"))
-        .setChunk(io.sparkgate.proto.spark.AddArtifactsRequest.ArtifactChunk.newBuilder()
-            .setData(ByteString.copyFrom(new byte[1000])).setCrc(7))
-        .build().toByteArray();
+    byte[] original =
+        AddArtifactsRequest.newBuilder()
+            .setSessionId("s")
+            .setUserContext(UserContext.newBuilder().setUserId("bob"))
+            .setChunk(
+                io.sparkgate.proto.spark.AddArtifactsRequest.ArtifactChunk.newBuilder()
+                    .setData(ByteString.copyFrom(new byte[1000]))
+                    .setCrc(7))
+            .build()
+            .toByteArray();
     AddArtifactsRequest parsed = AddArtifactsRequest.parseFrom(overwrite.rewrite(original, ALICE));
     assertEquals("alice", parsed.getUserContext().getUserId());
     assertEquals(1000, parsed.getChunk().getData().size());
@@ -143,21 +208,36 @@ final class UserContextRewriterTest {
 
   @Test
   void reject_differingUserId_permissionDenied() throws Exception {
-    byte[] bob = ExecutePlanRequest.newBuilder().setUserContext(UserContext.newBuilder().setUserId("bob")).build().toByteArray();
+    byte[] bob =
+        ExecutePlanRequest.newBuilder()
+            .setUserContext(UserContext.newBuilder().setUserId("bob"))
+            .build()
+            .toByteArray();
     StatusException e = assertThrows(StatusException.class, () -> reject.rewrite(bob, ALICE));
     assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
-    byte[] same = ExecutePlanRequest.newBuilder().setUserContext(UserContext.newBuilder().setUserId("alice")).build().toByteArray();
-    assertEquals("alice", ExecutePlanRequest.parseFrom(reject.rewrite(same, ALICE)).getUserContext().getUserId());
+    byte[] same =
+        ExecutePlanRequest.newBuilder()
+            .setUserContext(UserContext.newBuilder().setUserId("alice"))
+            .build()
+            .toByteArray();
+    assertEquals(
+        "alice",
+        ExecutePlanRequest.parseFrom(reject.rewrite(same, ALICE)).getUserContext().getUserId());
     byte[] none = ExecutePlanRequest.newBuilder().setSessionId("s").build().toByteArray();
-    assertEquals("alice", ExecutePlanRequest.parseFrom(reject.rewrite(none, ALICE)).getUserContext().getUserId());
+    assertEquals(
+        "alice",
+        ExecutePlanRequest.parseFrom(reject.rewrite(none, ALICE)).getUserContext().getUserId());
   }
 
   @Test
   void rewrite_malformed_invalidArgument() {
-    StatusException e = assertThrows(StatusException.class, () -> overwrite.rewrite(new byte[] {0x12, 0x7f, 1}, ALICE));
+    StatusException e =
+        assertThrows(
+            StatusException.class, () -> overwrite.rewrite(new byte[] {0x12, 0x7f, 1}, ALICE));
     assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
     // user_context with the wrong wire type
-    StatusException wrongType = assertThrows(StatusException.class, () -> overwrite.rewrite(new byte[] {0x10, 1}, ALICE));
+    StatusException wrongType =
+        assertThrows(StatusException.class, () -> overwrite.rewrite(new byte[] {0x10, 1}, ALICE));
     assertEquals(Status.Code.INVALID_ARGUMENT, wrongType.getStatus().getCode());
   }
 }

@@ -32,15 +32,16 @@ public final class BenchBackend implements AutoCloseable {
 
   /** Starts on 127.0.0.1:{@code port} (0 for any free port). */
   public static BenchBackend start(int port) throws IOException {
-    Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
-        .fallbackHandlerRegistry(new Registry())
-        .directExecutor()
-        .maxInboundMessageSize(256 * 1024 * 1024)
-        .maxConcurrentCallsPerConnection(10_000)
-        .permitKeepAliveTime(1, TimeUnit.SECONDS)
-        .permitKeepAliveWithoutCalls(true)
-        .build()
-        .start();
+    Server server =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+            .fallbackHandlerRegistry(new Registry())
+            .directExecutor()
+            .maxInboundMessageSize(256 * 1024 * 1024)
+            .maxConcurrentCallsPerConnection(10_000)
+            .permitKeepAliveTime(1, TimeUnit.SECONDS)
+            .permitKeepAliveWithoutCalls(true)
+            .build()
+            .start();
     return new BenchBackend(server);
   }
 
@@ -78,11 +79,16 @@ public final class BenchBackend implements AutoCloseable {
       if (!methodName.startsWith(BenchProtocol.SERVICE + "/")) {
         return null;
       }
-      boolean execute = methodName.endsWith("/ExecutePlan") || methodName.endsWith("/ReattachExecute");
+      boolean execute =
+          methodName.endsWith("/ExecutePlan") || methodName.endsWith("/ReattachExecute");
       MethodDescriptor<byte[], byte[]> method =
-          MethodDescriptor.newBuilder(BenchProtocol.RawMarshaller.INSTANCE, BenchProtocol.RawMarshaller.INSTANCE)
+          MethodDescriptor.newBuilder(
+                  BenchProtocol.RawMarshaller.INSTANCE, BenchProtocol.RawMarshaller.INSTANCE)
               .setFullMethodName(methodName)
-              .setType(execute ? MethodDescriptor.MethodType.SERVER_STREAMING : MethodDescriptor.MethodType.UNARY)
+              .setType(
+                  execute
+                      ? MethodDescriptor.MethodType.SERVER_STREAMING
+                      : MethodDescriptor.MethodType.UNARY)
               .build();
       return ServerMethodDefinition.create(method, execute ? new Execute() : new Small());
     }
@@ -90,7 +96,8 @@ public final class BenchBackend implements AutoCloseable {
 
   private static final class Small implements ServerCallHandler<byte[], byte[]> {
     @Override
-    public ServerCall.Listener<byte[]> startCall(ServerCall<byte[], byte[]> call, Metadata headers) {
+    public ServerCall.Listener<byte[]> startCall(
+        ServerCall<byte[], byte[]> call, Metadata headers) {
       call.request(1);
       return new ServerCall.Listener<>() {
         @Override
@@ -105,7 +112,8 @@ public final class BenchBackend implements AutoCloseable {
 
   private static final class Execute implements ServerCallHandler<byte[], byte[]> {
     @Override
-    public ServerCall.Listener<byte[]> startCall(ServerCall<byte[], byte[]> call, Metadata headers) {
+    public ServerCall.Listener<byte[]> startCall(
+        ServerCall<byte[], byte[]> call, Metadata headers) {
       call.request(1);
       return new ServerCall.Listener<>() {
         private byte[] batch;

@@ -28,7 +28,8 @@ public final class BenchProtocol {
 
   /** The client's ExecutePlan: requests as bytes, responses only counted (see {@link CountingMarshaller}). */
   public static final MethodDescriptor<byte[], Integer> EXECUTE_PLAN =
-      MethodDescriptor.<byte[], Integer>newBuilder(RawMarshaller.INSTANCE, CountingMarshaller.INSTANCE)
+      MethodDescriptor.<byte[], Integer>newBuilder(
+              RawMarshaller.INSTANCE, CountingMarshaller.INSTANCE)
           .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "ExecutePlan"))
           .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
           .build();
@@ -38,9 +39,10 @@ public final class BenchProtocol {
   private BenchProtocol() {}
 
   /** {@code SELECT 1}: the plan of every benchmark ExecutePlan (the backend ignores it). */
-  private static final Plan PLAN = Plan.newBuilder()
-      .setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT 1")))
-      .build();
+  private static final Plan PLAN =
+      Plan.newBuilder()
+          .setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT 1")))
+          .build();
 
   /** An ExecutePlanRequest asking the fake backend for {@code batches} batches of {@code batchBytes}. */
   public static byte[] executePlanRequest(String sessionId, int batchBytes, long batches) {
@@ -48,7 +50,8 @@ public final class BenchProtocol {
         .setSessionId(sessionId)
         .setUserContext(UserContext.newBuilder().setUserId("bench").setUserName("bench"))
         .setClientType("sparkgate-bench")
-        // A plan every policy allows (the shipped shared-server policy refuses requests it cannot classify).
+        // A plan every policy allows (the shipped shared-server policy refuses requests it cannot
+        // classify).
         .setPlan(PLAN)
         .addTags(BYTES_TAG + batchBytes)
         .addTags(COUNT_TAG + batches)
@@ -78,22 +81,25 @@ public final class BenchProtocol {
 
   /** One ExecutePlanResponse carrying an arrow batch of {@code dataBytes}; built once per size and reused. */
   static byte[] batch(int dataBytes) {
-    return BATCHES.computeIfAbsent(dataBytes, size -> {
-      byte[] data = new byte[size];
-      for (int i = 0; i < size; i++) {
-        data[i] = (byte) (i * 31 + 7); // not all zeros, in case some hop compresses
-      }
-      return ExecutePlanResponse.newBuilder()
-          .setSessionId("00000000-0000-0000-0000-000000000000")
-          .setServerSideSessionId("00000000-0000-0000-0000-000000000001")
-          .setOperationId("00000000-0000-0000-0000-000000000002")
-          .setResponseId("00000000-0000-0000-0000-000000000003")
-          .setArrowBatch(ExecutePlanResponse.ArrowBatch.newBuilder()
-              .setRowCount(Math.max(1, size / 8))
-              .setData(ByteString.copyFrom(data)))
-          .build()
-          .toByteArray();
-    });
+    return BATCHES.computeIfAbsent(
+        dataBytes,
+        size -> {
+          byte[] data = new byte[size];
+          for (int i = 0; i < size; i++) {
+            data[i] = (byte) (i * 31 + 7); // not all zeros, in case some hop compresses
+          }
+          return ExecutePlanResponse.newBuilder()
+              .setSessionId("00000000-0000-0000-0000-000000000000")
+              .setServerSideSessionId("00000000-0000-0000-0000-000000000001")
+              .setOperationId("00000000-0000-0000-0000-000000000002")
+              .setResponseId("00000000-0000-0000-0000-000000000003")
+              .setArrowBatch(
+                  ExecutePlanResponse.ArrowBatch.newBuilder()
+                      .setRowCount(Math.max(1, size / 8))
+                      .setData(ByteString.copyFrom(data)))
+              .build()
+              .toByteArray();
+        });
   }
 
   /** The canned batch for micro-benchmarks outside this package. */
@@ -127,7 +133,8 @@ public final class BenchProtocol {
    */
   public static final class CountingMarshaller implements MethodDescriptor.Marshaller<Integer> {
     public static final CountingMarshaller INSTANCE = new CountingMarshaller();
-    private static final ThreadLocal<byte[]> SCRATCH = ThreadLocal.withInitial(() -> new byte[64 * 1024]);
+    private static final ThreadLocal<byte[]> SCRATCH =
+        ThreadLocal.withInitial(() -> new byte[64 * 1024]);
 
     @Override
     public InputStream stream(Integer value) {

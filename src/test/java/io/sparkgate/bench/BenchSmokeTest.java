@@ -29,10 +29,25 @@ final class BenchSmokeTest {
   @BeforeEach
   void start() throws Exception {
     backend = BenchBackend.start(0);
-    ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, 64L * 1024 * 1024, 1000, Duration.ofSeconds(5),
-        Duration.ofMinutes(1), Duration.ofSeconds(1));
-    proxy = Sparkgate.start(new ProxyConfig(Path.of("bench-smoke.yaml"), listen, Optional.empty(),
-        new BackendConfig("127.0.0.1", backend.port(), Optional.empty()), AuthConfig.disabled(), AuditConfig.disabled()));
+    ListenConfig listen =
+        new ListenConfig(
+            "127.0.0.1",
+            0,
+            true,
+            64L * 1024 * 1024,
+            1000,
+            Duration.ofSeconds(5),
+            Duration.ofMinutes(1),
+            Duration.ofSeconds(1));
+    proxy =
+        Sparkgate.start(
+            new ProxyConfig(
+                Path.of("bench-smoke.yaml"),
+                listen,
+                Optional.empty(),
+                new BackendConfig("127.0.0.1", backend.port(), Optional.empty()),
+                AuthConfig.disabled(),
+                AuditConfig.disabled()));
     target = new LoadGenerator.Target("sparkgate", "127.0.0.1", proxy.port(), null, "smoke-token");
   }
 
@@ -48,8 +63,11 @@ final class BenchSmokeTest {
         LoadGenerator.closedLoop(target, 1, Duration.ofMillis(200), Duration.ofMillis(500));
     assertEquals(0, r.errors());
     assertTrue(r.latency().count() > 0, "calls measured: " + r);
-    assertTrue(r.latency().p50() > 0 && r.latency().p50() <= r.latency().p99()
-        && r.latency().p99() <= r.latency().max(), r.toString());
+    assertTrue(
+        r.latency().p50() > 0
+            && r.latency().p50() <= r.latency().p99()
+            && r.latency().p99() <= r.latency().max(),
+        r.toString());
   }
 
   @Test
@@ -68,9 +86,11 @@ final class BenchSmokeTest {
 
   @Test
   void openLoop_achievesAboutTheRate() throws Exception {
-    LoadGenerator.OpenLoop r = LoadGenerator.openLoop(target, 100, Duration.ofMillis(100), Duration.ofMillis(500));
+    LoadGenerator.OpenLoop r =
+        LoadGenerator.openLoop(target, 100, Duration.ofMillis(100), Duration.ofMillis(500));
     assertEquals(0, r.errors());
-    // Every call intended inside the window (100 a second for 500 ms) completes; the rate itself depends on
+    // Every call intended inside the window (100 a second for 500 ms) completes; the rate itself
+    // depends on
     // how busy the machine is.
     assertEquals(50, Math.round(r.achievedRate() * r.seconds()), r.toString());
     assertTrue(r.corrected().p50() >= r.latency().p50() * 0.99, r.toString());
@@ -84,9 +104,11 @@ final class BenchSmokeTest {
       for (int window = 0; window < 2; window++) {
         org.HdrHistogram.Histogram raw = LoadGenerator.newHistogram();
         org.HdrHistogram.Histogram corrected = LoadGenerator.newHistogram();
-        // 200 a second: 20 calls in the 100 ms lead-in, not recorded, then 60 in the 300 ms measured.
+        // 200 a second: 20 calls in the 100 ms lead-in, not recorded, then 60 in the 300 ms
+        // measured.
         LoadGenerator.OpenWindow w =
-            LoadGenerator.openWindow(ch, request, 200, Duration.ofMillis(100), Duration.ofMillis(300), raw, corrected);
+            LoadGenerator.openWindow(
+                ch, request, 200, Duration.ofMillis(100), Duration.ofMillis(300), raw, corrected);
         assertEquals(0, w.errors(), w.toString());
         assertEquals(60, w.completed(), w.toString());
         assertEquals(60, raw.getTotalCount());
@@ -101,14 +123,16 @@ final class BenchSmokeTest {
   @Test
   void streaming_movesBytes() throws Exception {
     LoadGenerator.Streaming r =
-        LoadGenerator.streaming(target, 2, 64 * 1024, 32, Duration.ofMillis(100), Duration.ofMillis(500));
+        LoadGenerator.streaming(
+            target, 2, 64 * 1024, 32, Duration.ofMillis(100), Duration.ofMillis(500));
     assertEquals(0, r.errors());
     assertTrue(r.bytes() > 64 * 1024 && r.mbPerSecond() > 0, r.toString());
   }
 
   @Test
   void slowReader_isPaced() throws Exception {
-    LoadGenerator.SlowRead r = LoadGenerator.slowRead(target, 1024 * 1024, 4 * 1024 * 1024, 64 * 1024);
+    LoadGenerator.SlowRead r =
+        LoadGenerator.slowRead(target, 1024 * 1024, 4 * 1024 * 1024, 64 * 1024);
     assertEquals("OK", r.status());
     assertTrue(r.bytes() >= 1024 * 1024, r.toString()); // batches plus their protobuf framing
     assertTrue(r.seconds() >= 0.2, r.toString());

@@ -51,10 +51,16 @@ public final class LoadGenerator {
   }
 
   /** Latency percentiles in microseconds. */
-  public record Latency(long count, double p50, double p90, double p99, double p999, double max, double mean) {
+  public record Latency(
+      long count, double p50, double p90, double p99, double p999, double max, double mean) {
     static Latency of(Histogram h) {
-      return new Latency(h.getTotalCount(), us(h.getValueAtPercentile(50)), us(h.getValueAtPercentile(90)),
-          us(h.getValueAtPercentile(99)), us(h.getValueAtPercentile(99.9)), us(h.getMaxValue()),
+      return new Latency(
+          h.getTotalCount(),
+          us(h.getValueAtPercentile(50)),
+          us(h.getValueAtPercentile(90)),
+          us(h.getValueAtPercentile(99)),
+          us(h.getValueAtPercentile(99.9)),
+          us(h.getMaxValue()),
           Math.round(h.getMean() / 10.0) / 100.0);
     }
 
@@ -63,21 +69,36 @@ public final class LoadGenerator {
     }
   }
 
-  public record ClosedLoop(int concurrency, double seconds, double callsPerSecond, long errors, Latency latency) {}
+  public record ClosedLoop(
+      int concurrency, double seconds, double callsPerSecond, long errors, Latency latency) {}
 
-  public record OpenLoop(int targetRate, double achievedRate, double seconds, long errors, long late,
-      Latency latency, Latency corrected) {}
+  public record OpenLoop(
+      int targetRate,
+      double achievedRate,
+      double seconds,
+      long errors,
+      long late,
+      Latency latency,
+      Latency corrected) {}
 
-  public record Streaming(int streams, int batchBytes, double seconds, long bytes, double mbPerSecond,
-      long calls, long errors) {}
+  public record Streaming(
+      int streams,
+      int batchBytes,
+      double seconds,
+      long bytes,
+      double mbPerSecond,
+      long calls,
+      long errors) {}
 
-  public record SlowRead(long bytes, double seconds, double mbPerSecond, long errors, String status) {}
+  public record SlowRead(
+      long bytes, double seconds, double mbPerSecond, long errors, String status) {}
 
   /** A channel to the target: TLS when it has a CA file, plaintext otherwise; the bearer token if any. */
   public static ManagedChannel channel(Target target) {
-    NettyChannelBuilder b = NettyChannelBuilder.forAddress(target.host(), target.port())
-        .directExecutor()
-        .maxInboundMessageSize(256 * 1024 * 1024);
+    NettyChannelBuilder b =
+        NettyChannelBuilder.forAddress(target.host(), target.port())
+            .directExecutor()
+            .maxInboundMessageSize(256 * 1024 * 1024);
     if (target.caFile() == null) {
       b.usePlaintext();
     } else {
@@ -91,7 +112,9 @@ public final class LoadGenerator {
     }
     if (target.bearerToken() != null) {
       Metadata headers = new Metadata();
-      headers.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + target.bearerToken());
+      headers.put(
+          Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER),
+          "Bearer " + target.bearerToken());
       b.intercept(MetadataUtils.newAttachHeadersInterceptor(headers));
     }
     return b.build();
@@ -102,21 +125,27 @@ public final class LoadGenerator {
   }
 
   /** Starts one ExecutePlan; {@code done} gets its status, {@code onBytes} each response's length. */
-  public static ClientCall<byte[], Integer> execute(Channel channel, byte[] request, LongConsumer onBytes,
+  public static ClientCall<byte[], Integer> execute(
+      Channel channel,
+      byte[] request,
+      LongConsumer onBytes,
       java.util.function.Consumer<Status> done) {
-    ClientCall<byte[], Integer> call = channel.newCall(BenchProtocol.EXECUTE_PLAN, CallOptions.DEFAULT);
-    call.start(new ClientCall.Listener<>() {
-      @Override
-      public void onMessage(Integer length) {
-        onBytes.accept(length);
-        call.request(1);
-      }
+    ClientCall<byte[], Integer> call =
+        channel.newCall(BenchProtocol.EXECUTE_PLAN, CallOptions.DEFAULT);
+    call.start(
+        new ClientCall.Listener<>() {
+          @Override
+          public void onMessage(Integer length) {
+            onBytes.accept(length);
+            call.request(1);
+          }
 
-      @Override
-      public void onClose(Status status, Metadata trailers) {
-        done.accept(status);
-      }
-    }, new Metadata());
+          @Override
+          public void onClose(Status status, Metadata trailers) {
+            done.accept(status);
+          }
+        },
+        new Metadata());
     call.sendMessage(request);
     call.halfClose();
     call.request(1);
@@ -147,7 +176,8 @@ public final class LoadGenerator {
    * {@code concurrency} callers, each on its own connection, each sending a small ExecutePlan (one tiny
    * batch back) as soon as its previous one finished.
    */
-  public static ClosedLoop closedLoop(Target target, int concurrency, Duration warmup, Duration measure)
+  public static ClosedLoop closedLoop(
+      Target target, int concurrency, Duration warmup, Duration measure)
       throws InterruptedException {
     List<ManagedChannel> channels = new ArrayList<>();
     for (int i = 0; i < concurrency; i++) {
@@ -160,29 +190,32 @@ public final class LoadGenerator {
     long end = warmEnd + measure.toNanos();
     List<Thread> threads = new ArrayList<>();
     for (ManagedChannel ch : channels) {
-      Thread t = new Thread(() -> {
-        Histogram mine = histogram();
-        while (true) {
-          long start = System.nanoTime();
-          if (start >= end) {
-            break;
-          }
-          try {
-            smallCall(ch, request);
-            long took = System.nanoTime() - start;
-            if (start >= warmEnd) {
-              mine.recordValue(Math.min(took, MAX_LATENCY_NANOS));
-            }
-          } catch (InterruptedException e) {
-            return;
-          } catch (RuntimeException e) {
-            errors.incrementAndGet();
-          }
-        }
-        synchronized (all) {
-          all.add(mine);
-        }
-      }, "closed-loop");
+      Thread t =
+          new Thread(
+              () -> {
+                Histogram mine = histogram();
+                while (true) {
+                  long start = System.nanoTime();
+                  if (start >= end) {
+                    break;
+                  }
+                  try {
+                    smallCall(ch, request);
+                    long took = System.nanoTime() - start;
+                    if (start >= warmEnd) {
+                      mine.recordValue(Math.min(took, MAX_LATENCY_NANOS));
+                    }
+                  } catch (InterruptedException e) {
+                    return;
+                  } catch (RuntimeException e) {
+                    errors.incrementAndGet();
+                  }
+                }
+                synchronized (all) {
+                  all.add(mine);
+                }
+              },
+              "closed-loop");
       threads.add(t);
       t.start();
     }
@@ -191,7 +224,8 @@ public final class LoadGenerator {
     }
     channels.forEach(ManagedChannel::shutdownNow);
     double seconds = measure.toNanos() / 1e9;
-    return new ClosedLoop(concurrency, seconds, all.getTotalCount() / seconds, errors.get(), Latency.of(all));
+    return new ClosedLoop(
+        concurrency, seconds, all.getTotalCount() / seconds, errors.get(), Latency.of(all));
   }
 
   /**
@@ -207,7 +241,13 @@ public final class LoadGenerator {
       Histogram raw = histogram();
       Histogram corrected = histogram();
       OpenWindow w = openWindow(ch, request, rate, warmup, measure, raw, corrected);
-      return new OpenLoop(rate, w.completed() / w.seconds(), w.seconds(), w.errors(), w.late(), Latency.of(raw),
+      return new OpenLoop(
+          rate,
+          w.completed() / w.seconds(),
+          w.seconds(),
+          w.errors(),
+          w.late(),
+          Latency.of(raw),
           Latency.of(corrected));
     } finally {
       ch.shutdownNow();
@@ -223,8 +263,15 @@ public final class LoadGenerator {
    * intended start) when intended inside {@code measure}. Returns once every call started has finished (or
    * after 30 s), so that windows run one after another do not overlap.
    */
-  public static OpenWindow openWindow(ManagedChannel ch, byte[] request, int rate, Duration lead, Duration measure,
-      Histogram raw, Histogram corrected) throws InterruptedException {
+  public static OpenWindow openWindow(
+      ManagedChannel ch,
+      byte[] request,
+      int rate,
+      Duration lead,
+      Duration measure,
+      Histogram raw,
+      Histogram corrected)
+      throws InterruptedException {
     AtomicLong errors = new AtomicLong();
     AtomicLong completed = new AtomicLong();
     long late = 0;
@@ -249,21 +296,25 @@ public final class LoadGenerator {
       outstanding.acquire();
       long actual = System.nanoTime();
       boolean measured = intended >= measureFrom;
-      execute(ch, request, n -> {}, status -> {
-        long t = System.nanoTime();
-        if (measured) {
-          if (status.isOk()) {
-            synchronized (raw) {
-              raw.recordValue(Math.min(t - actual, MAX_LATENCY_NANOS));
-              corrected.recordValue(Math.min(t - intended, MAX_LATENCY_NANOS));
+      execute(
+          ch,
+          request,
+          n -> {},
+          status -> {
+            long t = System.nanoTime();
+            if (measured) {
+              if (status.isOk()) {
+                synchronized (raw) {
+                  raw.recordValue(Math.min(t - actual, MAX_LATENCY_NANOS));
+                  corrected.recordValue(Math.min(t - intended, MAX_LATENCY_NANOS));
+                }
+                completed.incrementAndGet();
+              } else {
+                errors.incrementAndGet();
+              }
             }
-            completed.incrementAndGet();
-          } else {
-            errors.incrementAndGet();
-          }
-        }
-        outstanding.release();
-      });
+            outstanding.release();
+          });
     }
     // Let the calls in flight finish (they count: they were intended inside the window).
     if (outstanding.tryAcquire(maxOutstanding, 30, TimeUnit.SECONDS)) {
@@ -271,7 +322,8 @@ public final class LoadGenerator {
     }
     long finishedAt = System.nanoTime();
     synchronized (raw) {
-      return new OpenWindow(completed.get(), errors.get(), late, (Math.max(end, finishedAt) - measureFrom) / 1e9);
+      return new OpenWindow(
+          completed.get(), errors.get(), late, (Math.max(end, finishedAt) - measureFrom) / 1e9);
     }
   }
 
@@ -279,9 +331,16 @@ public final class LoadGenerator {
    * {@code streams} concurrent ExecutePlan streams, each on its own connection, each asking for
    * {@code batchesPerCall} batches of {@code batchBytes} and starting another call when one ends.
    */
-  public static Streaming streaming(Target target, int streams, int batchBytes, int batchesPerCall,
-      Duration warmup, Duration measure) throws InterruptedException {
-    byte[] request = BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), batchBytes, batchesPerCall);
+  public static Streaming streaming(
+      Target target,
+      int streams,
+      int batchBytes,
+      int batchesPerCall,
+      Duration warmup,
+      Duration measure)
+      throws InterruptedException {
+    byte[] request =
+        BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), batchBytes, batchesPerCall);
     AtomicLong bytes = new AtomicLong();
     AtomicLong calls = new AtomicLong();
     AtomicLong errors = new AtomicLong();
@@ -298,18 +357,22 @@ public final class LoadGenerator {
             stopped.countDown();
             return;
           }
-          execute(ch, request, n -> {
-            if (System.nanoTime() >= measureFrom) {
-              bytes.addAndGet(n);
-            }
-          }, status -> {
-            calls.incrementAndGet();
-            // Calls cut off by the end of the run are cancelled on purpose.
-            if (!status.isOk() && System.nanoTime() < end) {
-              errors.incrementAndGet();
-            }
-            next();
-          });
+          execute(
+              ch,
+              request,
+              n -> {
+                if (System.nanoTime() >= measureFrom) {
+                  bytes.addAndGet(n);
+                }
+              },
+              status -> {
+                calls.incrementAndGet();
+                // Calls cut off by the end of the run are cancelled on purpose.
+                if (!status.isOk() && System.nanoTime() < end) {
+                  errors.incrementAndGet();
+                }
+                next();
+              });
         }
       }.next();
     }
@@ -321,7 +384,8 @@ public final class LoadGenerator {
     channels.forEach(ManagedChannel::shutdownNow);
     stopped.await(10, TimeUnit.SECONDS);
     double seconds = measure.toNanos() / 1e9;
-    return new Streaming(streams, batchBytes, seconds, total, total / seconds / 1e6, calls.get(), errors.get());
+    return new Streaming(
+        streams, batchBytes, seconds, total, total / seconds / 1e6, calls.get(), errors.get());
   }
 
   /**
@@ -329,30 +393,34 @@ public final class LoadGenerator {
    * {@code bytesPerSecond}: it asks for the next message only when its budget allows, so the whole
    * result backs up behind flow control in the proxy and the backend.
    */
-  public static SlowRead slowRead(Target target, long totalBytes, long bytesPerSecond, int batchBytes)
+  public static SlowRead slowRead(
+      Target target, long totalBytes, long bytesPerSecond, int batchBytes)
       throws InterruptedException {
     ManagedChannel ch = channel(target);
     long batches = Math.max(1, totalBytes / batchBytes);
-    byte[] request = BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), batchBytes, batches);
+    byte[] request =
+        BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), batchBytes, batches);
     ScheduledExecutorService pacer = Executors.newSingleThreadScheduledExecutor();
     AtomicLong read = new AtomicLong();
     CompletableFuture<Status> done = new CompletableFuture<>();
     long start = System.nanoTime();
     ClientCall<byte[], Integer> call = ch.newCall(BenchProtocol.EXECUTE_PLAN, CallOptions.DEFAULT);
-    call.start(new ClientCall.Listener<>() {
-      @Override
-      public void onMessage(Integer length) {
-        long soFar = read.addAndGet(length);
-        long due = start + (long) (soFar * 1e9 / bytesPerSecond);
-        long wait = due - System.nanoTime();
-        pacer.schedule(() -> call.request(1), Math.max(0, wait), TimeUnit.NANOSECONDS);
-      }
+    call.start(
+        new ClientCall.Listener<>() {
+          @Override
+          public void onMessage(Integer length) {
+            long soFar = read.addAndGet(length);
+            long due = start + (long) (soFar * 1e9 / bytesPerSecond);
+            long wait = due - System.nanoTime();
+            pacer.schedule(() -> call.request(1), Math.max(0, wait), TimeUnit.NANOSECONDS);
+          }
 
-      @Override
-      public void onClose(Status status, Metadata trailers) {
-        done.complete(status);
-      }
-    }, new Metadata());
+          @Override
+          public void onClose(Status status, Metadata trailers) {
+            done.complete(status);
+          }
+        },
+        new Metadata());
     call.sendMessage(request);
     call.halfClose();
     call.request(1);
@@ -366,7 +434,11 @@ public final class LoadGenerator {
     double seconds = (System.nanoTime() - start) / 1e9;
     pacer.shutdownNow();
     ch.shutdownNow();
-    return new SlowRead(read.get(), seconds, read.get() / seconds / 1e6, status.isOk() ? 0 : 1,
+    return new SlowRead(
+        read.get(),
+        seconds,
+        read.get() / seconds / 1e6,
+        status.isOk() ? 0 : 1,
         status.getCode().name());
   }
 
@@ -404,12 +476,16 @@ public final class LoadGenerator {
       channels.add(ch);
       inFlight.acquire();
       byte[] request = BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), 16, 1);
-      execute(ch, request, x -> {}, status -> {
-        if (!status.isOk()) {
-          failed.incrementAndGet();
-        }
-        inFlight.release();
-      });
+      execute(
+          ch,
+          request,
+          x -> {},
+          status -> {
+            if (!status.isOk()) {
+              failed.incrementAndGet();
+            }
+            inFlight.release();
+          });
     }
     inFlight.acquire(64);
     if (failed.get() > 0) {
@@ -430,7 +506,8 @@ public final class LoadGenerator {
    */
   public static final class Caller implements AutoCloseable {
     private final ManagedChannel channel;
-    private final byte[] request = BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), 16, 1);
+    private final byte[] request =
+        BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), 16, 1);
 
     public Caller(Target target) {
       this.channel = channel(target);

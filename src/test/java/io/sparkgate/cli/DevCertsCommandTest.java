@@ -19,15 +19,35 @@ final class DevCertsCommandTest {
     CommandLine cli = new CommandLine(new DevCertsCommand());
     StringWriter out = new StringWriter();
     cli.setOut(new PrintWriter(out));
-    int code = cli.execute("--out", dir.toString(), "--key-type", "ec", "--password", "pw",
-        "--client-name", "alice");
+    int code =
+        cli.execute(
+            "--out",
+            dir.toString(),
+            "--key-type",
+            "ec",
+            "--password",
+            "pw",
+            "--client-name",
+            "alice");
     assertEquals(0, code, out::toString);
-    for (String f : new String[] {"ca.pem", "ca.key", "server.pem", "server.key", "client.pem",
-        "client.key", "truststore.p12", "client.p12"}) {
+    for (String f :
+        new String[] {
+          "ca.pem",
+          "ca.key",
+          "server.pem",
+          "server.key",
+          "client.pem",
+          "client.key",
+          "truststore.p12",
+          "client.p12"
+        }) {
       assertTrue(Files.isRegularFile(dir.resolve(f)), f);
     }
-    assertTrue(out.toString().contains("-Djavax.net.ssl.trustStore="
-        + dir.resolve("truststore.p12").toAbsolutePath()), out::toString);
+    assertTrue(
+        out.toString()
+            .contains(
+                "-Djavax.net.ssl.trustStore=" + dir.resolve("truststore.p12").toAbsolutePath()),
+        out::toString);
     assertTrue(out.toString().contains("-Djavax.net.ssl.trustStorePassword=pw"), out::toString);
     assertTrue(out.toString().contains("CN=alice"), out::toString);
   }

@@ -18,23 +18,35 @@ final class ServeCommandTest {
 
   private int serve(String config) throws IOException {
     Path file = Files.writeString(dir.resolve("sparkgate.yaml"), config);
-    return new CommandLine(new ServeCommand()).setErr(new PrintWriter(err)).execute("--config", file.toString());
+    return new CommandLine(new ServeCommand())
+        .setErr(new PrintWriter(err))
+        .execute("--config", file.toString());
   }
 
   @Test
   void aBadConfiguration_oneLine_exit2() throws IOException {
     assertEquals(2, serve("listen:\n  port: 1\n  port: 2\n"));
-    assertEquals("sparkgate: " + dir.resolve("sparkgate.yaml") + ":3: listen.port: duplicate key (first at line 2)",
+    assertEquals(
+        "sparkgate: "
+            + dir.resolve("sparkgate.yaml")
+            + ":3: listen.port: duplicate key (first at line 2)",
         err.toString().strip());
   }
 
   @Test
   void aPolicyThatDoesNotCompile_oneLine_exit2_notAStackTrace() throws IOException {
-    Path policy = Files.writeString(dir.resolve("p.yaml"), "rules:\n  - name: a\n    description: d\n    effect: alow\n");
-    int code = serve("listen: {address: 127.0.0.1, port: 0, plaintext: true}\nbackend: {address: '127.0.0.1:1'}\n"
-        + "policy: {file: p.yaml}\n");
+    Path policy =
+        Files.writeString(
+            dir.resolve("p.yaml"), "rules:\n  - name: a\n    description: d\n    effect: alow\n");
+    int code =
+        serve(
+            "listen: {address: 127.0.0.1, port: 0, plaintext: true}\nbackend: {address: '127.0.0.1:1'}\n"
+                + "policy: {file: p.yaml}\n");
     assertEquals(2, code);
-    assertEquals("sparkgate: " + policy + ":4: rule 'a': effect: must be deny, allow, audit or rewrite, got 'alow'",
+    assertEquals(
+        "sparkgate: "
+            + policy
+            + ":4: rule 'a': effect: must be deny, allow, audit or rewrite, got 'alow'",
         err.toString().strip());
   }
 }

@@ -15,8 +15,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 final class AuthConfigTest {
   @TempDir Path dir;
-  private static final String BASE = "listen:\n  plaintext: true\nbackend:\n  address: localhost:15002\n";
-  private static final String KEYS = "    jwks_file: jwks.json\n    issuer: https://idp\n    audience: spark\n";
+  private static final String BASE =
+      "listen:\n  plaintext: true\nbackend:\n  address: localhost:15002\n";
+  private static final String KEYS =
+      "    jwks_file: jwks.json\n    issuer: https://idp\n    audience: spark\n";
 
   private Path write(String auth) throws IOException {
     Files.writeString(dir.resolve("jwks.json"), "{\"keys\":[]}");
@@ -58,30 +60,49 @@ final class AuthConfigTest {
 
   @Test
   void jwt_unsafeCombinations_refused() throws IOException {
-    assertTrue(error("auth:\n  jwt:\n" + KEYS + "    algorithms: [none]\n").contains("auth.jwt.algorithms: 'none' is never accepted"));
-    assertTrue(error("auth:\n  jwt:\n" + KEYS + "    algorithms: [RS256, HS256]\n").contains("auth.jwt.algorithms: 'HS256'"));
-    assertTrue(error("auth:\n  jwt:\n" + KEYS + "    hmac_secret_file: hmac.key\n").contains("auth.jwt.hmac_secret_file: cannot be combined"));
-    assertTrue(error("auth:\n  jwt:\n    jwks_url: http://idp/jwks\n    issuer: i\n    audience: a\n").contains("must be an https:// URL"));
-    assertTrue(error("auth:\n  jwt:\n    jwks_file: jwks.json\n    audience: a\n").contains("auth.jwt.issuer: is required"));
-    assertTrue(error("auth:\n  jwt:\n    jwks_file: jwks.json\n    issuer: i\n").contains("auth.jwt.audience: is required"));
+    assertTrue(
+        error("auth:\n  jwt:\n" + KEYS + "    algorithms: [none]\n")
+            .contains("auth.jwt.algorithms: 'none' is never accepted"));
+    assertTrue(
+        error("auth:\n  jwt:\n" + KEYS + "    algorithms: [RS256, HS256]\n")
+            .contains("auth.jwt.algorithms: 'HS256'"));
+    assertTrue(
+        error("auth:\n  jwt:\n" + KEYS + "    hmac_secret_file: hmac.key\n")
+            .contains("auth.jwt.hmac_secret_file: cannot be combined"));
+    assertTrue(
+        error("auth:\n  jwt:\n    jwks_url: http://idp/jwks\n    issuer: i\n    audience: a\n")
+            .contains("must be an https:// URL"));
+    assertTrue(
+        error("auth:\n  jwt:\n    jwks_file: jwks.json\n    audience: a\n")
+            .contains("auth.jwt.issuer: is required"));
+    assertTrue(
+        error("auth:\n  jwt:\n    jwks_file: jwks.json\n    issuer: i\n")
+            .contains("auth.jwt.audience: is required"));
   }
 
   @Test
   void staticTokens_mustBeHashes() throws IOException {
-    assertTrue(error("auth:\n  static_tokens:\n    - sha256: my-plain-token\n      principal: a\n")
-        .contains("auth.static_tokens[0].sha256: must be 64 hex digits"));
+    assertTrue(
+        error("auth:\n  static_tokens:\n    - sha256: my-plain-token\n      principal: a\n")
+            .contains("auth.static_tokens[0].sha256: must be 64 hex digits"));
   }
 
   @Test
   void methods_orderValidated() throws IOException {
     String tokens = "  static_tokens:\n    - sha256: " + "a".repeat(64) + "\n      principal: a\n";
-    AuthConfig auth = ProxyConfig.load(write("auth:\n  jwt:\n" + KEYS + tokens + "  methods: [static_tokens, jwt]\n")).auth();
+    AuthConfig auth =
+        ProxyConfig.load(
+                write("auth:\n  jwt:\n" + KEYS + tokens + "  methods: [static_tokens, jwt]\n"))
+            .auth();
     assertEquals(List.of(AuthConfig.Method.STATIC_TOKENS, AuthConfig.Method.JWT), auth.methods());
-    assertTrue(error("auth:\n  jwt:\n" + KEYS + "  methods: [jwt, anonymous]\n").contains("'anonymous' is not a configured method"));
+    assertTrue(
+        error("auth:\n  jwt:\n" + KEYS + "  methods: [jwt, anonymous]\n")
+            .contains("'anonymous' is not a configured method"));
   }
 
   @Test
   void clientCert_needsClientCa() throws IOException {
-    assertTrue(error("auth:\n  client_cert: {}\n").contains("auth.client_cert: needs tls.client_ca_file"));
+    assertTrue(
+        error("auth:\n  client_cert: {}\n").contains("auth.client_cert: needs tls.client_ca_file"));
   }
 }

@@ -74,16 +74,27 @@ final class ProxyConfigTest {
   @Test
   void policyAndBackendProfile_parsed() throws IOException {
     Files.writeString(dir.resolve("p.yaml"), "rules: []\n");
-    ProxyConfig config = ProxyConfig.load(write("listen:\n  port: 0\n" + TLS
-        + "backend:\n  address: localhost:15002\n  profile:\n    refresh_interval: 30s\n"
-        + "    extensions: [a.B]\n    catalogs: {iceberg: org.apache.iceberg.spark.SparkCatalog}\n"
-        + "policy:\n  file: p.yaml\n  default_effect: allow\n"));
+    ProxyConfig config =
+        ProxyConfig.load(
+            write(
+                "listen:\n  port: 0\n"
+                    + TLS
+                    + "backend:\n  address: localhost:15002\n  profile:\n    refresh_interval: 30s\n"
+                    + "    extensions: [a.B]\n    catalogs: {iceberg: org.apache.iceberg.spark.SparkCatalog}\n"
+                    + "policy:\n  file: p.yaml\n  default_effect: allow\n"));
     assertEquals(dir.resolve("p.yaml"), config.policy().file().orElseThrow());
     assertEquals("allow", config.policy().defaultEffect());
     assertEquals(Duration.ofSeconds(30), config.backend().profile().refreshInterval());
     assertEquals(java.util.List.of("a.B"), config.backend().profile().extensions().orElseThrow());
-    assertEquals("org.apache.iceberg.spark.SparkCatalog", config.backend().profile().catalogs().orElseThrow().get("iceberg"));
-    String message = error("listen:\n  port: 0\n" + TLS + BACKEND + "policy:\n  file: p.yaml\n  default_effect: maybe\n");
+    assertEquals(
+        "org.apache.iceberg.spark.SparkCatalog",
+        config.backend().profile().catalogs().orElseThrow().get("iceberg"));
+    String message =
+        error(
+            "listen:\n  port: 0\n"
+                + TLS
+                + BACKEND
+                + "policy:\n  file: p.yaml\n  default_effect: maybe\n");
     assertTrue(message.contains("policy.default_effect: must be deny or allow"), message);
   }
 
@@ -95,7 +106,11 @@ final class ProxyConfigTest {
     assertEquals("127.0.0.1", m.address());
     assertEquals(9464, m.port());
     assertEquals("/metrics", m.path());
-    m = ProxyConfig.load(write(TLS + BACKEND + "metrics:\n  address: 0.0.0.0\n  port: 9100\n  path: /prom\n")).metrics();
+    m =
+        ProxyConfig.load(
+                write(
+                    TLS + BACKEND + "metrics:\n  address: 0.0.0.0\n  port: 9100\n  path: /prom\n"))
+            .metrics();
     assertEquals("0.0.0.0", m.address());
     assertEquals(9100, m.port());
     assertEquals("/prom", m.path());
@@ -112,8 +127,12 @@ final class ProxyConfigTest {
 
   @Test
   void sizesAndDurations_parsed() throws IOException {
-    ProxyConfig config = ProxyConfig.load(write(
-        "listen:\n  max_inbound_message_size: 4MiB\n  shutdown_grace: 500ms\n  port: 0\n" + TLS + BACKEND));
+    ProxyConfig config =
+        ProxyConfig.load(
+            write(
+                "listen:\n  max_inbound_message_size: 4MiB\n  shutdown_grace: 500ms\n  port: 0\n"
+                    + TLS
+                    + BACKEND));
     assertEquals(4L * 1024 * 1024, config.listen().maxInboundMessageBytes());
     assertEquals(Duration.ofMillis(500), config.listen().shutdownGrace());
     assertEquals(0, config.listen().port());
@@ -122,16 +141,24 @@ final class ProxyConfigTest {
   @Test
   void auditFsyncInterval_defaultSetAndValidated() throws IOException {
     Files.createDirectories(dir.resolve("a"));
-    AuditConfig fallback = ProxyConfig.load(write(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n")).audit();
+    AuditConfig fallback =
+        ProxyConfig.load(write(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n")).audit();
     assertEquals(AuditConfig.Fsync.BATCH, fallback.fsync());
     assertEquals(Duration.ofMillis(100), fallback.fsyncInterval());
-    AuditConfig set = ProxyConfig.load(write(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n  fsync_interval: 10ms\n"))
-        .audit();
+    AuditConfig set =
+        ProxyConfig.load(
+                write(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n  fsync_interval: 10ms\n"))
+            .audit();
     assertEquals(Duration.ofMillis(10), set.fsyncInterval());
-    assertTrue(error(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n  fsync: always\n  fsync_interval: 1s\n")
-        .contains("audit.fsync_interval: applies only with fsync: batch (fsync is always)"));
-    assertTrue(error(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n  fsync_interval: 0ms\n")
-        .contains("audit.fsync_interval: must be between"));
+    assertTrue(
+        error(
+                TLS
+                    + BACKEND
+                    + "audit:\n  file: a/audit.jsonl\n  fsync: always\n  fsync_interval: 1s\n")
+            .contains("audit.fsync_interval: applies only with fsync: batch (fsync is always)"));
+    assertTrue(
+        error(TLS + BACKEND + "audit:\n  file: a/audit.jsonl\n  fsync_interval: 0ms\n")
+            .contains("audit.fsync_interval: must be between"));
   }
 
   @Test
@@ -144,34 +171,46 @@ final class ProxyConfigTest {
 
   @Test
   void eventLoopSpin_inMicroseconds() throws IOException {
-    ProxyConfig config = ProxyConfig.load(write("listen:\n  event_loop_spin: 50us\n" + TLS + BACKEND));
+    ProxyConfig config =
+        ProxyConfig.load(write("listen:\n  event_loop_spin: 50us\n" + TLS + BACKEND));
     assertEquals(java.time.Duration.ofNanos(50_000), config.listen().eventLoopSpin());
   }
 
   @Test
   void duplicateKey_refusedNamingFileAndBothLines() throws IOException {
-    assertEquals(at(3) + "listen.port: duplicate key (first at line 2)",
+    assertEquals(
+        at(3) + "listen.port: duplicate key (first at line 2)",
         error("listen:\n  port: 1\n  port: 2\n" + TLS + BACKEND));
     // A whole section given twice: before, the second silently replaced the first.
-    assertEquals(at(6) + "backend: duplicate key (first at line 4)",
+    assertEquals(
+        at(6) + "backend: duplicate key (first at line 4)",
         error(TLS + BACKEND + "backend:\n  address: elsewhere:15002\n"));
-    assertEquals(at(10) + "auth.static_tokens[0].principal: duplicate key (first at line 9)",
-        error(TLS + BACKEND + "auth:\n  static_tokens:\n    - sha256: " + "a".repeat(64)
-            + "\n      principal: a\n      principal: b\n"));
+    assertEquals(
+        at(10) + "auth.static_tokens[0].principal: duplicate key (first at line 9)",
+        error(
+            TLS
+                + BACKEND
+                + "auth:\n  static_tokens:\n    - sha256: "
+                + "a".repeat(64)
+                + "\n      principal: a\n      principal: b\n"));
   }
 
   @Test
   void typeError_namesFileLineAndKey() throws IOException {
-    assertEquals(at(3) + "listen.port: must be a whole number, got 'high'",
+    assertEquals(
+        at(3) + "listen.port: must be a whole number, got 'high'",
         error("listen:\n  address: 127.0.0.1\n  port: high\n" + TLS + BACKEND));
-    assertEquals(at(8) + "audit.fsync: must be never, batch or always, got 'sometimes'",
+    assertEquals(
+        at(8) + "audit.fsync: must be never, batch or always, got 'sometimes'",
         error(TLS + BACKEND + "audit:\n  stdout: true\n  fsync: sometimes\n"));
   }
 
   @Test
   void unknownKey_nested_namesFileLineAndPath() throws IOException {
-    assertEquals(at(8) + "backend.profile.refresh: unknown key (valid keys here: "
-        + "catalogs, default_catalog, default_fs, extensions, refresh_interval, spark_version)",
+    assertEquals(
+        at(8)
+            + "backend.profile.refresh: unknown key (valid keys here: "
+            + "catalogs, default_catalog, default_fs, extensions, refresh_interval, spark_version)",
         error(TLS + BACKEND + "  profile:\n    spark_version: 4.0.0\n    refresh: 1m\n"));
   }
 
@@ -182,33 +221,58 @@ final class ProxyConfigTest {
 
   @Test
   void badValues_precise() throws IOException {
-    assertTrue(error("listen:\n  port: 70000\n" + TLS + BACKEND).contains("listen.port: must be between 0 and 65535, got 70000"));
-    assertTrue(error("listen:\n  plaintext: yes please\n" + TLS + BACKEND).contains("listen.plaintext: must be true or false"));
-    assertTrue(error("listen:\n  event_loops: 0\n" + TLS + BACKEND).contains("listen.event_loops: must be between 1 and 1024, got 0"));
-    assertTrue(error("listen:\n  event_loop_spin: 2ms\n" + TLS + BACKEND)
-        .contains("listen.event_loop_spin: must be between 0s and 1ms, got 2ms"));
-    assertTrue(error("listen:\n  event_loop_spin: 50\n" + TLS + BACKEND)
-        .contains("listen.event_loop_spin: must be a duration such as 50us"));
-    assertTrue(error("listen:\n  event_loop_spin: 99999999999999999999us\n" + TLS + BACKEND)
-        .contains("listen.event_loop_spin: must be between 0s and 1ms, got '99999999999999999999us'"));
-    assertTrue(error("listen:\n  max_inbound_message_size: lots\n" + TLS + BACKEND).contains("listen.max_inbound_message_size: must be a size"));
-    // Found by ProxyConfigFuzzTest: digits beyond a long threw NumberFormatException, and a size past a long
-    // (2^34 GiB + 1 GiB, 2^64 + 1 MiB) wrapped around to one in range and was accepted as 1 GiB or 1 MiB.
-    for (String size : new String[] {"99999999999999999999MiB", "17179869185GiB", "18446744073710600192"}) {
-      assertTrue(error("listen:\n  max_inbound_message_size: " + size + "\n" + TLS + BACKEND)
-          .contains("listen.max_inbound_message_size: must be between 1024 and 2147483647 bytes, got"), size);
+    assertTrue(
+        error("listen:\n  port: 70000\n" + TLS + BACKEND)
+            .contains("listen.port: must be between 0 and 65535, got 70000"));
+    assertTrue(
+        error("listen:\n  plaintext: yes please\n" + TLS + BACKEND)
+            .contains("listen.plaintext: must be true or false"));
+    assertTrue(
+        error("listen:\n  event_loops: 0\n" + TLS + BACKEND)
+            .contains("listen.event_loops: must be between 1 and 1024, got 0"));
+    assertTrue(
+        error("listen:\n  event_loop_spin: 2ms\n" + TLS + BACKEND)
+            .contains("listen.event_loop_spin: must be between 0s and 1ms, got 2ms"));
+    assertTrue(
+        error("listen:\n  event_loop_spin: 50\n" + TLS + BACKEND)
+            .contains("listen.event_loop_spin: must be a duration such as 50us"));
+    assertTrue(
+        error("listen:\n  event_loop_spin: 99999999999999999999us\n" + TLS + BACKEND)
+            .contains(
+                "listen.event_loop_spin: must be between 0s and 1ms, got '99999999999999999999us'"));
+    assertTrue(
+        error("listen:\n  max_inbound_message_size: lots\n" + TLS + BACKEND)
+            .contains("listen.max_inbound_message_size: must be a size"));
+    // Found by ProxyConfigFuzzTest: digits beyond a long threw NumberFormatException, and a size
+    // past a long
+    // (2^34 GiB + 1 GiB, 2^64 + 1 MiB) wrapped around to one in range and was accepted as 1 GiB or
+    // 1 MiB.
+    for (String size :
+        new String[] {"99999999999999999999MiB", "17179869185GiB", "18446744073710600192"}) {
+      assertTrue(
+          error("listen:\n  max_inbound_message_size: " + size + "\n" + TLS + BACKEND)
+              .contains(
+                  "listen.max_inbound_message_size: must be between 1024 and 2147483647 bytes, got"),
+          size);
     }
-    assertTrue(error(TLS + "backend:\n  address: localhost\n").contains("backend.address: must be host:port"));
-    assertTrue(error(TLS + "backend:\n  address: localhost:99999\n").contains("backend.address: port must be between 1 and 65535"));
+    assertTrue(
+        error(TLS + "backend:\n  address: localhost\n")
+            .contains("backend.address: must be host:port"));
+    assertTrue(
+        error(TLS + "backend:\n  address: localhost:99999\n")
+            .contains("backend.address: port must be between 1 and 65535"));
     assertTrue(error(TLS).contains("backend: is required"));
   }
 
   @Test
   void tls_requiredUnlessPlaintext_andFilesMustExist() throws IOException {
     assertTrue(error(BACKEND).contains("tls: is required unless listen.plaintext is true"));
-    assertTrue(error("tls:\n  cert_file: missing.pem\n  key_file: server.key\n" + BACKEND)
-        .contains("tls.cert_file: file " + dir.resolve("missing.pem") + " does not exist"));
-    assertTrue(error("listen:\n  plaintext: true\n" + TLS + BACKEND).contains("listen.plaintext is true but a tls section is set"));
+    assertTrue(
+        error("tls:\n  cert_file: missing.pem\n  key_file: server.key\n" + BACKEND)
+            .contains("tls.cert_file: file " + dir.resolve("missing.pem") + " does not exist"));
+    assertTrue(
+        error("listen:\n  plaintext: true\n" + TLS + BACKEND)
+            .contains("listen.plaintext is true but a tls section is set"));
     ProxyConfig plain = ProxyConfig.load(write("listen:\n  plaintext: true\n" + BACKEND));
     assertTrue(plain.tls().isEmpty());
   }
@@ -222,10 +286,19 @@ final class ProxyConfigTest {
 
   @Test
   void emptyOrInvalidYaml_explained() throws IOException {
-    assertTrue(error("").endsWith("sparkgate.yaml:1: the file is empty; see proxy/sparkgate.yaml for a complete example"));
-    assertTrue(error("- listen\n").endsWith("sparkgate.yaml:1: the top level must be a mapping of sections (listen, tls, backend, ...)"));
+    assertTrue(
+        error("")
+            .endsWith(
+                "sparkgate.yaml:1: the file is empty; see proxy/sparkgate.yaml for a complete example"));
+    assertTrue(
+        error("- listen\n")
+            .endsWith(
+                "sparkgate.yaml:1: the top level must be a mapping of sections (listen, tls, backend, ...)"));
     assertTrue(error("listen: [1, 2\n").contains("sparkgate.yaml:2:1: not valid YAML"));
     Path missing = dir.resolve("nope.yaml");
-    assertTrue(assertThrows(ConfigException.class, () -> ProxyConfig.load(missing)).getMessage().contains("no such file"));
+    assertTrue(
+        assertThrows(ConfigException.class, () -> ProxyConfig.load(missing))
+            .getMessage()
+            .contains("no such file"));
   }
 }

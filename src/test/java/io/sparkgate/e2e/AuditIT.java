@@ -51,15 +51,22 @@ class AuditIT {
   static void start(SparkConnectServerProcess server) throws Exception {
     Path dir = ProxyConfigs.freshDir("audit");
     auditFile = dir.resolve("audit.jsonl");
-    String sha = HexFormat.of().formatHex(
-        MessageDigest.getInstance("SHA-256").digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
-    proxy = Sparkgate.start(ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER,
-        ProxyConfigs.backend(server.port()),
-        "auth:",
-        "  static_tokens:",
-        "    - {sha256: " + sha + ", principal: alice, groups: [analysts], tenant: acme}",
-        ProxyConfigs.policy("shared-server.yaml"),
-        "audit: {file: audit.jsonl, fsync: batch}"));
+    String sha =
+        HexFormat.of()
+            .formatHex(
+                MessageDigest.getInstance("SHA-256")
+                    .digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
+    proxy =
+        Sparkgate.start(
+            ProxyConfigs.write(
+                dir,
+                ProxyConfigs.PLAINTEXT_LISTENER,
+                ProxyConfigs.backend(server.port()),
+                "auth:",
+                "  static_tokens:",
+                "    - {sha256: " + sha + ", principal: alice, groups: [analysts], tenant: acme}",
+                ProxyConfigs.policy("shared-server.yaml"),
+                "audit: {file: audit.jsonl, fsync: batch}"));
     // localhost without TLS: the 4.0 JVM client then sends the token as "authorization: Bearer".
     spark = SparkClients.connect("sc://localhost:" + proxy.port() + "/;token=" + TOKEN);
   }
@@ -74,11 +81,21 @@ class AuditIT {
   @Test
   void allowedQuery_recordsWhoWhatDecisionAndRows() throws Exception {
     long mark = lines();
-    assertEquals(1000, spark.sql("SELECT id, id * 2 AS twice FROM range(1000) WHERE id >= 0").collectAsList().size());
+    assertEquals(
+        1000,
+        spark
+            .sql("SELECT id, id * 2 AS twice FROM range(1000) WHERE id >= 0")
+            .collectAsList()
+            .size());
 
-    // The result may arrive on the ExecutePlan stream or, when the server cuts that stream (1 s here), on
+    // The result may arrive on the ExecutePlan stream or, when the server cuts that stream (1 s
+    // here), on
     // ReattachExecute calls: the records join on operation_id and their rows add up.
-    JsonNode r = await(mark, rec -> rpc(rec, "ExecutePlan") && rowsOf(mark, rec.path("operation_id").asText()) == 1000);
+    JsonNode r =
+        await(
+            mark,
+            rec ->
+                rpc(rec, "ExecutePlan") && rowsOf(mark, rec.path("operation_id").asText()) == 1000);
     assertEquals("OK", r.path("status").asText());
     assertEquals("alice", r.path("principal").asText());
     assertEquals("acme", r.path("tenant").asText());
@@ -97,7 +114,7 @@ class AuditIT {
   @Test
   void refusedUdf_recordsDenyAndRule() throws Exception {
     long mark = lines();
-    assertThrows(Exception.class, () -> spark.range(3).foreach((ForeachFunction<Long>) x -> { }));
+    assertThrows(Exception.class, () -> spark.range(3).foreach((ForeachFunction<Long>) x -> {}));
 
     JsonNode r = await(mark, rec -> "deny".equals(rec.path("decision").asText()));
     assertEquals("ExecutePlan", r.path("rpc").asText());
@@ -106,40 +123,58 @@ class AuditIT {
     assertEquals("alice", r.path("principal").asText());
     assertEquals(0, r.path("result_rows").asLong());
     // The JVM client sends Dataset.foreach as a mapPartitions over a serialized Scala function.
-    assertTrue(r.path("plan_summary").path("user_code").toString().contains("map_partitions"), r.toString());
+    assertTrue(
+        r.path("plan_summary").path("user_code").toString().contains("map_partitions"),
+        r.toString());
   }
 
   @Test
   void failedQuery_recordsTheErrorStatus() throws Exception {
     long mark = lines();
-    assertThrows(Exception.class, () -> spark.sql("SELECT * FROM audit_it_no_such_table").collectAsList());
+    assertThrows(
+        Exception.class, () -> spark.sql("SELECT * FROM audit_it_no_such_table").collectAsList());
 
-    // The error reaches the client on the ExecutePlan stream, or on a ReattachExecute when the server cut the
-    // first stream (1 s here) before analysis finished: either way the records join on operation_id.
-    JsonNode failed = await(mark, rec -> !"OK".equals(rec.path("status").asText())
-        && rec.path("status_message").asText().contains("TABLE_OR_VIEW_NOT_FOUND"));
+    // The error reaches the client on the ExecutePlan stream, or on a ReattachExecute when the
+    // server cut the
+    // first stream (1 s here) before analysis finished: either way the records join on
+    // operation_id.
+    JsonNode failed =
+        await(
+            mark,
+            rec ->
+                !"OK".equals(rec.path("status").asText())
+                    && rec.path("status_message").asText().contains("TABLE_OR_VIEW_NOT_FOUND"));
     String operation = failed.path("operation_id").asText();
-    JsonNode r = await(mark, rec -> rpc(rec, "ExecutePlan") && operation.equals(rec.path("operation_id").asText()));
+    JsonNode r =
+        await(
+            mark,
+            rec -> rpc(rec, "ExecutePlan") && operation.equals(rec.path("operation_id").asText()));
     assertEquals("allow", r.path("decision").asText());
-    assertEquals("[\"spark_catalog.default.audit_it_no_such_table\"]",
-        r.path("plan_summary").path("tables_read").toString(), r.toString());
+    assertEquals(
+        "[\"spark_catalog.default.audit_it_no_such_table\"]",
+        r.path("plan_summary").path("tables_read").toString(),
+        r.toString());
   }
 
   @Test
-  void cancelledJob_recordsTheInterruptAndTheCancelledExecution(SparkConnectServerProcess server) throws Exception {
+  void cancelledJob_recordsTheInterruptAndTheCancelledExecution(SparkConnectServerProcess server)
+      throws Exception {
     long mark = lines();
     String tag = "audit-it-" + UUID.randomUUID();
     long logMark = server.logLineCount();
-    CompletableFuture<Object> job = CompletableFuture.supplyAsync(() -> {
-      spark.addTag(tag);
-      try {
-        return spark.range(0, Long.MAX_VALUE / 2).selectExpr("max(xxhash64(id))").first();
-      } finally {
-        spark.removeTag(tag);
-      }
-    });
+    CompletableFuture<Object> job =
+        CompletableFuture.supplyAsync(
+            () -> {
+              spark.addTag(tag);
+              try {
+                return spark.range(0, Long.MAX_VALUE / 2).selectExpr("max(xxhash64(id))").first();
+              } finally {
+                spark.removeTag(tag);
+              }
+            });
     try {
-      // Interrupt only once tasks run: interrupting during planning can orphan the job in Spark 4.0.
+      // Interrupt only once tasks run: interrupting during planning can orphan the job in Spark
+      // 4.0.
       server.awaitLogLine(RUNNING_TASK, logMark, Duration.ofSeconds(60));
       spark.interruptTag(tag);
       assertThrows(Exception.class, () -> job.get(60, TimeUnit.SECONDS));
@@ -149,8 +184,12 @@ class AuditIT {
     }
     JsonNode interrupt = await(mark, rec -> rpc(rec, "Interrupt"));
     assertEquals("OK", interrupt.path("status").asText());
-    JsonNode cancelled = await(mark, rec -> (rpc(rec, "ExecutePlan") || rpc(rec, "ReattachExecute"))
-        && rec.path("status_message").asText().contains("OPERATION_CANCELED"));
+    JsonNode cancelled =
+        await(
+            mark,
+            rec ->
+                (rpc(rec, "ExecutePlan") || rpc(rec, "ReattachExecute"))
+                    && rec.path("status_message").asText().contains("OPERATION_CANCELED"));
     assertFalse("OK".equals(cancelled.path("status").asText()), cancelled.toString());
   }
 
@@ -158,28 +197,49 @@ class AuditIT {
   void reattachedLongResult_recordsJoinOnOperationIdAndRowsAddUp() throws Exception {
     long mark = lines();
     long expected = 300_000;
-    assertEquals(expected, SparkClients.countRows(spark.range(0, expected, 1, 8).selectExpr("id", "repeat('x', 60) AS pad")));
+    assertEquals(
+        expected,
+        SparkClients.countRows(
+            spark.range(0, expected, 1, 8).selectExpr("id", "repeat('x', 60) AS pad")));
 
-    // The last reattach record is written when its call ends: wait until the rows add up. An earlier test's
-    // records can still be on their way to the file after the mark, so the reattach is found by its rows.
-    JsonNode reattach = await(mark, rec -> rpc(rec, "ReattachExecute")
-        && rowsOf(mark, rec.path("operation_id").asText()) == expected);
+    // The last reattach record is written when its call ends: wait until the rows add up. An
+    // earlier test's
+    // records can still be on their way to the file after the mark, so the reattach is found by its
+    // rows.
+    JsonNode reattach =
+        await(
+            mark,
+            rec ->
+                rpc(rec, "ReattachExecute")
+                    && rowsOf(mark, rec.path("operation_id").asText()) == expected);
     String operation = reattach.path("operation_id").asText();
-    List<JsonNode> parts = records(mark).stream().filter(rec -> operation.equals(rec.path("operation_id").asText())
-        && (rpc(rec, "ExecutePlan") || rpc(rec, "ReattachExecute"))).toList();
+    List<JsonNode> parts =
+        records(mark).stream()
+            .filter(
+                rec ->
+                    operation.equals(rec.path("operation_id").asText())
+                        && (rpc(rec, "ExecutePlan") || rpc(rec, "ReattachExecute")))
+            .toList();
     assertEquals(1, parts.stream().filter(rec -> rpc(rec, "ExecutePlan")).count());
     assertTrue(parts.size() >= 3, "expected several reattaches: " + parts.size());
-    Map<String, Long> principals = parts.stream().collect(Collectors.groupingBy(
-        rec -> rec.path("principal").asText(), Collectors.counting()));
+    Map<String, Long> principals =
+        parts.stream()
+            .collect(
+                Collectors.groupingBy(
+                    rec -> rec.path("principal").asText(), Collectors.counting()));
     assertEquals(Map.of("alice", (long) parts.size()), principals);
   }
 
   /** Result rows of one operation across its ExecutePlan and ReattachExecute records. */
   private static long rowsOf(long mark, String operation) {
     try {
-      return records(mark).stream().filter(rec -> operation.equals(rec.path("operation_id").asText())
-              && (rpc(rec, "ExecutePlan") || rpc(rec, "ReattachExecute")))
-          .mapToLong(rec -> rec.path("result_rows").asLong()).sum();
+      return records(mark).stream()
+          .filter(
+              rec ->
+                  operation.equals(rec.path("operation_id").asText())
+                      && (rpc(rec, "ExecutePlan") || rpc(rec, "ReattachExecute")))
+          .mapToLong(rec -> rec.path("result_rows").asLong())
+          .sum();
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
@@ -204,8 +264,11 @@ class AuditIT {
 
   /** The first record after {@code mark} matching {@code p}, waiting for the writer (records are async). */
   private static JsonNode await(long mark, Predicate<JsonNode> p) throws Exception {
-    List<JsonNode> seen = Await.value("a matching audit record after line " + mark, () -> records(mark),
-        records -> records.stream().anyMatch(p));
+    List<JsonNode> seen =
+        Await.value(
+            "a matching audit record after line " + mark,
+            () -> records(mark),
+            records -> records.stream().anyMatch(p));
     return seen.stream().filter(p).findFirst().orElseThrow();
   }
 }

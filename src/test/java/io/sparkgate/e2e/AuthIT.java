@@ -66,17 +66,20 @@ class AuthIT {
     signingKey = new RSAKeyGenerator(2048).keyID("k1").generate();
     Files.writeString(dir.resolve("jwks.json"), new JWKSet(signingKey.toPublicJWK()).toString());
     Path config = dir.resolve("sparkgate.yaml");
-    Files.writeString(config, String.join("\n",
-        "listen: {address: 127.0.0.1, port: 0}",
-        "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
-        "backend: {address: 'localhost:" + server.port() + "'}",
-        "auth:",
-        "  jwt:",
-        "    jwks_file: jwks.json",
-        "    issuer: " + ISSUER,
-        "    audience: " + AUDIENCE,
-        "metrics: {address: 127.0.0.1, port: 0}",
-        ""));
+    Files.writeString(
+        config,
+        String.join(
+            "\n",
+            "listen: {address: 127.0.0.1, port: 0}",
+            "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
+            "backend: {address: 'localhost:" + server.port() + "'}",
+            "auth:",
+            "  jwt:",
+            "    jwks_file: jwks.json",
+            "    issuer: " + ISSUER,
+            "    audience: " + AUDIENCE,
+            "metrics: {address: 127.0.0.1, port: 0}",
+            ""));
     proxy = Sparkgate.start(ProxyConfig.load(config));
     ClientTrust.useTrustStore(certs.trustStore());
   }
@@ -89,9 +92,16 @@ class AuthIT {
   }
 
   static String token(String subject) throws JOSEException {
-    JWTClaimsSet claims = new JWTClaimsSet.Builder().issuer(ISSUER).audience(AUDIENCE).subject(subject)
-        .issueTime(new Date()).expirationTime(new Date(System.currentTimeMillis() + 600_000)).build();
-    SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID("k1").build(), claims);
+    JWTClaimsSet claims =
+        new JWTClaimsSet.Builder()
+            .issuer(ISSUER)
+            .audience(AUDIENCE)
+            .subject(subject)
+            .issueTime(new Date())
+            .expirationTime(new Date(System.currentTimeMillis() + 600_000))
+            .build();
+    SignedJWT jwt =
+        new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID("k1").build(), claims);
     jwt.sign(new RSASSASigner(signingKey));
     return jwt.serialize();
   }
@@ -109,9 +119,11 @@ class AuthIT {
 
   @Test
   void noToken_refusedWithActionableMessage() {
-    Exception e = assertThrows(Exception.class,
-        () -> SparkClients.connectFailFast(url("")).range(1).count());
-    assertTrue(String.valueOf(e.getMessage()).contains("no token: pass token=... in the sc:// URL"), e.toString());
+    Exception e =
+        assertThrows(Exception.class, () -> SparkClients.connectFailFast(url("")).range(1).count());
+    assertTrue(
+        String.valueOf(e.getMessage()).contains("no token: pass token=... in the sc:// URL"),
+        e.toString());
   }
 
   @Test
@@ -121,29 +133,37 @@ class AuthIT {
     String bad = forged;
     String series = "sparkgate_auth_failures_total{reason=bad_signature}";
     double before = MetricsScrape.get(proxy.metricsPort()).get(series);
-    Exception e = assertThrows(Exception.class,
-        () -> SparkClients.connectFailFast(url(";token=" + bad)).range(1).count());
+    Exception e =
+        assertThrows(
+            Exception.class,
+            () -> SparkClients.connectFailFast(url(";token=" + bad)).range(1).count());
     assertTrue(e.getMessage().contains("UNAUTHENTICATED"), e.getMessage());
     assertTrue(e.getMessage().toLowerCase().contains("signature"), e.getMessage());
     // The metrics endpoint counts the refusal under its reason, and never shows the token.
     String text = MetricsScrape.text(proxy.metricsPort());
     assertTrue(MetricsScrape.parse(text).get(series) >= before + 1, text);
-    assertFalse(text.contains(bad.substring(bad.lastIndexOf('.') + 1)), "no part of the token in the metrics");
+    assertFalse(
+        text.contains(bad.substring(bad.lastIndexOf('.') + 1)),
+        "no part of the token in the metrics");
     assertFalse(text.contains("alice"), "no principal in the metrics");
   }
 
   @Test
   void sameSessionIdTwoPrincipals_separateServerSessions_claimedUserIdIgnored() throws Exception {
     String session = UUID.randomUUID().toString();
-    SparkSession bob = SparkClients.connect(url(";token=" + token("bob") + ";session_id=" + session + ";user_id=alice"));
-    try (SparkSession alice = SparkClients.connect(url(";token=" + token("alice") + ";session_id=" + session))) {
+    SparkSession bob =
+        SparkClients.connect(
+            url(";token=" + token("bob") + ";session_id=" + session + ";user_id=alice"));
+    try (SparkSession alice =
+        SparkClients.connect(url(";token=" + token("alice") + ";session_id=" + session))) {
       alice.range(5).createOrReplaceTempView("alice_private");
       assertEquals(5L, alice.table("alice_private").count());
 
       Exception e = assertThrows(Exception.class, () -> bob.table("alice_private").count());
       assertTrue(e.getMessage().contains("TABLE_OR_VIEW_NOT_FOUND"), e.getMessage());
 
-      bob.close(); // ReleaseSession with alice's session id and a claimed user_id of alice (closes bob's channel)
+      bob.close(); // ReleaseSession with alice's session id and a claimed user_id of alice (closes
+      // bob's channel)
       assertEquals(5L, alice.table("alice_private").count(), "bob released alice's session");
     }
   }
@@ -155,46 +175,89 @@ class AuthIT {
     ManagedChannel alice = channel(token("alice"));
     ManagedChannel bob = channel(token("bob"));
     try {
-      ExecutePlanRequest longQuery = ExecutePlanRequest.newBuilder()
-          .setSessionId(session).setOperationId(operation)
-          .setUserContext(UserContext.newBuilder().setUserId("alice"))
-          .addRequestOptions(ExecutePlanRequest.RequestOption.newBuilder()
-              .setReattachOptions(io.sparkgate.proto.spark.ReattachOptions.newBuilder().setReattachable(true)))
-          .setPlan(Plan.newBuilder().setRoot(Relation.newBuilder().setSql(SQL.newBuilder()
-              .setQuery("SELECT id, repeat('x', 100) AS pad FROM range(400000)"))))
-          .build();
-      // The shared server cuts streams after 1 MiB, so this first stream ends with the operation still alive.
+      ExecutePlanRequest longQuery =
+          ExecutePlanRequest.newBuilder()
+              .setSessionId(session)
+              .setOperationId(operation)
+              .setUserContext(UserContext.newBuilder().setUserId("alice"))
+              .addRequestOptions(
+                  ExecutePlanRequest.RequestOption.newBuilder()
+                      .setReattachOptions(
+                          io.sparkgate.proto.spark.ReattachOptions.newBuilder()
+                              .setReattachable(true)))
+              .setPlan(
+                  Plan.newBuilder()
+                      .setRoot(
+                          Relation.newBuilder()
+                              .setSql(
+                                  SQL.newBuilder()
+                                      .setQuery(
+                                          "SELECT id, repeat('x', 100) AS pad FROM range(400000)"))))
+              .build();
+      // The shared server cuts streams after 1 MiB, so this first stream ends with the operation
+      // still alive.
       String lastResponseId = null;
-      Iterator<byte[]> stream = ClientCalls.blockingServerStreamingCall(alice, method("ExecutePlan"),
-          CallOptions.DEFAULT, longQuery.toByteArray());
+      Iterator<byte[]> stream =
+          ClientCalls.blockingServerStreamingCall(
+              alice, method("ExecutePlan"), CallOptions.DEFAULT, longQuery.toByteArray());
       while (stream.hasNext()) {
         ExecutePlanResponse r = ExecutePlanResponse.parseFrom(stream.next());
         assertFalse(r.hasResultComplete(), "the result was too small to stay alive");
         lastResponseId = r.getResponseId();
       }
 
-      InterruptResponse interrupted = InterruptResponse.parseFrom(ClientCalls.blockingUnaryCall(bob,
-          method("Interrupt"), CallOptions.DEFAULT, InterruptRequest.newBuilder()
-              .setSessionId(session).setUserContext(UserContext.newBuilder().setUserId("alice"))
-              .setInterruptType(InterruptRequest.InterruptType.INTERRUPT_TYPE_OPERATION_ID)
-              .setOperationId(operation).build().toByteArray()));
+      InterruptResponse interrupted =
+          InterruptResponse.parseFrom(
+              ClientCalls.blockingUnaryCall(
+                  bob,
+                  method("Interrupt"),
+                  CallOptions.DEFAULT,
+                  InterruptRequest.newBuilder()
+                      .setSessionId(session)
+                      .setUserContext(UserContext.newBuilder().setUserId("alice"))
+                      .setInterruptType(InterruptRequest.InterruptType.INTERRUPT_TYPE_OPERATION_ID)
+                      .setOperationId(operation)
+                      .build()
+                      .toByteArray()));
       assertTrue(interrupted.getInterruptedIdsList().isEmpty(), "bob interrupted " + interrupted);
 
-      StatusRuntimeException reattach = assertThrows(StatusRuntimeException.class, () ->
-          ClientCalls.blockingServerStreamingCall(bob, method("ReattachExecute"), CallOptions.DEFAULT,
-              ReattachExecuteRequest.newBuilder().setSessionId(session).setOperationId(operation)
-                  .setUserContext(UserContext.newBuilder().setUserId("alice")).build().toByteArray()).next());
-      assertTrue(String.valueOf(reattach.getStatus().getDescription()).contains("INVALID_HANDLE"),
+      StatusRuntimeException reattach =
+          assertThrows(
+              StatusRuntimeException.class,
+              () ->
+                  ClientCalls.blockingServerStreamingCall(
+                          bob,
+                          method("ReattachExecute"),
+                          CallOptions.DEFAULT,
+                          ReattachExecuteRequest.newBuilder()
+                              .setSessionId(session)
+                              .setOperationId(operation)
+                              .setUserContext(UserContext.newBuilder().setUserId("alice"))
+                              .build()
+                              .toByteArray())
+                      .next());
+      assertTrue(
+          String.valueOf(reattach.getStatus().getDescription()).contains("INVALID_HANDLE"),
           reattach.getStatus().toString());
 
-      // Alice's operation is intact: she reattaches and keeps reading. Each reattached stream is also cut
-      // after 1 s, and on a busy machine one may end before the next batch is ready, so try a few times.
+      // Alice's operation is intact: she reattaches and keeps reading. Each reattached stream is
+      // also cut
+      // after 1 s, and on a busy machine one may end before the next batch is ready, so try a few
+      // times.
       long resumedRows = 0;
       for (int attempt = 0; attempt < 20 && resumedRows == 0; attempt++) {
-        Iterator<byte[]> resumed = ClientCalls.blockingServerStreamingCall(alice, method("ReattachExecute"),
-            CallOptions.DEFAULT, ReattachExecuteRequest.newBuilder().setSessionId(session)
-                .setOperationId(operation).setLastResponseId(lastResponseId)
-                .setUserContext(UserContext.newBuilder().setUserId("alice")).build().toByteArray());
+        Iterator<byte[]> resumed =
+            ClientCalls.blockingServerStreamingCall(
+                alice,
+                method("ReattachExecute"),
+                CallOptions.DEFAULT,
+                ReattachExecuteRequest.newBuilder()
+                    .setSessionId(session)
+                    .setOperationId(operation)
+                    .setLastResponseId(lastResponseId)
+                    .setUserContext(UserContext.newBuilder().setUserId("alice"))
+                    .build()
+                    .toByteArray());
         while (resumed.hasNext()) {
           ExecutePlanResponse r = ExecutePlanResponse.parseFrom(resumed.next());
           resumedRows += r.getArrowBatch().getRowCount();
@@ -202,9 +265,15 @@ class AuthIT {
         }
       }
       assertTrue(resumedRows > 0, "alice could not resume her operation");
-      ClientCalls.blockingUnaryCall(alice, method("Interrupt"), CallOptions.DEFAULT, InterruptRequest.newBuilder()
-          .setSessionId(session).setInterruptType(InterruptRequest.InterruptType.INTERRUPT_TYPE_ALL)
-          .build().toByteArray());
+      ClientCalls.blockingUnaryCall(
+          alice,
+          method("Interrupt"),
+          CallOptions.DEFAULT,
+          InterruptRequest.newBuilder()
+              .setSessionId(session)
+              .setInterruptType(InterruptRequest.InterruptType.INTERRUPT_TYPE_ALL)
+              .build()
+              .toByteArray());
     } finally {
       alice.shutdownNow();
       bob.shutdownNow();
@@ -218,7 +287,8 @@ class AuthIT {
       String value = spark.conf().get("sparkgate.test.db.password");
       assertFalse(value.contains("hunter2"), value);
       assertTrue(value.contains("redacted"), value);
-      assertFalse(spark.conf().getAll().get("sparkgate.test.db.password").get().contains("hunter2"));
+      assertFalse(
+          spark.conf().getAll().get("sparkgate.test.db.password").get().contains("hunter2"));
     }
   }
 
@@ -227,7 +297,8 @@ class AuthIT {
   }
 
   private static ManagedChannel channel(String token) throws Exception {
-    return Channels.tls(proxy.port(), certs.caCert()).intercept(Channels.bearer(token))
+    return Channels.tls(proxy.port(), certs.caCert())
+        .intercept(Channels.bearer(token))
         .maxInboundMessageSize(128 * 1024 * 1024)
         .build();
   }

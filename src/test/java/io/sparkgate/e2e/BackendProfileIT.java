@@ -29,15 +29,21 @@ class BackendProfileIT {
   }
 
   @Test
-  void mixedSpark357HudiIcebergServer(MixedLakehouseServerExtension.MixedServer server) throws Exception {
+  void mixedSpark357HudiIcebergServer(MixedLakehouseServerExtension.MixedServer server)
+      throws Exception {
     BackendProfile profile = read(server.process().port());
     System.out.println("mixed 3.5.7 profile: " + profile);
     assertEquals("3.5.7", profile.sparkVersion());
-    assertEquals(List.of(MixedLakehouseServerExtension.ICEBERG_EXTENSION, MixedLakehouseServerExtension.HUDI_EXTENSION),
+    assertEquals(
+        List.of(
+            MixedLakehouseServerExtension.ICEBERG_EXTENSION,
+            MixedLakehouseServerExtension.HUDI_EXTENSION),
         profile.extensions());
-    assertEquals(Map.of(
-        "spark_catalog", server.conf().get("spark.sql.catalog.spark_catalog"),
-        "iceberg", server.conf().get("spark.sql.catalog.iceberg")), profile.catalogs());
+    assertEquals(
+        Map.of(
+            "spark_catalog", server.conf().get("spark.sql.catalog.spark_catalog"),
+            "iceberg", server.conf().get("spark.sql.catalog.iceberg")),
+        profile.catalogs());
     assertEquals("spark_catalog", profile.defaultCatalog());
     assertTrue(MixedTableFormats.isMixed(profile));
     assertTrue(MixedTableFormats.isIcebergCatalog(profile, "iceberg"));
@@ -49,7 +55,9 @@ class BackendProfileIT {
     BackendProfile profile = read(server.port());
     System.out.println("Iceberg-only 4.0.0 profile: " + profile);
     assertEquals("4.0.0", profile.sparkVersion());
-    assertEquals(List.of("org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"), profile.extensions());
+    assertEquals(
+        List.of("org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"),
+        profile.extensions());
     assertEquals(Map.of("iceberg", "org.apache.iceberg.spark.SparkCatalog"), profile.catalogs());
     assertEquals("spark_catalog", profile.defaultCatalog());
     assertFalse(MixedTableFormats.isMixed(profile));

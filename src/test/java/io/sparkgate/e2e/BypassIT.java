@@ -48,16 +48,23 @@ class BypassIT {
   private static SparkSession direct;
   private static SparkSession spark;
 
-  private static final List<String> SECRET_LINES = List.of("root-password=hunter2", "api-key=s3cr3t");
+  private static final List<String> SECRET_LINES =
+      List.of("root-password=hunter2", "api-key=s3cr3t");
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
     secret = dir.resolve("secret.txt");
     Files.write(secret, SECRET_LINES);
-    // The server runs in its work directory, where it writes its log: a relative path a user can guess.
+    // The server runs in its work directory, where it writes its log: a relative path a user can
+    // guess.
     serverLogName = server.logFile().getFileName().toString();
-    proxy = Sparkgate.start(ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER,
-        ProxyConfigs.backend(server.port()), ProxyConfigs.policy("shared-server.yaml")));
+    proxy =
+        Sparkgate.start(
+            ProxyConfigs.write(
+                dir,
+                ProxyConfigs.PLAINTEXT_LISTENER,
+                ProxyConfigs.backend(server.port()),
+                ProxyConfigs.policy("shared-server.yaml")));
     direct = SparkClients.connect(server.directUrl());
     spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
   }
@@ -67,11 +74,13 @@ class BypassIT {
     ProxyConfigs.closeAll(direct, spark, proxy);
   }
 
-  // --- direct to the server: what the policy must stop is real ------------------------------------------------
+  // --- direct to the server: what the policy must stop is real
+  // ------------------------------------------------
 
   @Test
   void directScriptTransformRunsAShellCommandAsTheServersUser() throws Exception {
-    List<Row> rows = direct.sql("SELECT TRANSFORM(id) USING 'id -un' AS (who) FROM range(1)").collectAsList();
+    List<Row> rows =
+        direct.sql("SELECT TRANSFORM(id) USING 'id -un' AS (who) FROM range(1)").collectAsList();
     assertEquals(1, rows.size());
     assertEquals(shell("id -un"), rows.get(0).getString(0));
     assertEquals(System.getProperty("user.name"), rows.get(0).getString(0));
@@ -79,30 +88,46 @@ class BypassIT {
 
   @Test
   void directTemporaryViewReadsALocalFile() {
-    direct.sql("CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (path '" + secret + "')");
-    List<String> lines = direct.sql("SELECT value FROM leaked").collectAsList().stream()
-        .map(r -> r.getString(0)).toList();
+    direct.sql(
+        "CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (path '" + secret + "')");
+    List<String> lines =
+        direct.sql("SELECT value FROM leaked").collectAsList().stream()
+            .map(r -> r.getString(0))
+            .toList();
     assertEquals(SECRET_LINES, lines);
-    assertTrue(direct.sql("SELECT count(*) FROM text.`/etc/passwd`").collectAsList().get(0).getLong(0) > 0);
+    assertTrue(
+        direct.sql("SELECT count(*) FROM text.`/etc/passwd`").collectAsList().get(0).getLong(0)
+            > 0);
   }
 
   @Test
   void directRelativePathReadsTheServersWorkingDirectory() {
-    long matching = direct.read().text(serverLogName).filter("value LIKE '%SparkConnectServer%'").count();
+    long matching =
+        direct.read().text(serverLogName).filter("value LIKE '%SparkConnectServer%'").count();
     assertTrue(matching > 0, "the server's own log, read by its relative name");
   }
 
   /** Spark 4.0 takes IDENTIFIER for a function name, back-quoted or not: a name a name-matching rule may miss. */
   @Test
   void directIdentifierCallsReflect() {
-    String home = direct.sql("SELECT IDENTIFIER('`reflect`')('java.lang.System','getProperty','user.home')")
-        .collectAsList().get(0).getString(0);
+    String home =
+        direct
+            .sql("SELECT IDENTIFIER('`reflect`')('java.lang.System','getProperty','user.home')")
+            .collectAsList()
+            .get(0)
+            .getString(0);
     assertEquals(System.getProperty("user.home"), home);
-    assertEquals(home, direct.sql("SELECT IDENTIFIER('reflect')('java.lang.System','getProperty','user.home')")
-        .collectAsList().get(0).getString(0));
+    assertEquals(
+        home,
+        direct
+            .sql("SELECT IDENTIFIER('reflect')('java.lang.System','getProperty','user.home')")
+            .collectAsList()
+            .get(0)
+            .getString(0));
   }
 
-  // --- through Sparkgate with the shipped policy ----------------------------------------------------------------
+  // --- through Sparkgate with the shipped policy
+  // ----------------------------------------------------------------
 
   /** One attempt, given a marker for what it would run or write. */
   interface Attempt {
@@ -142,8 +167,10 @@ class BypassIT {
   }
 
   private static Attack attack(String name, String rule, Attempt attempt) {
-    // reflect and friends are refused by name ahead of the function allowlist, which does not list them either.
-    List<String> rules = rule.equals("no-reflection") ? List.of(rule, "functions-allowlist") : List.of(rule);
+    // reflect and friends are refused by name ahead of the function allowlist, which does not list
+    // them either.
+    List<String> rules =
+        rule.equals("no-reflection") ? List.of(rule, "functions-allowlist") : List.of(rule);
     return new Attack(name, rules, attempt);
   }
 
@@ -175,156 +202,354 @@ class BypassIT {
     String globalViews = "no-global-temp-views";
     return Stream.of(
         // Script transforms: a shell command run by the server's user.
-        attack("SELECT TRANSFORM ... USING", transform,
-            (s, m) -> sql(s, "SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)")),
-        attack("select transform, lower case, comments and line breaks", transform,
-            (s, m) -> sql(s, "select/**/transform ( id )\n-- x\nusing '" + touch(m) + "' as (who) from range(1)")),
-        attack("TRANSFORM with ROW FORMAT DELIMITED", transform,
-            (s, m) -> sql(s, "SELECT TRANSFORM(id, id) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' USING '"
-                + touch(m) + "' AS (a, b) FROM range(1)")),
-        attack("FROM ... SELECT TRANSFORM", transform,
-            (s, m) -> sql(s, "FROM range(1) SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who)")),
-        attack("FROM ... MAP ... USING", transform,
+        attack(
+            "SELECT TRANSFORM ... USING",
+            transform,
+            (s, m) ->
+                sql(s, "SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)")),
+        attack(
+            "select transform, lower case, comments and line breaks",
+            transform,
+            (s, m) ->
+                sql(
+                    s,
+                    "select/**/transform ( id )\n-- x\nusing '"
+                        + touch(m)
+                        + "' as (who) from range(1)")),
+        attack(
+            "TRANSFORM with ROW FORMAT DELIMITED",
+            transform,
+            (s, m) ->
+                sql(
+                    s,
+                    "SELECT TRANSFORM(id, id) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' USING '"
+                        + touch(m)
+                        + "' AS (a, b) FROM range(1)")),
+        attack(
+            "FROM ... SELECT TRANSFORM",
+            transform,
+            (s, m) ->
+                sql(s, "FROM range(1) SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who)")),
+        attack(
+            "FROM ... MAP ... USING",
+            transform,
             (s, m) -> sql(s, "FROM range(1) MAP id USING '" + touch(m) + "' AS x")),
-        attack("FROM ... REDUCE ... USING", transform,
+        attack(
+            "FROM ... REDUCE ... USING",
+            transform,
             (s, m) -> sql(s, "FROM range(1) REDUCE id USING '" + touch(m) + "' AS x")),
-        attack("MAP ... USING ... FROM", transform,
+        attack(
+            "MAP ... USING ... FROM",
+            transform,
             (s, m) -> sql(s, "MAP id USING '" + touch(m) + "' AS x FROM range(1)")),
-        attack("TRANSFORM in a subquery", transform,
-            (s, m) -> sql(s, "SELECT * FROM (SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)) t")),
-        attack("TRANSFORM in a CTE", transform,
-            (s, m) -> sql(s, "WITH w AS (SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)) "
-                + "SELECT who FROM w")),
-        attack("TRANSFORM in an IN subquery", transform,
-            (s, m) -> sql(s, "SELECT 1 WHERE 'x' IN (SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) "
-                + "FROM range(1))")),
-        attack("TRANSFORM under a DataFrame built on spark.sql", transform,
-            (s, m) -> s.sql("SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)")
-                .filter("who IS NOT NULL").selectExpr("upper(who)").limit(1).collectAsList()),
-        attack("TRANSFORM in a temporary view", transform,
+        attack(
+            "TRANSFORM in a subquery",
+            transform,
+            (s, m) ->
+                sql(
+                    s,
+                    "SELECT * FROM (SELECT TRANSFORM(id) USING '"
+                        + touch(m)
+                        + "' AS (who) FROM range(1)) t")),
+        attack(
+            "TRANSFORM in a CTE",
+            transform,
+            (s, m) ->
+                sql(
+                    s,
+                    "WITH w AS (SELECT TRANSFORM(id) USING '"
+                        + touch(m)
+                        + "' AS (who) FROM range(1)) "
+                        + "SELECT who FROM w")),
+        attack(
+            "TRANSFORM in an IN subquery",
+            transform,
+            (s, m) ->
+                sql(
+                    s,
+                    "SELECT 1 WHERE 'x' IN (SELECT TRANSFORM(id) USING '"
+                        + touch(m)
+                        + "' AS (who) "
+                        + "FROM range(1))")),
+        attack(
+            "TRANSFORM under a DataFrame built on spark.sql",
+            transform,
+            (s, m) ->
+                s.sql("SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)")
+                    .filter("who IS NOT NULL")
+                    .selectExpr("upper(who)")
+                    .limit(1)
+                    .collectAsList()),
+        attack(
+            "TRANSFORM in a temporary view",
+            transform,
             (s, m) -> {
-              sql(s, "CREATE OR REPLACE TEMPORARY VIEW tv AS SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) "
-                  + "FROM range(1)");
+              sql(
+                  s,
+                  "CREATE OR REPLACE TEMPORARY VIEW tv AS SELECT TRANSFORM(id) USING '"
+                      + touch(m)
+                      + "' AS (who) "
+                      + "FROM range(1)");
               s.table("tv").collectAsList();
             }),
-        attack("TRANSFORM in a SQL table function", transform,
+        attack(
+            "TRANSFORM in a SQL table function",
+            transform,
             (s, m) -> {
-              sql(s, "CREATE OR REPLACE TEMPORARY FUNCTION tf() RETURNS TABLE (who STRING) RETURN "
-                  + "SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)");
+              sql(
+                  s,
+                  "CREATE OR REPLACE TEMPORARY FUNCTION tf() RETURNS TABLE (who STRING) RETURN "
+                      + "SELECT TRANSFORM(id) USING '"
+                      + touch(m)
+                      + "' AS (who) FROM range(1)");
               sql(s, "SELECT * FROM tf()");
             }),
-        opaque("TRANSFORM in EXECUTE IMMEDIATE 'literal'", transform,
-            (s, m) -> sql(s, "EXECUTE IMMEDIATE \"SELECT TRANSFORM(id) USING '" + touch(m) + "' AS (who) FROM range(1)\"")),
-        opaque("TRANSFORM in EXECUTE IMMEDIATE of a session variable", transform,
+        opaque(
+            "TRANSFORM in EXECUTE IMMEDIATE 'literal'",
+            transform,
+            (s, m) ->
+                sql(
+                    s,
+                    "EXECUTE IMMEDIATE \"SELECT TRANSFORM(id) USING '"
+                        + touch(m)
+                        + "' AS (who) FROM range(1)\"")),
+        opaque(
+            "TRANSFORM in EXECUTE IMMEDIATE of a session variable",
+            transform,
             (s, m) -> {
-              sql(s, "DECLARE OR REPLACE VARIABLE q STRING DEFAULT \"SELECT TRANSFORM(id) USING '" + touch(m)
-                  + "' AS (who) FROM range(1)\"");
+              sql(
+                  s,
+                  "DECLARE OR REPLACE VARIABLE q STRING DEFAULT \"SELECT TRANSFORM(id) USING '"
+                      + touch(m)
+                      + "' AS (who) FROM range(1)\"");
               sql(s, "EXECUTE IMMEDIATE q");
             }),
 
         // The server's local file system.
-        attack("CREATE TEMPORARY VIEW USING text OPTIONS (path '/etc/passwd')", paths,
+        attack(
+            "CREATE TEMPORARY VIEW USING text OPTIONS (path '/etc/passwd')",
+            paths,
             (s, m) -> {
               sql(s, "CREATE TEMPORARY VIEW pw USING text OPTIONS (path '/etc/passwd')");
               sql(s, "SELECT count(*) FROM pw");
             }),
-        attack("CREATE TEMPORARY VIEW USING text over a file written by the test", paths,
+        attack(
+            "CREATE TEMPORARY VIEW USING text over a file written by the test",
+            paths,
             (s, m) -> {
-              sql(s, "CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (path '" + secret + "')");
+              sql(
+                  s,
+                  "CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (path '"
+                      + secret
+                      + "')");
               sql(s, "SELECT value FROM leaked");
             }),
-        attack("OPTIONS (PATH ...), key in upper case", paths,
-            (s, m) -> sql(s, "CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (PATH '" + secret + "')")),
-        attack("OPTIONS (`path` ...), key in backticks", paths,
-            (s, m) -> sql(s, "CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (`path` '" + secret + "')")),
-        attack("OPTIONS ('path' = ...), key as a string", paths,
-            (s, m) -> sql(s, "CREATE OR REPLACE TEMPORARY VIEW leaked USING csv OPTIONS ('path' = '" + secret + "')")),
-        attack("spark.read.text(\"/etc/passwd\")", paths,
+        attack(
+            "OPTIONS (PATH ...), key in upper case",
+            paths,
+            (s, m) ->
+                sql(
+                    s,
+                    "CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (PATH '"
+                        + secret
+                        + "')")),
+        attack(
+            "OPTIONS (`path` ...), key in backticks",
+            paths,
+            (s, m) ->
+                sql(
+                    s,
+                    "CREATE OR REPLACE TEMPORARY VIEW leaked USING text OPTIONS (`path` '"
+                        + secret
+                        + "')")),
+        attack(
+            "OPTIONS ('path' = ...), key as a string",
+            paths,
+            (s, m) ->
+                sql(
+                    s,
+                    "CREATE OR REPLACE TEMPORARY VIEW leaked USING csv OPTIONS ('path' = '"
+                        + secret
+                        + "')")),
+        attack(
+            "spark.read.text(\"/etc/passwd\")",
+            paths,
             (s, m) -> s.read().text("/etc/passwd").collectAsList()),
-        attack("spark.read.format(text).option(path, file:///etc/passwd).load()", paths,
-            (s, m) -> s.read().format("text").option("path", "file:///etc/passwd").load().collectAsList()),
-        attack("spark.read.format(text).option(PATH, ...).load(), key in upper case", paths,
-            (s, m) -> s.read().format("text").option("PATH", secret.toString()).load().collectAsList()),
-        attack("spark.read.text of a relative path (the server's log)", paths,
+        attack(
+            "spark.read.format(text).option(path, file:///etc/passwd).load()",
+            paths,
+            (s, m) ->
+                s.read()
+                    .format("text")
+                    .option("path", "file:///etc/passwd")
+                    .load()
+                    .collectAsList()),
+        attack(
+            "spark.read.format(text).option(PATH, ...).load(), key in upper case",
+            paths,
+            (s, m) ->
+                s.read().format("text").option("PATH", secret.toString()).load().collectAsList()),
+        attack(
+            "spark.read.text of a relative path (the server's log)",
+            paths,
             (s, m) -> s.read().text(serverLogName).collectAsList()),
-        attack("SELECT * FROM text.`/etc/passwd`", paths,
+        attack(
+            "SELECT * FROM text.`/etc/passwd`",
+            paths,
             (s, m) -> sql(s, "SELECT * FROM text.`/etc/passwd`")),
-        attack("SELECT * FROM csv.`file:/etc/passwd`", paths,
+        attack(
+            "SELECT * FROM csv.`file:/etc/passwd`",
+            paths,
             (s, m) -> sql(s, "SELECT * FROM csv.`file:/etc/passwd`")),
-        attack("SELECT * FROM text.`relative path`", paths,
+        attack(
+            "SELECT * FROM text.`relative path`",
+            paths,
             (s, m) -> sql(s, "SELECT * FROM text.`" + serverLogName + "`")),
-        attack("spark.table(\"text.`/etc/passwd`\")", paths,
+        attack(
+            "spark.table(\"text.`/etc/passwd`\")",
+            paths,
             (s, m) -> s.table("text.`/etc/passwd`").collectAsList()),
-        attack("spark.read.table(\"text.`<relative path>`\")", paths,
+        attack(
+            "spark.read.table(\"text.`<relative path>`\")",
+            paths,
             (s, m) -> s.read().table("text.`" + serverLogName + "`").collectAsList()),
-        opaque("SELECT * FROM IDENTIFIER('text.`...`')", paths,
+        opaque(
+            "SELECT * FROM IDENTIFIER('text.`...`')",
+            paths,
             (s, m) -> sql(s, "SELECT * FROM IDENTIFIER('text.`" + secret + "`')")),
-        opaque("SELECT * FROM IDENTIFIER('te' || 'xt.`...`')", paths,
+        opaque(
+            "SELECT * FROM IDENTIFIER('te' || 'xt.`...`')",
+            paths,
             (s, m) -> sql(s, "SELECT * FROM IDENTIFIER('te' || 'xt.`" + secret + "`')")),
-        opaque("SELECT * FROM IDENTIFIER(:t) with t bound to text.`...`", paths,
-            (s, m) -> s.sql("SELECT * FROM IDENTIFIER(:t)", Map.<String, Object>of("t", "text.`" + secret + "`"))
-                .collectAsList()),
-        attack("CREATE TABLE ... USING text LOCATION '<local file>'", paths,
+        opaque(
+            "SELECT * FROM IDENTIFIER(:t) with t bound to text.`...`",
+            paths,
+            (s, m) ->
+                s.sql(
+                        "SELECT * FROM IDENTIFIER(:t)",
+                        Map.<String, Object>of("t", "text.`" + secret + "`"))
+                    .collectAsList()),
+        attack(
+            "CREATE TABLE ... USING text LOCATION '<local file>'",
+            paths,
             (s, m) -> {
-              sql(s, "CREATE TABLE IF NOT EXISTS bypass_ext (value STRING) USING text LOCATION '" + secret + "'");
+              sql(
+                  s,
+                  "CREATE TABLE IF NOT EXISTS bypass_ext (value STRING) USING text LOCATION '"
+                      + secret
+                      + "'");
               sql(s, "SELECT * FROM bypass_ext");
             }),
-        attack("INSERT OVERWRITE DIRECTORY '<local dir>'", paths,
+        attack(
+            "INSERT OVERWRITE DIRECTORY '<local dir>'",
+            paths,
             (s, m) -> sql(s, "INSERT OVERWRITE DIRECTORY '" + m + "' USING text SELECT 'x'")),
-        attack("DataFrame write.text('<local dir>')", paths,
+        attack(
+            "DataFrame write.text('<local dir>')",
+            paths,
             (s, m) -> s.range(1).selectExpr("'x' AS value").write().text(m.toString())),
 
         // Session configuration.
-        attack("SET `spark.sql.catalog.x`=... (key in backticks)", config,
+        attack(
+            "SET `spark.sql.catalog.x`=... (key in backticks)",
+            config,
             (s, m) -> sql(s, "SET `spark.sql.catalog.x`=com.example.Evil")),
-        attack("SET `spark.sql.catalog.x` = ... (backticks and spaces)", config,
+        attack(
+            "SET `spark.sql.catalog.x` = ... (backticks and spaces)",
+            config,
             (s, m) -> sql(s, "SET `spark.sql.catalog.x`   =   com.example.Evil")),
-        attack("SET spark.sql.catalog.x=...", config,
+        attack(
+            "SET spark.sql.catalog.x=...",
+            config,
             (s, m) -> sql(s, "SET spark.sql.catalog.x=com.example.Evil")),
-        attack("spark.conf.set(spark.sql.catalog.x, ...)", config,
+        attack(
+            "spark.conf.set(spark.sql.catalog.x, ...)",
+            config,
             (s, m) -> s.conf().set("spark.sql.catalog.x", "com.example.Evil")),
 
         // Functions that call Java.
-        attack("SELECT reflect(...)", javaCalls,
-            (s, m) -> sql(s, "SELECT reflect" + REFLECT_ARGS)),
-        attack("SELECT `ReFlect`(...)", javaCalls,
+        attack("SELECT reflect(...)", javaCalls, (s, m) -> sql(s, "SELECT reflect" + REFLECT_ARGS)),
+        attack(
+            "SELECT `ReFlect`(...)",
+            javaCalls,
             (s, m) -> sql(s, "SELECT `ReFlect`" + REFLECT_ARGS)),
-        attack("SELECT java_method(...)", javaCalls,
+        attack(
+            "SELECT java_method(...)",
+            javaCalls,
             (s, m) -> sql(s, "SELECT java_method" + REFLECT_ARGS)),
-        attack("SELECT IDENTIFIER('`reflect`')(...)", javaCalls,
+        attack(
+            "SELECT IDENTIFIER('`reflect`')(...)",
+            javaCalls,
             (s, m) -> sql(s, "SELECT IDENTIFIER('`reflect`')" + REFLECT_ARGS)),
-        attack("SELECT IDENTIFIER('reflect')(...)", javaCalls,
+        attack(
+            "SELECT IDENTIFIER('reflect')(...)",
+            javaCalls,
             (s, m) -> sql(s, "SELECT IDENTIFIER('reflect')" + REFLECT_ARGS)),
-        opaque("SELECT IDENTIFIER('re' || 'flect')(...)", javaCalls,
+        opaque(
+            "SELECT IDENTIFIER('re' || 'flect')(...)",
+            javaCalls,
             (s, m) -> sql(s, "SELECT IDENTIFIER('re' || 'flect')" + REFLECT_ARGS)),
-        opaque("SELECT IDENTIFIER(f)(...) with a session variable f = 'reflect'", javaCalls,
+        opaque(
+            "SELECT IDENTIFIER(f)(...) with a session variable f = 'reflect'",
+            javaCalls,
             (s, m) -> {
               sql(s, "DECLARE OR REPLACE VARIABLE f STRING DEFAULT 'reflect'");
               sql(s, "SELECT IDENTIFIER(f)" + REFLECT_ARGS);
             }),
-        opaque("SELECT IDENTIFIER(:f)(...) with f bound to 'reflect'", javaCalls,
-            (s, m) -> s.sql("SELECT IDENTIFIER(:f)" + REFLECT_ARGS, Map.<String, Object>of("f", "reflect"))
-                .collectAsList()),
-        opaque("EXECUTE IMMEDIATE of a session variable holding SELECT reflect(...)", javaCalls,
+        opaque(
+            "SELECT IDENTIFIER(:f)(...) with f bound to 'reflect'",
+            javaCalls,
+            (s, m) ->
+                s.sql(
+                        "SELECT IDENTIFIER(:f)" + REFLECT_ARGS,
+                        Map.<String, Object>of("f", "reflect"))
+                    .collectAsList()),
+        opaque(
+            "EXECUTE IMMEDIATE of a session variable holding SELECT reflect(...)",
+            javaCalls,
             (s, m) -> {
-              sql(s, "DECLARE OR REPLACE VARIABLE q STRING DEFAULT \"SELECT reflect" + REFLECT_ARGS + "\"");
+              sql(
+                  s,
+                  "DECLARE OR REPLACE VARIABLE q STRING DEFAULT \"SELECT reflect"
+                      + REFLECT_ARGS
+                      + "\"");
               sql(s, "EXECUTE IMMEDIATE q");
             }),
-        attack("reflect in a SQL function's body", javaCalls,
+        attack(
+            "reflect in a SQL function's body",
+            javaCalls,
             (s, m) -> {
-              sql(s, "CREATE OR REPLACE TEMPORARY FUNCTION home() RETURNS STRING RETURN reflect" + REFLECT_ARGS);
+              sql(
+                  s,
+                  "CREATE OR REPLACE TEMPORARY FUNCTION home() RETURNS STRING RETURN reflect"
+                      + REFLECT_ARGS);
               sql(s, "SELECT home()");
             }),
-        attack("DataFrame selectExpr(reflect(...))", javaCalls,
+        attack(
+            "DataFrame selectExpr(reflect(...))",
+            javaCalls,
             (s, m) -> s.range(1).selectExpr("reflect" + REFLECT_ARGS).collectAsList()),
-        attack("DataFrame functions.call_function(\"reflect\", ...)", javaCalls,
-            (s, m) -> s.range(1).select(functions.call_function("reflect", functions.lit("java.lang.System"),
-                functions.lit("getProperty"), functions.lit("user.home"))).collectAsList()),
+        attack(
+            "DataFrame functions.call_function(\"reflect\", ...)",
+            javaCalls,
+            (s, m) ->
+                s.range(1)
+                    .select(
+                        functions.call_function(
+                            "reflect",
+                            functions.lit("java.lang.System"),
+                            functions.lit("getProperty"),
+                            functions.lit("user.home")))
+                    .collectAsList()),
 
         // Global temporary views: shared by every session on the server.
-        attack("CREATE GLOBAL TEMP VIEW", globalViews,
+        attack(
+            "CREATE GLOBAL TEMP VIEW",
+            globalViews,
             (s, m) -> sql(s, "CREATE OR REPLACE GLOBAL TEMP VIEW gv AS SELECT 1 AS a")),
-        attack("DataFrame createOrReplaceGlobalTempView", globalViews,
+        attack(
+            "DataFrame createOrReplaceGlobalTempView",
+            globalViews,
             (s, m) -> s.range(1).createOrReplaceGlobalTempView("gv")));
   }
 
@@ -335,7 +560,8 @@ class BypassIT {
   @ParameterizedTest(name = "{0}")
   @MethodSource("attacks")
   void worksDirectly(Attack attack) throws Exception {
-    Marker marker = new Marker(dir.resolve("direct-" + Integer.toHexString(attack.name().hashCode())));
+    Marker marker =
+        new Marker(dir.resolve("direct-" + Integer.toHexString(attack.name().hashCode())));
     attack.attempt().run(direct, marker);
     if (marker.used) {
       assertTrue(marker.ran(), attack.name() + ": ran directly but left no " + marker.path);
@@ -345,8 +571,10 @@ class BypassIT {
   @ParameterizedTest(name = "{0}")
   @MethodSource("attacks")
   void isRefused(Attack attack) {
-    Marker marker = new Marker(dir.resolve("proxied-" + Integer.toHexString(attack.name().hashCode())));
-    assertAll(attack.name(),
+    Marker marker =
+        new Marker(dir.resolve("proxied-" + Integer.toHexString(attack.name().hashCode())));
+    assertAll(
+        attack.name(),
         () -> refused(attack.name(), attack.rules(), () -> attack.attempt().run(spark, marker)),
         () -> assertFalse(marker.ran(), "it ran on the server: " + marker.path + " exists"));
   }
@@ -357,14 +585,16 @@ class BypassIT {
   }
 
   /** Words that start a remedy in a refusal message: what the user can do instead. */
-  private static final Pattern REMEDY = Pattern.compile("(?i)\\b(use|ask|read|run|leave|instead)\\b");
+  private static final Pattern REMEDY =
+      Pattern.compile("(?i)\\b(use|ask|read|run|leave|instead)\\b");
 
   private static void refused(String name, List<String> rules, Action action) {
     Exception e = assertThrows(Exception.class, action::run, name + ": not refused");
     String shown = e.getMessage();
     System.out.println(name + ": client shows (" + e.getClass().getName() + "): " + shown);
     assertTrue(shown != null && shown.contains("[SPARKGATE_POLICY_DENIED]"), name + ": " + shown);
-    assertTrue(rules.stream().anyMatch(rule -> shown.contains("rule '" + rule + "'")),
+    assertTrue(
+        rules.stream().anyMatch(rule -> shown.contains("rule '" + rule + "'")),
         name + ": not by " + rules + ": " + shown);
     assertTrue(shown.contains("SQLSTATE: 42501"), shown);
     assertFalse(shown.contains("INTERNAL_ERROR"), shown);
@@ -372,7 +602,8 @@ class BypassIT {
     assertTrue(REMEDY.matcher(reason).find(), name + ": no remedy in: " + shown);
   }
 
-  // --- ordinary work still passes through Sparkgate -------------------------------------------------------------
+  // --- ordinary work still passes through Sparkgate
+  // -------------------------------------------------------------
 
   record Work(String name, Action action) {
     @Override
@@ -383,50 +614,71 @@ class BypassIT {
 
   static Stream<Work> ordinaryWork() {
     return Stream.of(
-        new Work("GROUP BY over range", () -> {
-          List<Row> rows = sql(spark, "SELECT id % 3 AS k, count(*) FROM range(30) GROUP BY k ORDER BY k");
-          assertEquals(3, rows.size());
-          rows.forEach(r -> assertEquals(10L, r.getLong(1)));
-        }),
-        new Work("SET spark.sql.shuffle.partitions=8", () -> {
-          sql(spark, "SET spark.sql.shuffle.partitions=8");
-          assertEquals("8", spark.conf().get("spark.sql.shuffle.partitions"));
-        }),
-        new Work("SET TIME ZONE 'UTC'", () -> {
-          sql(spark, "SET TIME ZONE 'UTC'");
-          assertEquals("UTC", spark.conf().get("spark.sql.session.timeZone"));
-        }),
-        new Work("CREATE TEMPORARY FUNCTION ... RETURN (a SQL function), then call it", () -> {
-          sql(spark, "CREATE OR REPLACE TEMPORARY FUNCTION two() RETURNS INT RETURN 1 + 1");
-          assertEquals(3, sql(spark, "SELECT two() + 1").get(0).getInt(0));
-        }),
-        new Work("CREATE TEMPORARY FUNCTION plus1(x INT) ... reaches the server", () -> {
-          // The shared server loads Iceberg's SQL extensions, whose parser (1.10) lacks parseRoutineParam: there a
-          // SQL function with parameters fails with an empty UnsupportedOperationException. What is checked is
-          // that the proxy forwards it and fails only as the bare server does; where it works, it is called.
-          String create = "CREATE OR REPLACE TEMPORARY FUNCTION plus1(x INT) RETURNS INT RETURN x + 1";
-          try {
-            sql(spark, create);
-          } catch (SparkUnsupportedOperationException e) {
-            assertFalse(String.valueOf(e.getMessage()).contains("SPARKGATE"), e.getMessage());
-            assertThrows(SparkUnsupportedOperationException.class, () -> sql(direct, create));
-            return;
-          }
-          assertEquals(2, sql(spark, "SELECT plus1(1)").get(0).getInt(0));
-        }),
-        new Work("CREATE TEMPORARY VIEW AS SELECT, then read it", () -> {
-          sql(spark, "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 1 AS a");
-          assertEquals(1, sql(spark, "SELECT a FROM v").get(0).getInt(0));
-          assertEquals(1, spark.table("v").collectAsList().get(0).getInt(0));
-        }),
-        new Work("the higher-order function transform(array, lambda), not a script transform", () -> {
-          List<Row> rows = sql(spark, "SELECT transform(array(1, 2), x -> x + 1) AS a");
-          assertEquals(List.of(2, 3), rows.get(0).getList(0));
-        }),
-        new Work("spark.range(10).selectExpr(id * 2)", () -> {
-          List<Row> rows = spark.range(10).selectExpr("id * 2").collectAsList();
-          assertEquals(90L, rows.stream().mapToLong(r -> r.getLong(0)).sum());
-        }));
+        new Work(
+            "GROUP BY over range",
+            () -> {
+              List<Row> rows =
+                  sql(spark, "SELECT id % 3 AS k, count(*) FROM range(30) GROUP BY k ORDER BY k");
+              assertEquals(3, rows.size());
+              rows.forEach(r -> assertEquals(10L, r.getLong(1)));
+            }),
+        new Work(
+            "SET spark.sql.shuffle.partitions=8",
+            () -> {
+              sql(spark, "SET spark.sql.shuffle.partitions=8");
+              assertEquals("8", spark.conf().get("spark.sql.shuffle.partitions"));
+            }),
+        new Work(
+            "SET TIME ZONE 'UTC'",
+            () -> {
+              sql(spark, "SET TIME ZONE 'UTC'");
+              assertEquals("UTC", spark.conf().get("spark.sql.session.timeZone"));
+            }),
+        new Work(
+            "CREATE TEMPORARY FUNCTION ... RETURN (a SQL function), then call it",
+            () -> {
+              sql(spark, "CREATE OR REPLACE TEMPORARY FUNCTION two() RETURNS INT RETURN 1 + 1");
+              assertEquals(3, sql(spark, "SELECT two() + 1").get(0).getInt(0));
+            }),
+        new Work(
+            "CREATE TEMPORARY FUNCTION plus1(x INT) ... reaches the server",
+            () -> {
+              // The shared server loads Iceberg's SQL extensions, whose parser (1.10) lacks
+              // parseRoutineParam: there a
+              // SQL function with parameters fails with an empty UnsupportedOperationException.
+              // What is checked is
+              // that the proxy forwards it and fails only as the bare server does; where it works,
+              // it is called.
+              String create =
+                  "CREATE OR REPLACE TEMPORARY FUNCTION plus1(x INT) RETURNS INT RETURN x + 1";
+              try {
+                sql(spark, create);
+              } catch (SparkUnsupportedOperationException e) {
+                assertFalse(String.valueOf(e.getMessage()).contains("SPARKGATE"), e.getMessage());
+                assertThrows(SparkUnsupportedOperationException.class, () -> sql(direct, create));
+                return;
+              }
+              assertEquals(2, sql(spark, "SELECT plus1(1)").get(0).getInt(0));
+            }),
+        new Work(
+            "CREATE TEMPORARY VIEW AS SELECT, then read it",
+            () -> {
+              sql(spark, "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 1 AS a");
+              assertEquals(1, sql(spark, "SELECT a FROM v").get(0).getInt(0));
+              assertEquals(1, spark.table("v").collectAsList().get(0).getInt(0));
+            }),
+        new Work(
+            "the higher-order function transform(array, lambda), not a script transform",
+            () -> {
+              List<Row> rows = sql(spark, "SELECT transform(array(1, 2), x -> x + 1) AS a");
+              assertEquals(List.of(2, 3), rows.get(0).getList(0));
+            }),
+        new Work(
+            "spark.range(10).selectExpr(id * 2)",
+            () -> {
+              List<Row> rows = spark.range(10).selectExpr("id * 2").collectAsList();
+              assertEquals(90L, rows.stream().mapToLong(r -> r.getLong(0)).sum());
+            }));
   }
 
   @ParameterizedTest(name = "{0}")

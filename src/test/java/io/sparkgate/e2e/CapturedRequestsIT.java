@@ -50,15 +50,20 @@ class CapturedRequestsIT {
   static void start(SparkConnectServerProcess server) throws Exception {
     dir = ProxyConfigs.freshDir("captured");
 
-    CallHook.Factory recorder = (method, headers) -> new CallHook() {
-      @Override
-      public byte[] onRequest(byte[] message) {
-        captured.add(new Captured(method.getBareMethodName(), message));
-        return message;
-      }
-    };
-    proxy = TestProxies.start(
-        ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER, ProxyConfigs.backend(server.port())), recorder);
+    CallHook.Factory recorder =
+        (method, headers) ->
+            new CallHook() {
+              @Override
+              public byte[] onRequest(byte[] message) {
+                captured.add(new Captured(method.getBareMethodName(), message));
+                return message;
+              }
+            };
+    proxy =
+        TestProxies.start(
+            ProxyConfigs.write(
+                dir, ProxyConfigs.PLAINTEXT_LISTENER, ProxyConfigs.backend(server.port())),
+            recorder);
     spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
   }
 
@@ -81,9 +86,10 @@ class CapturedRequestsIT {
     }
     var tracker = inspector.newArtifactTracker();
     for (Captured c : copy) {
-      Facts f = "AddArtifacts".equals(c.method())
-          ? inspector.inspect(c.method(), c.bytes(), SessionView.DEFAULT, tracker)
-          : inspector.inspect(c.method(), c.bytes(), SessionView.DEFAULT);
+      Facts f =
+          "AddArtifacts".equals(c.method())
+              ? inspector.inspect(c.method(), c.bytes(), SessionView.DEFAULT, tracker)
+              : inspector.inspect(c.method(), c.bytes(), SessionView.DEFAULT);
       out.addAll(f.all());
     }
     out.addAll(inspector.finishArtifacts(tracker).all());
@@ -92,14 +98,16 @@ class CapturedRequestsIT {
 
   private static void assertFact(Fact.Kind kind, Predicate<Fact> p, String what) {
     List<Fact> all = facts();
-    assertTrue(all.stream().anyMatch(f -> f.kind() == kind && p.test(f)), what + " not found in " + all);
+    assertTrue(
+        all.stream().anyMatch(f -> f.kind() == kind && p.test(f)), what + " not found in " + all);
   }
 
   private static void quietly(Runnable r) {
     try {
       r.run();
     } catch (Exception expectedOrNot) {
-      // only the request matters here (the server cannot run a test class's lambda: it is not on its classpath)
+      // only the request matters here (the server cannot run a test class's lambda: it is not on
+      // its classpath)
     }
   }
 
@@ -112,8 +120,11 @@ class CapturedRequestsIT {
 
   @Test
   void foreach_isUserCode() {
-    quietly(() -> spark.range(3).foreach((ForeachFunction<Long>) x -> { }));
-    assertFact(Fact.Kind.USER_CODE, f -> f.subkind().equals("map_partitions"), "foreach as map_partitions");
+    quietly(() -> spark.range(3).foreach((ForeachFunction<Long>) x -> {}));
+    assertFact(
+        Fact.Kind.USER_CODE,
+        f -> f.subkind().equals("map_partitions"),
+        "foreach as map_partitions");
   }
 
   @Test
@@ -125,30 +136,53 @@ class CapturedRequestsIT {
       out.closeEntry();
     }
     quietly(() -> spark.addArtifact(jar.toString()));
-    assertFact(Fact.Kind.ARTIFACT, f -> "jars/captured.jar".equals(f.get("name")) && "jars/".equals(f.get("prefix"))
-        && Long.parseLong(f.get("size")) > 0 && "true".equals(f.get("crc_ok")) && f.get("sha256").length() == 64,
+    assertFact(
+        Fact.Kind.ARTIFACT,
+        f ->
+            "jars/captured.jar".equals(f.get("name"))
+                && "jars/".equals(f.get("prefix"))
+                && Long.parseLong(f.get("size")) > 0
+                && "true".equals(f.get("crc_ok"))
+                && f.get("sha256").length() == 64,
         "jars/captured.jar with size, checked CRC and SHA-256");
   }
 
   @Test
   void confSet_isConfigSet() {
     spark.conf().set("spark.sql.shuffle.partitions", "7");
-    assertFact(Fact.Kind.CONFIG_SET, f -> "spark.sql.shuffle.partitions".equals(f.get("key")) && "7".equals(f.get("value")),
+    assertFact(
+        Fact.Kind.CONFIG_SET,
+        f -> "spark.sql.shuffle.partitions".equals(f.get("key")) && "7".equals(f.get("value")),
         "CONFIG_SET spark.sql.shuffle.partitions=7");
   }
 
   @Test
   void createDataFrame_sqlWithParameters_selectExpr() {
-    StructType schema = new StructType().add("city", DataTypes.StringType).add("n", DataTypes.IntegerType);
-    spark.createDataFrame(List.of(RowFactory.create("sf", 1), RowFactory.create("la", 2)), schema)
+    StructType schema =
+        new StructType().add("city", DataTypes.StringType).add("n", DataTypes.IntegerType);
+    spark
+        .createDataFrame(List.of(RowFactory.create("sf", 1), RowFactory.create("la", 2)), schema)
         .createOrReplaceTempView("captured_cities");
-    List<Row> rows = spark.sql("SELECT city FROM captured_cities WHERE n > :min", Map.<String, Object>of("min", 1))
-        .selectExpr("upper(city) AS c").collectAsList();
+    List<Row> rows =
+        spark
+            .sql(
+                "SELECT city FROM captured_cities WHERE n > :min", Map.<String, Object>of("min", 1))
+            .selectExpr("upper(city) AS c")
+            .collectAsList();
     assertTrue(rows.size() <= 1);
-    assertFact(Fact.Kind.TABLE_READ, f -> "captured_cities".equals(f.get("name")), "read of captured_cities");
-    assertFact(Fact.Kind.SQL, f -> String.valueOf(f.get("sql")).contains(":min"), "the SQL with its parameter marker");
-    assertFact(Fact.Kind.FUNCTION_CALL, f -> "upper".equals(f.get("name")), "upper() from selectExpr");
-    assertFact(Fact.Kind.CATALOG_OP, f -> f.subkind().contains("view") || "captured_cities".equals(f.get("name")),
+    assertFact(
+        Fact.Kind.TABLE_READ,
+        f -> "captured_cities".equals(f.get("name")),
+        "read of captured_cities");
+    assertFact(
+        Fact.Kind.SQL,
+        f -> String.valueOf(f.get("sql")).contains(":min"),
+        "the SQL with its parameter marker");
+    assertFact(
+        Fact.Kind.FUNCTION_CALL, f -> "upper".equals(f.get("name")), "upper() from selectExpr");
+    assertFact(
+        Fact.Kind.CATALOG_OP,
+        f -> f.subkind().contains("view") || "captured_cities".equals(f.get("name")),
         "the temp view created from the local relation");
   }
 }

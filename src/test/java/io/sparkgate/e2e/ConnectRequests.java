@@ -34,12 +34,13 @@ import org.apache.arrow.vector.util.Text;
  * result's Arrow batches decoded into rows of plain Java values (Long, Double, String, ...).
  */
 final class ConnectRequests {
-  static final MethodDescriptor<byte[], byte[]> EXECUTE_PLAN = MethodDescriptor.<byte[], byte[]>newBuilder()
-      .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
-      .setFullMethodName("spark.connect.SparkConnectService/ExecutePlan")
-      .setRequestMarshaller(TestMethods.BYTES)
-      .setResponseMarshaller(TestMethods.BYTES)
-      .build();
+  static final MethodDescriptor<byte[], byte[]> EXECUTE_PLAN =
+      MethodDescriptor.<byte[], byte[]>newBuilder()
+          .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
+          .setFullMethodName("spark.connect.SparkConnectService/ExecutePlan")
+          .setRequestMarshaller(TestMethods.BYTES)
+          .setResponseMarshaller(TestMethods.BYTES)
+          .build();
 
   private final Channel channel;
   private final String sessionId = UUID.randomUUID().toString();
@@ -51,7 +52,8 @@ final class ConnectRequests {
   }
 
   static ExecutePlanRequest sqlRequest(String sessionId, String userId, String sql) {
-    return request(sessionId, userId, Relation.newBuilder().setSql(SQL.newBuilder().setQuery(sql)).build());
+    return request(
+        sessionId, userId, Relation.newBuilder().setSql(SQL.newBuilder().setQuery(sql)).build());
   }
 
   static ExecutePlanRequest request(String sessionId, String userId, Relation root) {
@@ -71,13 +73,22 @@ final class ConnectRequests {
 
   /** spark.read.format(format).options(options).load(path). */
   List<List<Object>> read(String format, Map<String, String> options, String path) {
-    Read.DataSource.Builder ds = Read.DataSource.newBuilder().setFormat(format).putAllOptions(options).addPaths(path);
-    return execute(request(sessionId, userId, Relation.newBuilder().setRead(Read.newBuilder().setDataSource(ds)).build()));
+    Read.DataSource.Builder ds =
+        Read.DataSource.newBuilder().setFormat(format).putAllOptions(options).addPaths(path);
+    return execute(
+        request(
+            sessionId,
+            userId,
+            Relation.newBuilder().setRead(Read.newBuilder().setDataSource(ds)).build()));
   }
 
   List<List<Object>> execute(ExecutePlanRequest request) {
-    Iterator<byte[]> responses = ClientCalls.blockingServerStreamingCall(channel, EXECUTE_PLAN,
-        CallOptions.DEFAULT.withDeadlineAfter(180, TimeUnit.SECONDS), request.toByteArray());
+    Iterator<byte[]> responses =
+        ClientCalls.blockingServerStreamingCall(
+            channel,
+            EXECUTE_PLAN,
+            CallOptions.DEFAULT.withDeadlineAfter(180, TimeUnit.SECONDS),
+            request.toByteArray());
     List<List<Object>> rows = new ArrayList<>();
     while (responses.hasNext()) {
       ExecutePlanResponse response;
@@ -86,7 +97,8 @@ final class ConnectRequests {
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      if (response.hasArrowBatch()) rows.addAll(decode(response.getArrowBatch().getData().toByteArray()));
+      if (response.hasArrowBatch())
+        rows.addAll(decode(response.getArrowBatch().getData().toByteArray()));
     }
     return rows;
   }
@@ -94,7 +106,8 @@ final class ConnectRequests {
   static List<List<Object>> decode(byte[] ipc) {
     List<List<Object>> rows = new ArrayList<>();
     try (BufferAllocator allocator = new RootAllocator();
-        ArrowStreamReader reader = new ArrowStreamReader(new ByteArrayInputStream(ipc), allocator)) {
+        ArrowStreamReader reader =
+            new ArrowStreamReader(new ByteArrayInputStream(ipc), allocator)) {
       VectorSchemaRoot root = reader.getVectorSchemaRoot();
       while (reader.loadNextBatch()) {
         for (int i = 0; i < root.getRowCount(); i++) {
@@ -111,5 +124,4 @@ final class ConnectRequests {
     }
     return rows;
   }
-
 }

@@ -33,8 +33,13 @@ final class DebianPackages {
   static <T> T require(String pkg, String neededFor, Supplier<T> found, boolean underCi) {
     T result = found.get();
     if (result == null) {
-      String why = "Debian package " + pkg + " (" + neededFor + ") is not installed; .ci/setup installs it"
-          + " (as root; .ci/run calls it)";
+      String why =
+          "Debian package "
+              + pkg
+              + " ("
+              + neededFor
+              + ") is not installed; .ci/setup installs it"
+              + " (as root; .ci/run calls it)";
       if (underCi) {
         fail(why + ", and " + CI + "=1 requires it");
       }
@@ -49,8 +54,11 @@ final class DebianPackages {
       List<String> command = new ArrayList<>(List.of(candidate));
       command.addAll(List.of(args));
       try {
-        Process p = new ProcessBuilder(command)
-            .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process p =
+            new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         if (p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0) {
           return candidate;
         }

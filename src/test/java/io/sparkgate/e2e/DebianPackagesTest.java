@@ -19,19 +19,32 @@ final class DebianPackagesTest {
 
   @Test
   void missing_skippedWithTheReason_failedUnderCi() {
-    TestAbortedException skipped = assertThrows(TestAbortedException.class,
-        () -> DebianPackages.require("prometheus", "the scraper", () -> null, false));
-    assertTrue(skipped.getMessage().contains("Debian package prometheus (the scraper) is not installed; "
-        + ".ci/setup installs it"), skipped.getMessage());
-    AssertionFailedError failed = assertThrows(AssertionFailedError.class,
-        () -> DebianPackages.require("prometheus", "the scraper", () -> null, true));
-    assertTrue(failed.getMessage().contains(".ci/setup installs it") && failed.getMessage().contains("SPARKGATE_CI=1"),
+    TestAbortedException skipped =
+        assertThrows(
+            TestAbortedException.class,
+            () -> DebianPackages.require("prometheus", "the scraper", () -> null, false));
+    assertTrue(
+        skipped
+            .getMessage()
+            .contains(
+                "Debian package prometheus (the scraper) is not installed; "
+                    + ".ci/setup installs it"),
+        skipped.getMessage());
+    AssertionFailedError failed =
+        assertThrows(
+            AssertionFailedError.class,
+            () -> DebianPackages.require("prometheus", "the scraper", () -> null, true));
+    assertTrue(
+        failed.getMessage().contains(".ci/setup installs it")
+            && failed.getMessage().contains("SPARKGATE_CI=1"),
         failed.getMessage());
   }
 
   @Test
   void firstWorking_skipsWhatIsMissingOrFails() {
-    assertEquals("true", DebianPackages.firstWorking(List.of("/nonexistent/sparkgate-probe", "false", "true")));
+    assertEquals(
+        "true",
+        DebianPackages.firstWorking(List.of("/nonexistent/sparkgate-probe", "false", "true")));
     assertNull(DebianPackages.firstWorking(List.of("/nonexistent/sparkgate-probe", "false")));
   }
 }

@@ -29,7 +29,8 @@ class DirectSparkIT {
   @AfterAll
   static void disconnect() throws Exception {
     if (spark != null) {
-      spark.close(); // ReleaseSession: fails server-side unless spark-mllib is on the server's classpath
+      spark.close(); // ReleaseSession: fails server-side unless spark-mllib is on the server's
+      // classpath
     }
   }
 
@@ -46,8 +47,10 @@ class DirectSparkIT {
 
   @Test
   void runsSql() {
-    List<Row> rows = spark.sql("SELECT id % 3 AS k, count(*) AS n FROM range(30) GROUP BY k ORDER BY k")
-        .collectAsList();
+    List<Row> rows =
+        spark
+            .sql("SELECT id % 3 AS k, count(*) AS n FROM range(30) GROUP BY k ORDER BY k")
+            .collectAsList();
     assertEquals(3, rows.size());
     for (int k = 0; k < 3; k++) {
       assertEquals(k, rows.get(k).getLong(0));
@@ -65,8 +68,11 @@ class DirectSparkIT {
     long rows = 3_000_000L;
     long count = 0;
     long sum = 0;
-    Iterator<Row> it = spark.range(rows).selectExpr("id", "id * 2 AS twice", "repeat('x', 8) AS pad")
-        .toLocalIterator();
+    Iterator<Row> it =
+        spark
+            .range(rows)
+            .selectExpr("id", "id * 2 AS twice", "repeat('x', 8) AS pad")
+            .toLocalIterator();
     try {
       while (it.hasNext()) {
         Row row = it.next();
@@ -74,12 +80,14 @@ class DirectSparkIT {
         sum += row.getLong(1);
       }
     } finally {
-      // The client's iterator is AutoCloseable; left open, its last Arrow batch leaks and session.close() throws
+      // The client's iterator is AutoCloseable; left open, its last Arrow batch leaks and
+      // session.close() throws
       // "Memory was leaked by query" even after the iterator was drained.
       ((AutoCloseable) it).close();
     }
     assertEquals(rows, count);
     assertEquals(rows * (rows - 1), sum); // sum of 2*id for id in [0, rows)
-    assertTrue(server.reattachCount() > reattachesBefore, "the result should have needed ReattachExecute");
+    assertTrue(
+        server.reattachCount() > reattachesBefore, "the result should have needed ReattachExecute");
   }
 }

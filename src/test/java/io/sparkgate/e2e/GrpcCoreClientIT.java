@@ -44,7 +44,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SparkServerExtension.class)
 class GrpcCoreClientIT {
   private static final String TOKEN = "grpc-core-it-" + UUID.randomUUID();
-  private static final Path SCRIPT = Path.of("src", "test", "python", "grpc_core_client.py").toAbsolutePath();
+  private static final Path SCRIPT =
+      Path.of("src", "test", "python", "grpc_core_client.py").toAbsolutePath();
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private static Path dir;
@@ -55,22 +56,33 @@ class GrpcCoreClientIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    python = DebianPackages.require("python3-grpcio", "python3 with the grpc module, gRPC's C core",
-        () -> DebianPackages.firstWorking(List.of("/usr/bin/python3", "python3"), "-c", "import grpc"));
+    python =
+        DebianPackages.require(
+            "python3-grpcio",
+            "python3 with the grpc module, gRPC's C core",
+            () ->
+                DebianPackages.firstWorking(
+                    List.of("/usr/bin/python3", "python3"), "-c", "import grpc"));
     dir = ProxyConfigs.freshDir("grpc-core");
     auditFile = dir.resolve("audit.jsonl");
     certs = DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
-    String sha = HexFormat.of().formatHex(
-        MessageDigest.getInstance("SHA-256").digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
-    proxy = Sparkgate.start(ProxyConfigs.write(dir,
-        "listen: {address: 127.0.0.1, port: 0}",
-        "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
-        ProxyConfigs.backend(server.port()),
-        "auth:",
-        "  static_tokens:",
-        "    - {sha256: " + sha + ", principal: py-user, groups: [analysts]}",
-        ProxyConfigs.policy("shared-server.yaml"),
-        "audit: {file: audit.jsonl}"));
+    String sha =
+        HexFormat.of()
+            .formatHex(
+                MessageDigest.getInstance("SHA-256")
+                    .digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
+    proxy =
+        Sparkgate.start(
+            ProxyConfigs.write(
+                dir,
+                "listen: {address: 127.0.0.1, port: 0}",
+                "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
+                ProxyConfigs.backend(server.port()),
+                "auth:",
+                "  static_tokens:",
+                "    - {sha256: " + sha + ", principal: py-user, groups: [analysts]}",
+                ProxyConfigs.policy("shared-server.yaml"),
+                "audit: {file: audit.jsonl}"));
   }
 
   @AfterAll
@@ -85,16 +97,23 @@ class GrpcCoreClientIT {
   @Test
   void resultsStreamAndRefusalsCarrySparksErrorDetails_overTheCCoresTls() throws Exception {
     String session = UUID.randomUUID().toString();
-    List<JsonNode> results = run(TOKEN,
-        // The client claims another user: the proxy stamps the token's principal instead.
-        ConnectRequests.sqlRequest(session, "mallory", "SELECT id, id * 2 AS twice FROM range(3)").toByteArray(),
-        ConnectRequests.sqlRequest(session, "mallory", "SELECT reflect('java.lang.System', 'getenv')").toByteArray());
+    List<JsonNode> results =
+        run(
+            TOKEN,
+            // The client claims another user: the proxy stamps the token's principal instead.
+            ConnectRequests.sqlRequest(
+                    session, "mallory", "SELECT id, id * 2 AS twice FROM range(3)")
+                .toByteArray(),
+            ConnectRequests.sqlRequest(
+                    session, "mallory", "SELECT reflect('java.lang.System', 'getenv')")
+                .toByteArray());
 
     JsonNode ok = results.get(0);
     assertEquals("OK", ok.path("code").asText(), ok.toString());
     List<List<Object>> rows = new ArrayList<>();
     for (JsonNode b64 : ok.path("responses")) {
-      ExecutePlanResponse response = ExecutePlanResponse.parseFrom(Base64.getDecoder().decode(b64.asText()));
+      ExecutePlanResponse response =
+          ExecutePlanResponse.parseFrom(Base64.getDecoder().decode(b64.asText()));
       assertEquals(session, response.getSessionId());
       if (response.hasArrowBatch()) {
         rows.addAll(ConnectRequests.decode(response.getArrowBatch().getData().toByteArray()));
@@ -104,10 +123,16 @@ class GrpcCoreClientIT {
 
     JsonNode refused = results.get(1);
     assertEquals("PERMISSION_DENIED", refused.path("code").asText(), refused.toString());
-    assertTrue(refused.path("details").asText().contains("[SPARKGATE_POLICY_DENIED] Sparkgate policy rule 'no-reflection'"),
+    assertTrue(
+        refused
+            .path("details")
+            .asText()
+            .contains("[SPARKGATE_POLICY_DENIED] Sparkgate policy rule 'no-reflection'"),
         refused.toString());
-    com.google.rpc.Status status = com.google.rpc.Status.parseFrom(
-        Base64.getDecoder().decode(refused.path("trailers").path("grpc-status-details-bin").asText()));
+    com.google.rpc.Status status =
+        com.google.rpc.Status.parseFrom(
+            Base64.getDecoder()
+                .decode(refused.path("trailers").path("grpc-status-details-bin").asText()));
     ErrorInfo info = status.getDetails(0).unpack(ErrorInfo.class);
     assertEquals("org.apache.spark.sql.AnalysisException", info.getReason());
     assertEquals("42501", info.getMetadataOrThrow("sqlState"));
@@ -117,13 +142,19 @@ class GrpcCoreClientIT {
       assertEquals("py-user", r.path("principal").asText(), r.toString());
       assertFalse(r.toString().contains(TOKEN), "the token reached the audit log");
     }
-    assertEquals(List.of("allow", "deny"), records.stream().map(r -> r.path("decision").asText()).sorted().toList());
+    assertEquals(
+        List.of("allow", "deny"),
+        records.stream().map(r -> r.path("decision").asText()).sorted().toList());
   }
 
   @Test
   void noToken_refusedWithAnActionableMessage() throws Exception {
-    JsonNode r = run(null, ConnectRequests.sqlRequest(UUID.randomUUID().toString(), "u", "SELECT 1").toByteArray())
-        .get(0);
+    JsonNode r =
+        run(
+                null,
+                ConnectRequests.sqlRequest(UUID.randomUUID().toString(), "u", "SELECT 1")
+                    .toByteArray())
+            .get(0);
     assertEquals("UNAUTHENTICATED", r.path("code").asText(), r.toString());
     assertTrue(r.path("details").asText().contains("no token"), r.toString());
   }
@@ -145,8 +176,11 @@ class GrpcCoreClientIT {
     Path jobFile = work.resolve("job.json");
     JSON.writeValue(jobFile.toFile(), job);
     Path log = work.resolve("client.log");
-    Process p = new ProcessBuilder(python, SCRIPT.toString(), jobFile.toString())
-        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    Process p =
+        new ProcessBuilder(python, SCRIPT.toString(), jobFile.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
     if (!p.waitFor(180, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       fail("the Python client did not finish: " + Files.readString(log));
@@ -160,16 +194,21 @@ class GrpcCoreClientIT {
 
   /** The ExecutePlan audit records of this session, once {@code count} of them are in the file. */
   private static List<JsonNode> awaitRecords(String session, int count) throws Exception {
-    List<JsonNode> found = Await.value(count + " ExecutePlan audit records of session " + session, () -> {
-      List<JsonNode> records = new ArrayList<>();
-      for (String line : AuditLines.complete(auditFile)) {
-        JsonNode r = JSON.readTree(line);
-        if (session.equals(r.path("session_id").asText()) && "ExecutePlan".equals(r.path("rpc").asText())) {
-          records.add(r);
-        }
-      }
-      return records;
-    }, records -> records.size() >= count);
+    List<JsonNode> found =
+        Await.value(
+            count + " ExecutePlan audit records of session " + session,
+            () -> {
+              List<JsonNode> records = new ArrayList<>();
+              for (String line : AuditLines.complete(auditFile)) {
+                JsonNode r = JSON.readTree(line);
+                if (session.equals(r.path("session_id").asText())
+                    && "ExecutePlan".equals(r.path("rpc").asText())) {
+                  records.add(r);
+                }
+              }
+              return records;
+            },
+            records -> records.size() >= count);
     assertEquals(count, found.size(), "audit records of session " + session);
     return found;
   }

@@ -28,13 +28,15 @@ final class MixedLakehouseServerExtension implements BeforeAllCallback, Paramete
   private static final Path WORK_DIR = Path.of("target", "e2e-mixed");
   static final String ICEBERG_CATALOG = "iceberg";
   static final String HUDI_EXTENSION = "org.apache.spark.sql.hudi.HoodieSparkSessionExtension";
-  static final String ICEBERG_EXTENSION = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions";
+  static final String ICEBERG_EXTENSION =
+      "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions";
 
   private static final ExtensionContext.Namespace NAMESPACE =
       ExtensionContext.Namespace.create(MixedLakehouseServerExtension.class);
 
   /** The running mixed server and the configuration it was given. */
-  record MixedServer(SparkConnectServerProcess process, Map<String, String> conf) implements AutoCloseable {
+  record MixedServer(SparkConnectServerProcess process, Map<String, String> conf)
+      implements AutoCloseable {
     @Override
     public void close() {
       process.close();
@@ -42,7 +44,9 @@ final class MixedLakehouseServerExtension implements BeforeAllCallback, Paramete
   }
 
   static MixedServer sharedServer(ExtensionContext context) {
-    return context.getRoot().getStore(NAMESPACE)
+    return context
+        .getRoot()
+        .getStore(NAMESPACE)
         .getOrComputeIfAbsent("mixed-server", key -> startServer(), MixedServer.class);
   }
 
@@ -52,25 +56,32 @@ final class MixedLakehouseServerExtension implements BeforeAllCallback, Paramete
   }
 
   @Override
-  public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+  public boolean supportsParameter(
+      ParameterContext parameterContext, ExtensionContext extensionContext) {
     return parameterContext.getParameter().getType() == MixedServer.class;
   }
 
   @Override
-  public Object resolveParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+  public Object resolveParameter(
+      ParameterContext parameterContext, ExtensionContext extensionContext) {
     return sharedServer(extensionContext);
   }
 
   private static MixedServer startServer() {
-    Path classpathFile = Path.of(System.getProperty(CLASSPATH_PROPERTY, DEFAULT_CLASSPATH_FILE.toString()));
+    Path classpathFile =
+        Path.of(System.getProperty(CLASSPATH_PROPERTY, DEFAULT_CLASSPATH_FILE.toString()));
     if (!Files.isRegularFile(classpathFile)) {
-      throw new IllegalStateException("No Spark 3.5 server classpath at " + classpathFile + ". Run the ITs through "
-          + "`mvn verify` (pre-integration-test writes it), or create it with `mvn -f spark-server-35/pom.xml "
-          + "dependency:build-classpath -Dmdep.outputFile=target/spark-server-35.classpath`.");
+      throw new IllegalStateException(
+          "No Spark 3.5 server classpath at "
+              + classpathFile
+              + ". Run the ITs through "
+              + "`mvn verify` (pre-integration-test writes it), or create it with `mvn -f spark-server-35/pom.xml "
+              + "dependency:build-classpath -Dmdep.outputFile=target/spark-server-35.classpath`.");
     }
     Path workDir;
     try {
-      workDir = Files.createTempDirectory(Files.createDirectories(WORK_DIR), "run-").toAbsolutePath();
+      workDir =
+          Files.createTempDirectory(Files.createDirectories(WORK_DIR), "run-").toAbsolutePath();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -80,12 +91,21 @@ final class MixedLakehouseServerExtension implements BeforeAllCallback, Paramete
     conf.put("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.hudi.catalog.HoodieCatalog");
     conf.put("spark.sql.catalog." + ICEBERG_CATALOG, "org.apache.iceberg.spark.SparkCatalog");
     conf.put("spark.sql.catalog." + ICEBERG_CATALOG + ".type", "hadoop");
-    conf.put("spark.sql.catalog." + ICEBERG_CATALOG + ".warehouse", workDir.resolve("iceberg-warehouse").toString());
+    conf.put(
+        "spark.sql.catalog." + ICEBERG_CATALOG + ".warehouse",
+        workDir.resolve("iceberg-warehouse").toString());
     conf.put("spark.sql.session.timeZone", "UTC");
-    // Small local jobs: Spark's default 200 shuffle partitions make every MERGE and aggregate slow on 2 cores.
+    // Small local jobs: Spark's default 200 shuffle partitions make every MERGE and aggregate slow
+    // on 2 cores.
     conf.put("spark.sql.shuffle.partitions", "2");
-    SparkConnectServerProcess server = SparkConnectServerProcess.start(classpathFile, workDir, conf);
-    System.out.println("Started mixed Hudi + Iceberg " + server + " in " + server.startupTime().toMillis() + " ms");
+    SparkConnectServerProcess server =
+        SparkConnectServerProcess.start(classpathFile, workDir, conf);
+    System.out.println(
+        "Started mixed Hudi + Iceberg "
+            + server
+            + " in "
+            + server.startupTime().toMillis()
+            + " ms");
     return new MixedServer(server, Map.copyOf(conf));
   }
 }

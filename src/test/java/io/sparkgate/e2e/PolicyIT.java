@@ -41,9 +41,14 @@ class PolicyIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    proxy = Sparkgate.start(ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER,
-        ProxyConfigs.backend(server.port()), ProxyConfigs.policy("shared-server.yaml"),
-        "metrics: {address: 127.0.0.1, port: 0}"));
+    proxy =
+        Sparkgate.start(
+            ProxyConfigs.write(
+                dir,
+                ProxyConfigs.PLAINTEXT_LISTENER,
+                ProxyConfigs.backend(server.port()),
+                ProxyConfigs.policy("shared-server.yaml"),
+                "metrics: {address: 127.0.0.1, port: 0}"));
     spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
   }
 
@@ -65,13 +70,16 @@ class PolicyIT {
   @Test
   void javaLambdaUdfIsRefused() {
     var plusOne = functions.udf((UDF1<Long, Long>) x -> x + 1, DataTypes.LongType);
-    String shown = refused("no-user-code", () -> spark.range(3).select(plusOne.apply(functions.col("id"))).collectAsList());
+    String shown =
+        refused(
+            "no-user-code",
+            () -> spark.range(3).select(plusOne.apply(functions.col("id"))).collectAsList());
     assertTrue(shown.contains("built-in functions"), shown);
   }
 
   @Test
   void foreachIsRefused() {
-    refused("no-user-code", () -> spark.range(3).foreach((ForeachFunction<Long>) x -> { }));
+    refused("no-user-code", () -> spark.range(3).foreach((ForeachFunction<Long>) x -> {}));
   }
 
   @Test
@@ -87,7 +95,9 @@ class PolicyIT {
 
   @Test
   void allowDestLocalConfigIsRefused() {
-    refused("config-allowlist", () -> spark.conf().set("spark.sql.artifact.copyFromLocalToFs.allowDestLocal", "true"));
+    refused(
+        "config-allowlist",
+        () -> spark.conf().set("spark.sql.artifact.copyFromLocalToFs.allowDestLocal", "true"));
   }
 
   /**
@@ -98,7 +108,9 @@ class PolicyIT {
   void metricsCountAnsweredCallsAndRefusalsByRule() throws Exception {
     Map<String, Double> before = MetricsScrape.get(proxy.metricsPort());
     assertEquals(10, spark.range(10).collectAsList().size());
-    refused("no-reflection", () -> spark.sql("SELECT reflect('java.lang.Runtime','getRuntime')").collectAsList());
+    refused(
+        "no-reflection",
+        () -> spark.sql("SELECT reflect('java.lang.Runtime','getRuntime')").collectAsList());
     Map<String, Double> after = MetricsScrape.get(proxy.metricsPort());
 
     String ok = "sparkgate_calls_total{code=OK,method=ExecutePlan}";
@@ -108,16 +120,23 @@ class PolicyIT {
     assertEquals(1.0, delta(before, after, denied), "one refused ExecutePlan");
     assertEquals(1.0, delta(before, after, rule), "refused by no-reflection");
     assertTrue(after.get("sparkgate_backend_connections{state=ready}") >= 1);
-    assertEquals(1.0, after.get("sparkgate_backend_profile_known"), "the real server told its profile");
+    assertEquals(
+        1.0, after.get("sparkgate_backend_profile_known"), "the real server told its profile");
   }
 
-  private static double delta(Map<String, Double> before, Map<String, Double> after, String series) {
+  private static double delta(
+      Map<String, Double> before, Map<String, Double> after, String series) {
     return after.getOrDefault(series, 0.0) - before.getOrDefault(series, 0.0);
   }
 
   @Test
   void reflectIsRefused() {
-    refused("no-reflection", () -> spark.sql("SELECT reflect('java.lang.System','getProperty','user.home')").collectAsList());
+    refused(
+        "no-reflection",
+        () ->
+            spark
+                .sql("SELECT reflect('java.lang.System','getProperty','user.home')")
+                .collectAsList());
   }
 
   @Test
@@ -129,13 +148,23 @@ class PolicyIT {
   void ordinaryWorkPasses() {
     spark.conf().set("spark.sql.shuffle.partitions", "4");
     assertEquals("4", spark.conf().get("spark.sql.shuffle.partitions"));
-    List<Row> rows = spark.sql("SELECT id % 3 AS k, count(*) AS n FROM range(30) GROUP BY k ORDER BY k").collectAsList();
+    List<Row> rows =
+        spark
+            .sql("SELECT id % 3 AS k, count(*) AS n FROM range(30) GROUP BY k ORDER BY k")
+            .collectAsList();
     assertEquals(3, rows.size());
-    Dataset<Row> left = spark.range(100).filter(functions.col("id").gt(49)).withColumn("k", functions.col("id").mod(5));
+    Dataset<Row> left =
+        spark
+            .range(100)
+            .filter(functions.col("id").gt(49))
+            .withColumn("k", functions.col("id").mod(5));
     Dataset<Row> counts = left.groupBy("k").count();
     assertEquals(5, counts.join(left, "k").select("k").distinct().count());
-    StructType schema = new StructType().add("name", DataTypes.StringType).add("n", DataTypes.IntegerType);
-    Dataset<Row> people = spark.createDataFrame(List.of(RowFactory.create("a", 1), RowFactory.create("b", 2)), schema);
+    StructType schema =
+        new StructType().add("name", DataTypes.StringType).add("n", DataTypes.IntegerType);
+    Dataset<Row> people =
+        spark.createDataFrame(
+            List.of(RowFactory.create("a", 1), RowFactory.create("b", 2)), schema);
     people.createOrReplaceTempView("people");
     assertEquals(3L, spark.sql("SELECT sum(n) FROM people").collectAsList().get(0).getLong(0));
     assertEquals(schema.fieldNames().length, spark.table("people").schema().fields().length);
@@ -144,7 +173,9 @@ class PolicyIT {
 
   @Test
   void aRefusalLeavesTheSessionUsable() {
-    refused("no-reflection", () -> spark.sql("SELECT java_method('java.lang.System','getenv')").collectAsList());
+    refused(
+        "no-reflection",
+        () -> spark.sql("SELECT java_method('java.lang.System','getenv')").collectAsList());
     assertEquals(10L, spark.range(10).count());
   }
 
@@ -152,7 +183,9 @@ class PolicyIT {
   void largeResultPasses(SparkConnectServerProcess server) throws Exception {
     long reattachesBefore = server.reattachCount();
     long rows = 2_000_000L;
-    assertEquals(rows, SparkClients.countRows(spark.range(rows).selectExpr("id", "repeat('x', 16) AS pad")));
-    assertTrue(server.reattachCount() > reattachesBefore, "the result should have needed ReattachExecute");
+    assertEquals(
+        rows, SparkClients.countRows(spark.range(rows).selectExpr("id", "repeat('x', 16) AS pad")));
+    assertTrue(
+        server.reattachCount() > reattachesBefore, "the result should have needed ReattachExecute");
   }
 }

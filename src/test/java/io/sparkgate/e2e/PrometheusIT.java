@@ -48,27 +48,44 @@ class PrometheusIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    String binary = DebianPackages.require("prometheus", "the server that scrapes the metrics endpoint",
-        () -> DebianPackages.firstWorking(List.of("/usr/bin/prometheus", "prometheus"), "--version"));
+    String binary =
+        DebianPackages.require(
+            "prometheus",
+            "the server that scrapes the metrics endpoint",
+            () ->
+                DebianPackages.firstWorking(
+                    List.of("/usr/bin/prometheus", "prometheus"), "--version"));
     Path dir = ProxyConfigs.freshDir("prometheus");
-    proxy = Sparkgate.start(ProxyConfigs.write(dir, ProxyConfigs.PLAINTEXT_LISTENER,
-        ProxyConfigs.backend(server.port()), ProxyConfigs.policy("shared-server.yaml"),
-        "metrics: {address: 127.0.0.1, port: 0}"));
-    Files.writeString(dir.resolve("prometheus.yml"), String.join("\n",
-        "global: {scrape_interval: 1s, scrape_timeout: 1s}",
-        "scrape_configs:",
-        "  - job_name: sparkgate",
-        "    static_configs: [{targets: ['127.0.0.1:" + proxy.metricsPort() + "']}]",
-        ""));
+    proxy =
+        Sparkgate.start(
+            ProxyConfigs.write(
+                dir,
+                ProxyConfigs.PLAINTEXT_LISTENER,
+                ProxyConfigs.backend(server.port()),
+                ProxyConfigs.policy("shared-server.yaml"),
+                "metrics: {address: 127.0.0.1, port: 0}"));
+    Files.writeString(
+        dir.resolve("prometheus.yml"),
+        String.join(
+            "\n",
+            "global: {scrape_interval: 1s, scrape_timeout: 1s}",
+            "scrape_configs:",
+            "  - job_name: sparkgate",
+            "    static_configs: [{targets: ['127.0.0.1:" + proxy.metricsPort() + "']}]",
+            ""));
     try (ServerSocket free = new ServerSocket(0)) {
       prometheusPort = free.getLocalPort();
     }
     log = dir.resolve("prometheus.log");
-    prometheus = new ProcessBuilder(binary,
-        "--config.file=" + dir.resolve("prometheus.yml"),
-        "--storage.tsdb.path=" + dir.resolve("tsdb"),
-        "--web.listen-address=127.0.0.1:" + prometheusPort)
-        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    prometheus =
+        new ProcessBuilder(
+                binary,
+                "--config.file=" + dir.resolve("prometheus.yml"),
+                "--storage.tsdb.path=" + dir.resolve("tsdb"),
+                "--web.listen-address=127.0.0.1:" + prometheusPort)
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
     spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
   }
 
@@ -86,25 +103,38 @@ class PrometheusIT {
   @Test
   void prometheusScrapesWhatTheClientDid() throws Exception {
     assertEquals(7, spark.range(7).collectAsList().size());
-    assertThrows(Exception.class, () -> spark.sql("SELECT reflect('java.lang.System','getenv')").collectAsList());
+    assertThrows(
+        Exception.class,
+        () -> spark.sql("SELECT reflect('java.lang.System','getenv')").collectAsList());
 
-    assertEquals(1.0, await("up{job=\"sparkgate\"}", 1.0), "Prometheus scraped the endpoint and parsed it");
+    assertEquals(
+        1.0, await("up{job=\"sparkgate\"}", 1.0), "Prometheus scraped the endpoint and parsed it");
     assertTrue(await("sparkgate_calls_total{method=\"ExecutePlan\",code=\"OK\"}", 1.0) >= 1.0);
-    assertEquals(1.0, await("sparkgate_calls_total{method=\"ExecutePlan\",code=\"PERMISSION_DENIED\"}", 1.0));
-    assertEquals(1.0, await("sparkgate_policy_decisions_total{outcome=\"deny\",rule=\"no-reflection\"}", 1.0));
+    assertEquals(
+        1.0,
+        await("sparkgate_calls_total{method=\"ExecutePlan\",code=\"PERMISSION_DENIED\"}", 1.0));
+    assertEquals(
+        1.0,
+        await("sparkgate_policy_decisions_total{outcome=\"deny\",rule=\"no-reflection\"}", 1.0));
     assertEquals(1.0, await("sparkgate_backend_profile_known", 1.0));
-    assertTrue(await("sparkgate_call_duration_seconds_count{method=\"ExecutePlan\"}", 2.0) >= 2.0,
+    assertTrue(
+        await("sparkgate_call_duration_seconds_count{method=\"ExecutePlan\"}", 2.0) >= 2.0,
         "the histogram's count: the answered and the refused call");
   }
 
   /** Queries until the instant value is at least {@code atLeast} (Prometheus scrapes every second). */
   private static double await(String query, double atLeast) throws Exception {
-    return Await.value(query + " to reach at least " + atLeast, Duration.ofSeconds(60), () -> {
-      if (!prometheus.isAlive()) {
-        throw new AssertionError("prometheus exited: " + logText());
-      }
-      return query(query);
-    }, value -> value >= atLeast, () -> "log: " + logText());
+    return Await.value(
+        query + " to reach at least " + atLeast,
+        Duration.ofSeconds(60),
+        () -> {
+          if (!prometheus.isAlive()) {
+            throw new AssertionError("prometheus exited: " + logText());
+          }
+          return query(query);
+        },
+        value -> value >= atLeast,
+        () -> "log: " + logText());
   }
 
   private static String logText() {
@@ -117,11 +147,17 @@ class PrometheusIT {
 
   /** The query's single value, or NaN while it has none (or Prometheus is not up yet). */
   private static double query(String query) throws Exception {
-    URI uri = URI.create("http://127.0.0.1:" + prometheusPort + "/api/v1/query?query="
-        + URLEncoder.encode(query, StandardCharsets.UTF_8));
+    URI uri =
+        URI.create(
+            "http://127.0.0.1:"
+                + prometheusPort
+                + "/api/v1/query?query="
+                + URLEncoder.encode(query, StandardCharsets.UTF_8));
     HttpResponse<String> response;
     try {
-      response = HTTP.send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
+      response =
+          HTTP.send(
+              HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
     } catch (ConnectException e) {
       return Double.NaN;
     }

@@ -15,7 +15,8 @@ final class ProxyConfigs {
 
   /** A fresh, absolute working directory for one test class. */
   static Path freshDir(String name) throws IOException {
-    return Files.createDirectories(Path.of("target", "e2e", name + "-" + UUID.randomUUID())).toAbsolutePath();
+    return Files.createDirectories(Path.of("target", "e2e", name + "-" + UUID.randomUUID()))
+        .toAbsolutePath();
   }
 
   /** Writes {@code lines} as {@code sparkgate.yaml} in {@code dir} and loads it. */

@@ -50,31 +50,53 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Large results are compared row by row with the same query sent straight to the server.
  */
 @ExtendWith(SparkServerExtension.class)
-@Timeout(value = 5, unit = TimeUnit.MINUTES) // a hung stream fails the test instead of the whole build
+@Timeout(
+    value = 5,
+    unit = TimeUnit.MINUTES) // a hung stream fails the test instead of the whole build
 class ProxyIT {
 
   private static final Path WORK_DIR = Path.of("target", "e2e");
 
   private static Sparkgate proxy;
   private static String proxyUrl;
+
   /** Through the proxy, over TLS. */
   private static SparkSession spark;
+
   /** Straight to the server, plaintext: the reference answers. */
   private static SparkSession direct;
 
   @BeforeAll
   static void startProxy(SparkConnectServerProcess server) throws Exception {
     Path dir = Files.createTempDirectory(Files.createDirectories(WORK_DIR), "proxy-it-");
-    DevCertificates.Generated certs = DevCertificates.generate(dir.resolve("certs"),
-        DevCertificates.Options.defaults());
+    DevCertificates.Generated certs =
+        DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
     // The client trusts exactly our private CA: nothing from the JDK's default cacerts.
-    ClientTrust.useTrustStore(ClientTrust.writeTrustStore(dir.resolve("client-trust.p12"), readCert(certs.caCert())));
+    ClientTrust.useTrustStore(
+        ClientTrust.writeTrustStore(dir.resolve("client-trust.p12"), readCert(certs.caCert())));
 
-    ListenConfig listen = new ListenConfig("127.0.0.1", 0, false, ListenConfig.DEFAULT_MAX_INBOUND_MESSAGE_BYTES,
-        1000, Duration.ofSeconds(10), Duration.ofMinutes(1), Duration.ofSeconds(1));
-    TlsConfig tls = new TlsConfig(certs.serverCert(), certs.serverKey(), Optional.empty(), Duration.ofMinutes(1));
-    proxy = Sparkgate.start(new ProxyConfig(dir.resolve("proxy-it.yaml"), listen, Optional.of(tls),
-        new BackendConfig("localhost", server.port(), Optional.empty()), AuthConfig.disabled(), AuditConfig.disabled()));
+    ListenConfig listen =
+        new ListenConfig(
+            "127.0.0.1",
+            0,
+            false,
+            ListenConfig.DEFAULT_MAX_INBOUND_MESSAGE_BYTES,
+            1000,
+            Duration.ofSeconds(10),
+            Duration.ofMinutes(1),
+            Duration.ofSeconds(1));
+    TlsConfig tls =
+        new TlsConfig(
+            certs.serverCert(), certs.serverKey(), Optional.empty(), Duration.ofMinutes(1));
+    proxy =
+        Sparkgate.start(
+            new ProxyConfig(
+                dir.resolve("proxy-it.yaml"),
+                listen,
+                Optional.of(tls),
+                new BackendConfig("localhost", server.port(), Optional.empty()),
+                AuthConfig.disabled(),
+                AuditConfig.disabled()));
     proxyUrl = "sc://localhost:" + proxy.port() + "/;use_ssl=true";
 
     spark = SparkClients.connect(proxyUrl);
@@ -97,7 +119,8 @@ class ProxyIT {
     }
   }
 
-  // --- the basics --------------------------------------------------------------------------------------------
+  // --- the basics
+  // --------------------------------------------------------------------------------------------
 
   @Test
   void reportsTheServersVersion() {
@@ -111,8 +134,11 @@ class ProxyIT {
 
   @Test
   void runsSql() {
-    List<Row> rows = spark.sql(
-        "SELECT id % 3 AS k, count(*) AS n, sum(id) AS s FROM range(300) GROUP BY k ORDER BY k").collectAsList();
+    List<Row> rows =
+        spark
+            .sql(
+                "SELECT id % 3 AS k, count(*) AS n, sum(id) AS s FROM range(300) GROUP BY k ORDER BY k")
+            .collectAsList();
     assertEquals(3, rows.size());
     for (int k = 0; k < 3; k++) {
       assertEquals(k, rows.get(k).getLong(0));
@@ -123,21 +149,29 @@ class ProxyIT {
 
   @Test
   void createsADataFrameFromClientRows() {
-    StructType schema = new StructType()
-        .add("name", DataTypes.StringType)
-        .add("age", DataTypes.IntegerType);
-    List<Row> people = List.of(
-        RowFactory.create("Ada", 36), RowFactory.create("Grace", 45), RowFactory.create("Linus", 21),
-        RowFactory.create("Zoë ✓", 30)); // non-ASCII survives the trip
+    StructType schema =
+        new StructType().add("name", DataTypes.StringType).add("age", DataTypes.IntegerType);
+    List<Row> people =
+        List.of(
+            RowFactory.create("Ada", 36),
+            RowFactory.create("Grace", 45),
+            RowFactory.create("Linus", 21),
+            RowFactory.create("Zoë ✓", 30)); // non-ASCII survives the trip
     Dataset<Row> df = spark.createDataFrame(people, schema);
-    // Evaluated on the server: the local relation went up as Arrow and came back filtered and sorted.
+    // Evaluated on the server: the local relation went up as Arrow and came back filtered and
+    // sorted.
     List<Row> older = df.filter("age >= 30").orderBy("name").collectAsList();
-    assertEquals(List.of(RowFactory.create("Ada", 36), RowFactory.create("Grace", 45),
-        RowFactory.create("Zoë ✓", 30)), older);
+    assertEquals(
+        List.of(
+            RowFactory.create("Ada", 36),
+            RowFactory.create("Grace", 45),
+            RowFactory.create("Zoë ✓", 30)),
+        older);
     assertEquals(132L, df.selectExpr("sum(age)").first().getLong(0));
   }
 
-  // --- big results and reattach ------------------------------------------------------------------------------
+  // --- big results and reattach
+  // ------------------------------------------------------------------------------
 
   /**
    * 3,000,000 rows read with toLocalIterator through the proxy and, at the same time, straight from the server:
@@ -146,17 +180,23 @@ class ProxyIT {
    * reordered Arrow batch anywhere in the stream (including across reattaches) would show.
    */
   @Test
-  void threeMillionRowsThroughTheProxyEqualTheDirectResult(SparkConnectServerProcess server) throws Exception {
+  void threeMillionRowsThroughTheProxyEqualTheDirectResult(SparkConnectServerProcess server)
+      throws Exception {
     long rows = 3_000_000L;
     String[] columns = {"id", "xxhash64(id) AS h", "id / 7.0D AS d", "concat('r', id) AS s"};
     long reattachesBefore = server.reattachCount();
-    long compared = compareRowByRow(
-        spark.range(rows).selectExpr(columns), direct.range(rows).selectExpr(columns));
+    long compared =
+        compareRowByRow(
+            spark.range(rows).selectExpr(columns), direct.range(rows).selectExpr(columns));
     assertEquals(rows, compared);
     long reattaches = server.reattachCount() - reattachesBefore;
     assertTrue(reattaches > 0, "a result this size must have needed ReattachExecute");
-    System.out.println("ProxyIT: " + rows + " rows equal through the proxy and direct; " + reattaches
-        + " reattaches (both clients)");
+    System.out.println(
+        "ProxyIT: "
+            + rows
+            + " rows equal through the proxy and direct; "
+            + reattaches
+            + " reattaches (both clients)");
   }
 
   /**
@@ -167,7 +207,8 @@ class ProxyIT {
    * from its block manager (TaskResultLost), a server limit that has nothing to do with the proxy.
    */
   @Test
-  void longResultSurvivesManyReattachesThroughTheProxy(SparkConnectServerProcess server) throws Exception {
+  void longResultSurvivesManyReattachesThroughTheProxy(SparkConnectServerProcess server)
+      throws Exception {
     long rows = 2_000_000L;
     String[] columns = {"id", "concat(sha2(cast(id AS STRING), 256), '/', id) AS wide"};
     long reattachesBefore = server.reattachCount();
@@ -187,7 +228,9 @@ class ProxyIT {
     }
     long reattaches = server.reattachCount() - reattachesBefore;
     assertEquals(rows, count);
-    assertTrue(reattaches >= 3, "expected several ReattachExecute calls through the proxy, saw " + reattaches);
+    assertTrue(
+        reattaches >= 3,
+        "expected several ReattachExecute calls through the proxy, saw " + reattaches);
 
     // The same query straight to the server gives the same rows in the same order.
     long directChecksum = 0;
@@ -199,11 +242,14 @@ class ProxyIT {
     } finally {
       ((AutoCloseable) reference).close();
     }
-    assertEquals(directChecksum, checksum, "wide strings differ between the proxy and the direct result");
-    System.out.println("ProxyIT: " + rows + " wide rows through the proxy with " + reattaches + " reattaches");
+    assertEquals(
+        directChecksum, checksum, "wide strings differ between the proxy and the direct result");
+    System.out.println(
+        "ProxyIT: " + rows + " wide rows through the proxy with " + reattaches + " reattaches");
   }
 
-  // --- interrupts and errors ---------------------------------------------------------------------------------
+  // --- interrupts and errors
+  // ---------------------------------------------------------------------------------
 
   /**
    * interruptTag through the proxy: one thread runs an effectively endless job under a tag, another interrupts
@@ -218,24 +264,30 @@ class ProxyIT {
   void interruptTagCancelsALongJob(SparkConnectServerProcess server) throws Exception {
     String tag = "sparkgate-it-" + UUID.randomUUID();
     long logMark = server.logLineCount();
-    CompletableFuture<Object> job = CompletableFuture.supplyAsync(() -> {
-      spark.addTag(tag);
-      try {
-        // About 4.6e18 rows: never finishes on its own. max, not sum: a sum of hashes overflows within a second
-        // and fails with ARITHMETIC_OVERFLOW (ANSI mode).
-        return spark.range(0, Long.MAX_VALUE / 2).selectExpr("max(xxhash64(id))").first();
-      } finally {
-        spark.removeTag(tag); // tags are per thread
-      }
-    });
+    CompletableFuture<Object> job =
+        CompletableFuture.supplyAsync(
+            () -> {
+              spark.addTag(tag);
+              try {
+                // About 4.6e18 rows: never finishes on its own. max, not sum: a sum of hashes
+                // overflows within a second
+                // and fails with ARITHMETIC_OVERFLOW (ANSI mode).
+                return spark.range(0, Long.MAX_VALUE / 2).selectExpr("max(xxhash64(id))").first();
+              } finally {
+                spark.removeTag(tag); // tags are per thread
+              }
+            });
     try {
       server.awaitLogLine(RUNNING_TASK, logMark, Duration.ofSeconds(60));
       assertFalse(job.isDone(), "the job ended before it was interrupted: " + describe(job));
       // The ids of the operations the server interrupted.
-      List<String> interrupted = scala.jdk.javaapi.CollectionConverters.asJava(spark.interruptTag(tag));
-      assertEquals(1, interrupted.size(), "interruptTag should find exactly our operation: " + interrupted);
+      List<String> interrupted =
+          scala.jdk.javaapi.CollectionConverters.asJava(spark.interruptTag(tag));
+      assertEquals(
+          1, interrupted.size(), "interruptTag should find exactly our operation: " + interrupted);
 
-      ExecutionException failure = assertThrows(ExecutionException.class, () -> job.get(60, TimeUnit.SECONDS));
+      ExecutionException failure =
+          assertThrows(ExecutionException.class, () -> job.get(60, TimeUnit.SECONDS));
       Throwable cause = failure.getCause();
       String text = String.valueOf(cause);
       System.out.println("ProxyIT: interrupted job failed with " + text);
@@ -247,8 +299,10 @@ class ProxyIT {
       spark.interruptTag(tag); // never leave an endless job on the shared server
       job.cancel(true);
     }
-    // The job's tasks are gone (else this would wait for free cores forever), and the session carries on.
-    assertEquals(10L, assertTimeoutPreemptively(Duration.ofSeconds(60), () -> spark.range(10).count()));
+    // The job's tasks are gone (else this would wait for free cores forever), and the session
+    // carries on.
+    assertEquals(
+        10L, assertTimeoutPreemptively(Duration.ofSeconds(60), () -> spark.range(10).count()));
   }
 
   private static final Pattern RUNNING_TASK = Pattern.compile("Executor: Running task ");
@@ -259,62 +313,81 @@ class ProxyIT {
    */
   @Test
   void analysisErrorsKeepTheirErrorClassAndSqlState() {
-    Exception e = assertThrows(Exception.class,
-        () -> spark.sql("SELECT * FROM sparkgate_no_such_table").collectAsList());
-    System.out.println("ProxyIT: missing table -> " + e.getClass().getName() + ": " + e.getMessage());
+    Exception e =
+        assertThrows(
+            Exception.class,
+            () -> spark.sql("SELECT * FROM sparkgate_no_such_table").collectAsList());
+    System.out.println(
+        "ProxyIT: missing table -> " + e.getClass().getName() + ": " + e.getMessage());
     assertTrue(e instanceof SparkThrowable, "not a SparkThrowable: " + e);
     SparkThrowable st = (SparkThrowable) e;
     assertEquals("TABLE_OR_VIEW_NOT_FOUND", st.getCondition());
     assertEquals("42P01", st.getSqlState());
-    assertTrue(st.getMessageParameters().getOrDefault("relationName", "").contains("sparkgate_no_such_table"),
+    assertTrue(
+        st.getMessageParameters()
+            .getOrDefault("relationName", "")
+            .contains("sparkgate_no_such_table"),
         "message parameters: " + st.getMessageParameters());
     assertTrue(e.getMessage().contains("TABLE_OR_VIEW_NOT_FOUND"), e.getMessage());
-    assertTrue(st.getQueryContext().length > 0
+    assertTrue(
+        st.getQueryContext().length > 0
             && Objects.equals(st.getQueryContext()[0].fragment(), "sparkgate_no_such_table"),
         "the SQL query context (from FetchErrorDetails) should point at the table name");
   }
 
-  // --- bad clients -------------------------------------------------------------------------------------------
+  // --- bad clients
+  // -------------------------------------------------------------------------------------------
 
   /** A plaintext client on the TLS port fails at once (no endless retries), and the proxy keeps serving. */
   @Test
   void plaintextClientOnTheTlsPortFailsFastAndTheProxyKeepsServing() {
     String plaintextUrl = "sc://localhost:" + proxy.port();
-    Throwable refused = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
-      SparkSession wrong = SparkClients.connectFailFast(plaintextUrl);
-      try {
-        // RetriesExceeded (a Throwable, not an Exception) wrapping the UNAVAILABLE status as suppressed.
-        return assertThrows(Throwable.class, wrong::version);
-      } finally {
-        try {
-          wrong.close();
-        } catch (Throwable ignored) {
-          // ReleaseSession over the same broken connection fails too
-        }
-      }
-    });
+    Throwable refused =
+        assertTimeoutPreemptively(
+            Duration.ofSeconds(30),
+            () -> {
+              SparkSession wrong = SparkClients.connectFailFast(plaintextUrl);
+              try {
+                // RetriesExceeded (a Throwable, not an Exception) wrapping the UNAVAILABLE status
+                // as suppressed.
+                return assertThrows(Throwable.class, wrong::version);
+              } finally {
+                try {
+                  wrong.close();
+                } catch (Throwable ignored) {
+                  // ReleaseSession over the same broken connection fails too
+                }
+              }
+            });
     assertNotNull(refused);
-    System.out.println("ProxyIT: plaintext client on the TLS port -> " + refused
-        + (refused.getSuppressed().length > 0 ? " (suppressed: " + refused.getSuppressed()[0] + ")" : "")
-        + (refused.getCause() != null ? " (cause: " + refused.getCause() + ")" : ""));
+    System.out.println(
+        "ProxyIT: plaintext client on the TLS port -> "
+            + refused
+            + (refused.getSuppressed().length > 0
+                ? " (suppressed: " + refused.getSuppressed()[0] + ")"
+                : "")
+            + (refused.getCause() != null ? " (cause: " + refused.getCause() + ")" : ""));
     assertEquals("4.0.0", spark.version());
     assertEquals(100L, spark.range(100).count());
   }
 
-  // --- helpers -----------------------------------------------------------------------------------------------
+  // --- helpers
+  // -----------------------------------------------------------------------------------------------
 
   /**
    * Reads both results with toLocalIterator in lockstep and asserts every row equal; returns the row count.
    * Both iterators are closed (an open one leaks its last Arrow batch and makes session.close() fail).
    */
-  private static long compareRowByRow(Dataset<Row> viaProxy, Dataset<Row> reference) throws Exception {
+  private static long compareRowByRow(Dataset<Row> viaProxy, Dataset<Row> reference)
+      throws Exception {
     Iterator<Row> a = viaProxy.toLocalIterator();
     try {
       Iterator<Row> b = reference.toLocalIterator();
       try {
         long n = 0;
         while (a.hasNext()) {
-          assertTrue(b.hasNext(), "the proxy returned more rows than the server: at least " + (n + 1));
+          assertTrue(
+              b.hasNext(), "the proxy returned more rows than the server: at least " + (n + 1));
           Row ra = a.next();
           Row rb = b.next();
           if (!ra.equals(rb)) {

@@ -28,7 +28,8 @@ final class SparkClients {
    * Reads a result row by row with toLocalIterator and returns the count. The iterator is closed even after
    * the last row: left open, the client's Arrow allocator reports a leak when the session closes.
    */
-  static long countRows(org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> result) throws Exception {
+  static long countRows(org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> result)
+      throws Exception {
     java.util.Iterator<org.apache.spark.sql.Row> it = result.toLocalIterator();
     long count = 0;
     try {
@@ -44,10 +45,18 @@ final class SparkClients {
 
   static SparkSession connectFailFast(String url) {
     RetryPolicy defaults = RetryPolicy.defaultPolicy();
-    RetryPolicy noRetries = defaults.copy(Option.apply(0), defaults.initialBackoff(), defaults.maxBackoff(),
-        defaults.backoffMultiplier(), defaults.jitter(), defaults.minJitterThreshold(), defaults.canRetry(),
-        "sparkgate-e2e-no-retries");
-    SparkConnectClient client = SparkConnectClient.builder().connectionString(url).retryPolicy(noRetries).build();
+    RetryPolicy noRetries =
+        defaults.copy(
+            Option.apply(0),
+            defaults.initialBackoff(),
+            defaults.maxBackoff(),
+            defaults.backoffMultiplier(),
+            defaults.jitter(),
+            defaults.minJitterThreshold(),
+            defaults.canRetry(),
+            "sparkgate-e2e-no-retries");
+    SparkConnectClient client =
+        SparkConnectClient.builder().connectionString(url).retryPolicy(noRetries).build();
     return org.apache.spark.sql.connect.SparkSession.builder().client(client).create();
   }
 }

@@ -41,6 +41,7 @@ final class SparkConnectServerProcess implements AutoCloseable {
    * demo script reads the same file, so both start the server alike. Overridable for runs outside the project dir.
    */
   static final String JVM_OPTIONS_PROPERTY = "sparkgate.sparkServerJvmOptions";
+
   private static final Path DEFAULT_JVM_OPTIONS = Path.of("spark-server", "jvm.options");
 
   private static final Duration DEFAULT_STARTUP_TIMEOUT = Duration.ofSeconds(120);
@@ -53,8 +54,13 @@ final class SparkConnectServerProcess implements AutoCloseable {
   private final Duration startupTime;
   private final Thread shutdownHook;
 
-  private SparkConnectServerProcess(Process process, int port, Path logFile, String sparkVersion,
-      Duration startupTime, Thread shutdownHook) {
+  private SparkConnectServerProcess(
+      Process process,
+      int port,
+      Path logFile,
+      String sparkVersion,
+      Duration startupTime,
+      Thread shutdownHook) {
     this.process = process;
     this.port = port;
     this.logFile = logFile;
@@ -70,12 +76,13 @@ final class SparkConnectServerProcess implements AutoCloseable {
    * @param workDir directory for the log file, warehouse and Spark scratch space (created if missing)
    * @param sparkConf extra Spark configuration, passed as {@code -D} system properties (SparkConf reads them)
    */
-  static SparkConnectServerProcess start(Path classpathFile, Path workDir, Map<String, String> sparkConf) {
+  static SparkConnectServerProcess start(
+      Path classpathFile, Path workDir, Map<String, String> sparkConf) {
     return start(classpathFile, workDir, sparkConf, DEFAULT_STARTUP_TIMEOUT);
   }
 
-  static SparkConnectServerProcess start(Path classpathFile, Path workDir, Map<String, String> sparkConf,
-      Duration timeout) {
+  static SparkConnectServerProcess start(
+      Path classpathFile, Path workDir, Map<String, String> sparkConf, Duration timeout) {
     String classpath = readClasspath(classpathFile);
     int port = freePort();
     try {
@@ -91,11 +98,15 @@ final class SparkConnectServerProcess implements AutoCloseable {
     conf.put("spark.sql.warehouse.dir", workDir.resolve("warehouse").toAbsolutePath().toString());
     conf.put("spark.local.dir", workDir.resolve("local").toAbsolutePath().toString());
     conf.putAll(sparkConf);
-    conf.put("spark.connect.grpc.binding.port", Integer.toString(port)); // ours to choose, never the caller's
+    conf.put(
+        "spark.connect.grpc.binding.port",
+        Integer.toString(port)); // ours to choose, never the caller's
 
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(jvmOptions(Path.of(System.getProperty(JVM_OPTIONS_PROPERTY, DEFAULT_JVM_OPTIONS.toString()))));
+    command.addAll(
+        jvmOptions(
+            Path.of(System.getProperty(JVM_OPTIONS_PROPERTY, DEFAULT_JVM_OPTIONS.toString()))));
     command.add("-Djava.io.tmpdir=" + workDir.toAbsolutePath());
     conf.forEach((key, value) -> command.add("-D" + key + "=" + value));
     command.add("-cp");
@@ -105,16 +116,18 @@ final class SparkConnectServerProcess implements AutoCloseable {
     long startNanos = System.nanoTime();
     Process process;
     try {
-      process = new ProcessBuilder(command)
-          .directory(workDir.toFile())
-          .redirectErrorStream(true)
-          .redirectOutput(logFile.toFile())
-          .start();
+      process =
+          new ProcessBuilder(command)
+              .directory(workDir.toFile())
+              .redirectErrorStream(true)
+              .redirectOutput(logFile.toFile())
+              .start();
     } catch (IOException e) {
       throw new UncheckedIOException("Could not launch the Spark Connect server JVM", e);
     }
     // Safety net: a crashed or interrupted test JVM must not leave a 2 GB Spark driver behind.
-    Thread hook = new Thread(() -> destroyTree(process), "spark-connect-server-" + port + "-shutdown");
+    Thread hook =
+        new Thread(() -> destroyTree(process), "spark-connect-server-" + port + "-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
 
     try {
@@ -185,15 +198,20 @@ final class SparkConnectServerProcess implements AutoCloseable {
    * a job's tasks really run ({@code "Executor: Running task"}) before interrupting it.
    */
   void awaitLogLine(Pattern pattern, long afterLines, Duration timeout) throws Exception {
-    Await.until("a line matching '" + pattern + "' in " + logFile, timeout, () -> {
-      try (var lines = Files.lines(logFile)) {
-        return lines.skip(afterLines).anyMatch(line -> pattern.matcher(line).find());
-      }
-    }, () -> "last lines:\n" + logTail());
+    Await.until(
+        "a line matching '" + pattern + "' in " + logFile,
+        timeout,
+        () -> {
+          try (var lines = Files.lines(logFile)) {
+            return lines.skip(afterLines).anyMatch(line -> pattern.matcher(line).find());
+          }
+        },
+        () -> "last lines:\n" + logTail());
   }
 
   private static final Pattern REATTACHED_STREAM =
-      Pattern.compile("ExecuteGrpcResponseSender: Starting for opId=.*lastConsumedStreamIndex=[1-9]");
+      Pattern.compile(
+          "ExecuteGrpcResponseSender: Starting for opId=.*lastConsumedStreamIndex=[1-9]");
 
   void stop() {
     destroyTree(process);
@@ -210,7 +228,8 @@ final class SparkConnectServerProcess implements AutoCloseable {
     return "Spark Connect " + sparkVersion + " server on port " + port + " (log " + logFile + ")";
   }
 
-  // --- readiness -------------------------------------------------------------------------------------------
+  // --- readiness
+  // -------------------------------------------------------------------------------------------
 
   /**
    * Polls with a real AnalyzePlan(SparkVersion) call: the gRPC port only opens after the SparkContext is up, and
@@ -218,14 +237,20 @@ final class SparkConnectServerProcess implements AutoCloseable {
    */
   private static String awaitReady(Process process, int port, Path logFile, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    ManagedChannel channel = Grpc.newChannelBuilderForAddress("localhost", port, InsecureChannelCredentials.create())
-        .build();
+    ManagedChannel channel =
+        Grpc.newChannelBuilderForAddress("localhost", port, InsecureChannelCredentials.create())
+            .build();
     try {
       String lastFailure = "no attempt yet";
       while (System.nanoTime() < deadline) {
         if (!process.isAlive()) {
-          throw new IllegalStateException("Spark Connect server exited with code " + process.exitValue()
-              + " before it was ready. Log " + logFile + ", last lines:\n" + tail(logFile, LOG_TAIL_LINES));
+          throw new IllegalStateException(
+              "Spark Connect server exited with code "
+                  + process.exitValue()
+                  + " before it was ready. Log "
+                  + logFile
+                  + ", last lines:\n"
+                  + tail(logFile, LOG_TAIL_LINES));
         }
         try {
           return askSparkVersion(channel);
@@ -234,37 +259,53 @@ final class SparkConnectServerProcess implements AutoCloseable {
         }
         sleep(Duration.ofMillis(500));
       }
-      throw new IllegalStateException("Spark Connect server on port " + port + " not ready after " + timeout
-          + " (last probe: " + lastFailure + "). Log " + logFile + ", last lines:\n" + tail(logFile, LOG_TAIL_LINES));
+      throw new IllegalStateException(
+          "Spark Connect server on port "
+              + port
+              + " not ready after "
+              + timeout
+              + " (last probe: "
+              + lastFailure
+              + "). Log "
+              + logFile
+              + ", last lines:\n"
+              + tail(logFile, LOG_TAIL_LINES));
     } finally {
       channel.shutdownNow();
     }
   }
 
-  private static final MethodDescriptor<byte[], byte[]> ANALYZE_PLAN = MethodDescriptor.<byte[], byte[]>newBuilder()
-      .setType(MethodDescriptor.MethodType.UNARY)
-      .setFullMethodName("spark.connect.SparkConnectService/AnalyzePlan")
-      .setRequestMarshaller(TestMethods.BYTES)
-      .setResponseMarshaller(TestMethods.BYTES)
-      .build();
+  private static final MethodDescriptor<byte[], byte[]> ANALYZE_PLAN =
+      MethodDescriptor.<byte[], byte[]>newBuilder()
+          .setType(MethodDescriptor.MethodType.UNARY)
+          .setFullMethodName("spark.connect.SparkConnectService/AnalyzePlan")
+          .setRequestMarshaller(TestMethods.BYTES)
+          .setResponseMarshaller(TestMethods.BYTES)
+          .build();
 
   private static String askSparkVersion(ManagedChannel channel) {
-    AnalyzePlanRequest request = AnalyzePlanRequest.newBuilder()
-        .setSessionId(UUID.randomUUID().toString())
-        .setUserContext(UserContext.newBuilder().setUserId("sparkgate-e2e-readiness"))
-        .setSparkVersion(AnalyzePlanRequest.SparkVersion.getDefaultInstance())
-        .build();
-    byte[] answer = ClientCalls.blockingUnaryCall(channel, ANALYZE_PLAN,
-        CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS), request.toByteArray());
+    AnalyzePlanRequest request =
+        AnalyzePlanRequest.newBuilder()
+            .setSessionId(UUID.randomUUID().toString())
+            .setUserContext(UserContext.newBuilder().setUserId("sparkgate-e2e-readiness"))
+            .setSparkVersion(AnalyzePlanRequest.SparkVersion.getDefaultInstance())
+            .build();
+    byte[] answer =
+        ClientCalls.blockingUnaryCall(
+            channel,
+            ANALYZE_PLAN,
+            CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
+            request.toByteArray());
     try {
       return AnalyzePlanResponse.parseFrom(answer).getSparkVersion().getVersion();
     } catch (IOException e) {
-      throw new IllegalStateException("Unparseable AnalyzePlan answer from the Spark Connect server", e);
+      throw new IllegalStateException(
+          "Unparseable AnalyzePlan answer from the Spark Connect server", e);
     }
   }
 
-
-  // --- helpers ---------------------------------------------------------------------------------------------
+  // --- helpers
+  // ---------------------------------------------------------------------------------------------
 
   private static String readClasspath(Path classpathFile) {
     try {
@@ -274,24 +315,29 @@ final class SparkConnectServerProcess implements AutoCloseable {
       }
       return classpath;
     } catch (IOException e) {
-      throw new UncheckedIOException("Cannot read the Spark server classpath file " + classpathFile
-          + " (written by `mvn -f spark-server/pom.xml dependency:build-classpath`, run in pre-integration-test)", e);
+      throw new UncheckedIOException(
+          "Cannot read the Spark server classpath file "
+              + classpathFile
+              + " (written by `mvn -f spark-server/pom.xml dependency:build-classpath`, run in pre-integration-test)",
+          e);
     }
   }
 
   /** Non-blank lines of a jvm.options file, without '#' comment lines. */
   static List<String> jvmOptions(Path file) {
     try {
-      List<String> options = Files.readAllLines(file).stream()
-          .map(String::strip)
-          .filter(line -> !line.isEmpty() && !line.startsWith("#"))
-          .toList();
+      List<String> options =
+          Files.readAllLines(file).stream()
+              .map(String::strip)
+              .filter(line -> !line.isEmpty() && !line.startsWith("#"))
+              .toList();
       if (options.isEmpty()) {
         throw new IllegalStateException("No JVM options in " + file);
       }
       return options;
     } catch (IOException e) {
-      throw new UncheckedIOException("Cannot read the Spark server JVM options " + file.toAbsolutePath(), e);
+      throw new UncheckedIOException(
+          "Cannot read the Spark server JVM options " + file.toAbsolutePath(), e);
     }
   }
 

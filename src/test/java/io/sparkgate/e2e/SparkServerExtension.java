@@ -32,9 +32,10 @@ final class SparkServerExtension implements BeforeAllCallback, ParameterResolver
    * Small reattach limits make the server end every ExecutePlan response stream after 1 s or 1 MiB, so any
    * sizeable result makes the client send ReattachExecute: the proxy tests get that path for free.
    */
-  static final Map<String, String> SHARED_CONF = Map.of(
-      "spark.connect.execute.reattachable.senderMaxStreamDuration", "1s",
-      "spark.connect.execute.reattachable.senderMaxStreamSize", "1m");
+  static final Map<String, String> SHARED_CONF =
+      Map.of(
+          "spark.connect.execute.reattachable.senderMaxStreamDuration", "1s",
+          "spark.connect.execute.reattachable.senderMaxStreamSize", "1m");
 
   /** Iceberg's session extension and a Hadoop catalog `iceberg`: an Iceberg-only server (no Hudi). */
   static Map<String, String> icebergOnly(Path workDir) {
@@ -42,7 +43,8 @@ final class SparkServerExtension implements BeforeAllCallback, ParameterResolver
         "spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
         "spark.sql.catalog.iceberg", "org.apache.iceberg.spark.SparkCatalog",
         "spark.sql.catalog.iceberg.type", "hadoop",
-        "spark.sql.catalog.iceberg.warehouse", workDir.resolve("iceberg").toAbsolutePath().toString());
+        "spark.sql.catalog.iceberg.warehouse",
+            workDir.resolve("iceberg").toAbsolutePath().toString());
   }
 
   private static final ExtensionContext.Namespace NAMESPACE =
@@ -50,7 +52,9 @@ final class SparkServerExtension implements BeforeAllCallback, ParameterResolver
 
   /** The shared server, starting it if this is the first request in this JVM. */
   static SparkConnectServerProcess sharedServer(ExtensionContext context) {
-    return context.getRoot().getStore(NAMESPACE)
+    return context
+        .getRoot()
+        .getStore(NAMESPACE)
         .getOrComputeIfAbsent("server", key -> startServer(), SparkConnectServerProcess.class);
   }
 
@@ -61,21 +65,27 @@ final class SparkServerExtension implements BeforeAllCallback, ParameterResolver
   }
 
   @Override
-  public boolean supportsParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+  public boolean supportsParameter(
+      ParameterContext parameterContext, ExtensionContext extensionContext) {
     return parameterContext.getParameter().getType() == SparkConnectServerProcess.class;
   }
 
   @Override
-  public Object resolveParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
+  public Object resolveParameter(
+      ParameterContext parameterContext, ExtensionContext extensionContext) {
     return sharedServer(extensionContext);
   }
 
   private static SparkConnectServerProcess startServer() {
-    Path classpathFile = Path.of(System.getProperty(CLASSPATH_PROPERTY, DEFAULT_CLASSPATH_FILE.toString()));
+    Path classpathFile =
+        Path.of(System.getProperty(CLASSPATH_PROPERTY, DEFAULT_CLASSPATH_FILE.toString()));
     if (!Files.isRegularFile(classpathFile)) {
-      throw new IllegalStateException("No Spark server classpath at " + classpathFile + ". Run the ITs through "
-          + "`mvn verify` (pre-integration-test writes it), or create it with `mvn -f spark-server/pom.xml "
-          + "dependency:build-classpath -Dmdep.outputFile=target/spark-server.classpath`.");
+      throw new IllegalStateException(
+          "No Spark server classpath at "
+              + classpathFile
+              + ". Run the ITs through "
+              + "`mvn verify` (pre-integration-test writes it), or create it with `mvn -f spark-server/pom.xml "
+              + "dependency:build-classpath -Dmdep.outputFile=target/spark-server.classpath`.");
     }
     Path workDir;
     try {
@@ -86,7 +96,8 @@ final class SparkServerExtension implements BeforeAllCallback, ParameterResolver
     }
     Map<String, String> conf = new java.util.HashMap<>(SHARED_CONF);
     conf.putAll(icebergOnly(workDir));
-    SparkConnectServerProcess server = SparkConnectServerProcess.start(classpathFile, workDir, conf);
+    SparkConnectServerProcess server =
+        SparkConnectServerProcess.start(classpathFile, workDir, conf);
     System.out.println("Started " + server + " in " + server.startupTime().toMillis() + " ms");
     return server;
   }

@@ -34,16 +34,20 @@ final class ByteMarshallerTest {
   @Test
   void parse_unknownLength_readsEveryByte() {
     byte[] message = random(100_000);
-    assertArrayEquals(message, ByteMarshaller.INSTANCE.parse(new java.io.BufferedInputStream(
-        new ByteArrayInputStream(message))));
+    assertArrayEquals(
+        message,
+        ByteMarshaller.INSTANCE.parse(
+            new java.io.BufferedInputStream(new ByteArrayInputStream(message))));
   }
 
   @Test
   void parse_streamShorterThanAnnounced_keepsTheCause() {
     InputStream shortStream = new KnownLengthStream(new byte[10], 20);
-    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-        () -> ByteMarshaller.INSTANCE.parse(shortStream));
-    assertTrue(e.getCause().getMessage().contains("announced length 20"), e.getCause().getMessage());
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class, () -> ByteMarshaller.INSTANCE.parse(shortStream));
+    assertTrue(
+        e.getCause().getMessage().contains("announced length 20"), e.getCause().getMessage());
   }
 
   @Test
@@ -52,15 +56,16 @@ final class ByteMarshallerTest {
     InputStream in = ByteMarshaller.INSTANCE.stream(message);
     assertEquals(message.length, in.available());
     assertTrue(in instanceof KnownLength);
-    ByteArrayOutputStream out = new ByteArrayOutputStream() {
-      int writes;
+    ByteArrayOutputStream out =
+        new ByteArrayOutputStream() {
+          int writes;
 
-      @Override
-      public synchronized void write(byte[] b, int off, int len) {
-        assertEquals(0, writes++, "one write");
-        super.write(b, off, len);
-      }
-    };
+          @Override
+          public synchronized void write(byte[] b, int off, int len) {
+            assertEquals(0, writes++, "one write");
+            super.write(b, off, len);
+          }
+        };
     assertEquals(message.length, ((Drainable) in).drainTo(out));
     assertArrayEquals(message, out.toByteArray());
     assertEquals(-1, in.read());

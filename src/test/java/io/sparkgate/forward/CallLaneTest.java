@@ -41,20 +41,26 @@ class CallLaneTest {
     CountDownLatch done = new CountDownLatch(1);
     List<Thread> ran = new CopyOnWriteArrayList<>();
     lane.run(() -> events.add("cheap-1"), false);
-    lane.run(() -> {
-      await(release);
-      ran.add(Thread.currentThread());
-      events.add("expensive");
-    }, true);
+    lane.run(
+        () -> {
+          await(release);
+          ran.add(Thread.currentThread());
+          events.add("expensive");
+        },
+        true);
     // Cheap, but queued behind the expensive event: must neither run now nor overtake it.
-    lane.run(() -> {
-      ran.add(Thread.currentThread());
-      events.add("cheap-2");
-    }, false);
-    lane.run(() -> {
-      events.add("cheap-3");
-      done.countDown();
-    }, false);
+    lane.run(
+        () -> {
+          ran.add(Thread.currentThread());
+          events.add("cheap-2");
+        },
+        false);
+    lane.run(
+        () -> {
+          events.add("cheap-3");
+          done.countDown();
+        },
+        false);
     assertEquals(List.of("cheap-1"), events);
     release.countDown();
     assertTrue(done.await(5, TimeUnit.SECONDS));
@@ -62,7 +68,8 @@ class CallLaneTest {
     assertNotSame(Thread.currentThread(), ran.get(0));
     assertSame(ran.get(0), ran.get(1), "the queue drains on the pool thread");
 
-    // Once drained, cheap events run inline again. (The last event has run, but the drain may not have
+    // Once drained, cheap events run inline again. (The last event has run, but the drain may not
+    // have
     // noticed the empty queue yet.)
     Await.until("the lane to stop draining", () -> !lane.draining());
     lane.run(() -> events.add("cheap-4"), false);
@@ -73,9 +80,11 @@ class CallLaneTest {
   void aFailingEventDoesNotStrandTheOnesBehindIt() throws Exception {
     CallLane lane = new CallLane(pool);
     CountDownLatch done = new CountDownLatch(1);
-    lane.run(() -> {
-      throw new IllegalStateException("boom");
-    }, true);
+    lane.run(
+        () -> {
+          throw new IllegalStateException("boom");
+        },
+        true);
     lane.run(done::countDown, false);
     assertTrue(done.await(5, TimeUnit.SECONDS));
   }

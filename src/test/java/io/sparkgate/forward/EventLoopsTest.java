@@ -15,7 +15,10 @@ import org.junit.jupiter.api.Test;
 class EventLoopsTest {
   private static EventLoops start(int threads) {
     // Nothing listens on port 1; channels connect lazily, and nothing here makes a call.
-    return EventLoops.start(threads, java.time.Duration.ZERO, () -> NettyChannelBuilder.forAddress("127.0.0.1", 1).usePlaintext());
+    return EventLoops.start(
+        threads,
+        java.time.Duration.ZERO,
+        () -> NettyChannelBuilder.forAddress("127.0.0.1", 1).usePlaintext());
   }
 
   @Test
@@ -25,7 +28,8 @@ class EventLoopsTest {
       for (var loop : loops.loops()) {
         Callable<Channel> onLoop = loops::backendForCurrentThread;
         Channel first = loop.submit(onLoop).get();
-        assertEquals(first, loop.submit(onLoop).get(), "a loop always gets the same backend channel");
+        assertEquals(
+            first, loop.submit(onLoop).get(), "a loop always gets the same backend channel");
         seen.add(first);
       }
       assertEquals(3, seen.size(), "one backend channel per loop");
@@ -36,7 +40,8 @@ class EventLoopsTest {
   @Test
   void otherThreadsTakeTheChannelsInTurn() {
     try (EventLoops loops = start(2)) {
-      Set<Channel> seen = new HashSet<>(List.of(loops.backendForCurrentThread(), loops.backendForCurrentThread()));
+      Set<Channel> seen =
+          new HashSet<>(List.of(loops.backendForCurrentThread(), loops.backendForCurrentThread()));
       assertEquals(2, seen.size());
     }
   }

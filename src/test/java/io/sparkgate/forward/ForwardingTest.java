@@ -16,9 +16,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
-import io.grpc.ServerCall;
-import io.grpc.ServerCallHandler;
-import io.grpc.ServerMethodDefinition;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
@@ -34,13 +31,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -50,7 +45,8 @@ final class ForwardingTest {
   private static final MethodDescriptor<byte[], byte[]> EXECUTE = method("ExecutePlan");
   private static final MethodDescriptor<byte[], byte[]> CONFIG = method("Config");
   private static final MethodDescriptor<byte[], byte[]> ADD_ARTIFACTS = method("AddArtifacts");
-  private static final Metadata.Key<String> CUSTOM = Metadata.Key.of("x-custom", Metadata.ASCII_STRING_MARSHALLER);
+  private static final Metadata.Key<String> CUSTOM =
+      Metadata.Key.of("x-custom", Metadata.ASCII_STRING_MARSHALLER);
   private static final Metadata.Key<String> AUTHORIZATION =
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
   private static final Metadata.Key<String> AUTHENTICATION =
@@ -82,11 +78,17 @@ final class ForwardingTest {
   private ManagedChannel proxy(String backendToken, Executor proxyExecutor) throws Exception {
     String backendName = InProcessServerBuilder.generateName();
     Server backendServer =
-        InProcessServerBuilder.forName(backendName).fallbackHandlerRegistry(backend).directExecutor().build().start();
-    ManagedChannel backendChannel = InProcessChannelBuilder.forName(backendName).directExecutor().build();
+        InProcessServerBuilder.forName(backendName)
+            .fallbackHandlerRegistry(backend)
+            .directExecutor()
+            .build()
+            .start();
+    ManagedChannel backendChannel =
+        InProcessChannelBuilder.forName(backendName).directExecutor().build();
     String proxyName = InProcessServerBuilder.generateName();
-    InProcessServerBuilder proxyBuilder = InProcessServerBuilder.forName(proxyName)
-        .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, backendToken, hooks));
+    InProcessServerBuilder proxyBuilder =
+        InProcessServerBuilder.forName(proxyName)
+            .fallbackHandlerRegistry(new ProxyRegistry(backendChannel, backendToken, hooks));
     if (proxyExecutor != null) {
       proxyBuilder.executor(proxyExecutor);
     }
@@ -98,7 +100,6 @@ final class ForwardingTest {
     closers.add(() -> backendServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS));
     return client;
   }
-
 
   @Test
   void unary_bytesPassUnchangedBothWays() throws Exception {
@@ -122,8 +123,11 @@ final class ForwardingTest {
     headers.put(AUTHENTICATION, "Bearer client-token");
 
     ClientCalls.blockingUnaryCall(
-        io.grpc.ClientInterceptors.intercept(client, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(headers)),
-        CONFIG, CallOptions.DEFAULT, utf8("x"));
+        io.grpc.ClientInterceptors.intercept(
+            client, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(headers)),
+        CONFIG,
+        CallOptions.DEFAULT,
+        utf8("x"));
 
     Metadata seen = backend.lastHeaders.get();
     assertEquals("kept", seen.get(CUSTOM));
@@ -137,8 +141,11 @@ final class ForwardingTest {
     Metadata headers = new Metadata();
     headers.put(AUTHORIZATION, "Bearer client-token");
     ClientCalls.blockingUnaryCall(
-        io.grpc.ClientInterceptors.intercept(client, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(headers)),
-        CONFIG, CallOptions.DEFAULT, utf8("x"));
+        io.grpc.ClientInterceptors.intercept(
+            client, io.grpc.stub.MetadataUtils.newAttachHeadersInterceptor(headers)),
+        CONFIG,
+        CallOptions.DEFAULT,
+        utf8("x"));
     assertNull(backend.lastHeaders.get().get(AUTHORIZATION));
   }
 
@@ -151,7 +158,8 @@ final class ForwardingTest {
     ManagedChannel client = proxy(null);
 
     StatusRuntimeException e =
-        assertThrows(StatusRuntimeException.class,
+        assertThrows(
+            StatusRuntimeException.class,
             () -> ClientCalls.blockingUnaryCall(client, CONFIG, CallOptions.DEFAULT, utf8("x")));
 
     assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
@@ -165,7 +173,8 @@ final class ForwardingTest {
     backend.streamCount = 500;
     ManagedChannel client = proxy(null);
 
-    Iterator<byte[]> it = ClientCalls.blockingServerStreamingCall(client, EXECUTE, CallOptions.DEFAULT, utf8("plan"));
+    Iterator<byte[]> it =
+        ClientCalls.blockingServerStreamingCall(client, EXECUTE, CallOptions.DEFAULT, utf8("plan"));
     int n = 0;
     while (it.hasNext()) {
       assertEquals("batch-" + n, new String(it.next(), StandardCharsets.UTF_8));
@@ -186,7 +195,8 @@ final class ForwardingTest {
     }
     call.halfClose();
 
-    assertEquals("received 20", new String(result.get(5, TimeUnit.SECONDS), StandardCharsets.UTF_8));
+    assertEquals(
+        "received 20", new String(result.get(5, TimeUnit.SECONDS), StandardCharsets.UTF_8));
     for (int i = 0; i < 20; i++) {
       assertEquals("chunk-" + i, new String(backend.received.take(), StandardCharsets.UTF_8));
     }
@@ -196,14 +206,27 @@ final class ForwardingTest {
   void unknownMethod_unimplemented_backendNotContacted() throws Exception {
     ManagedChannel client = proxy(null);
     MethodDescriptor<byte[], byte[]> unknown =
-        EXECUTE.toBuilder().setFullMethodName("spark.connect.SparkConnectService/BatchExecutePlan").build();
+        EXECUTE.toBuilder()
+            .setFullMethodName("spark.connect.SparkConnectService/BatchExecutePlan")
+            .build();
     MethodDescriptor<byte[], byte[]> otherService =
-        CONFIG.toBuilder().setFullMethodName("grpc.reflection.v1.ServerReflection/ServerReflectionInfo").build();
+        CONFIG.toBuilder()
+            .setFullMethodName("grpc.reflection.v1.ServerReflection/ServerReflectionInfo")
+            .build();
 
-    StatusRuntimeException e1 = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingServerStreamingCall(client, unknown, CallOptions.DEFAULT, utf8("x")).hasNext());
-    StatusRuntimeException e2 = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingUnaryCall(client, otherService, CallOptions.DEFAULT, utf8("x")));
+    StatusRuntimeException e1 =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                ClientCalls.blockingServerStreamingCall(
+                        client, unknown, CallOptions.DEFAULT, utf8("x"))
+                    .hasNext());
+    StatusRuntimeException e2 =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                ClientCalls.blockingUnaryCall(
+                    client, otherService, CallOptions.DEFAULT, utf8("x")));
 
     assertEquals(Status.Code.UNIMPLEMENTED, e1.getStatus().getCode());
     assertEquals(Status.Code.UNIMPLEMENTED, e2.getStatus().getCode());
@@ -214,10 +237,14 @@ final class ForwardingTest {
   void deadline_reachesBackend() throws Exception {
     ManagedChannel client = proxy(null);
     ClientCalls.blockingUnaryCall(
-        client, CONFIG, CallOptions.DEFAULT.withDeadline(Deadline.after(30, TimeUnit.SECONDS)), utf8("x"));
+        client,
+        CONFIG,
+        CallOptions.DEFAULT.withDeadline(Deadline.after(30, TimeUnit.SECONDS)),
+        utf8("x"));
     Deadline seen = backend.lastDeadline.get();
     assertNotNull(seen, "backend saw no deadline");
-    assertTrue(seen.timeRemaining(TimeUnit.SECONDS) > 20 && seen.timeRemaining(TimeUnit.SECONDS) <= 30);
+    assertTrue(
+        seen.timeRemaining(TimeUnit.SECONDS) > 20 && seen.timeRemaining(TimeUnit.SECONDS) <= 30);
   }
 
   @Test
@@ -234,35 +261,44 @@ final class ForwardingTest {
 
     call.cancel("user pressed Ctrl-C", null);
 
-    assertTrue(backend.streamCancelled.await(5, TimeUnit.SECONDS), "backend call was not cancelled");
+    assertTrue(
+        backend.streamCancelled.await(5, TimeUnit.SECONDS), "backend call was not cancelled");
   }
 
   @Test
   void slowReader_backendHeldBack_proxyBuffersAboutOneMessage() throws Exception {
     backend.streamCount = 10_000;
-    // The proxy's callbacks on one thread of the test's; the backend and its channel run inline on whichever
-    // thread drives them. Once that thread has nothing queued, nothing more moves until the client reads.
-    ThreadPoolExecutor proxyThread = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
+    // The proxy's callbacks on one thread of the test's; the backend and its channel run inline on
+    // whichever
+    // thread drives them. Once that thread has nothing queued, nothing more moves until the client
+    // reads.
+    ThreadPoolExecutor proxyThread =
+        new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
     ManagedChannel client = proxy(null, proxyThread);
     closers.add(proxyThread::shutdownNow); // after the proxy's server has stopped
     ClientCall<byte[], byte[]> call = client.newCall(EXECUTE, CallOptions.DEFAULT);
     BlockingQueue<byte[]> got = new LinkedBlockingQueue<>();
-    call.start(new ClientCall.Listener<>() {
-      @Override
-      public void onMessage(byte[] message) {
-        got.add(message);
-      }
-    }, new Metadata());
+    call.start(
+        new ClientCall.Listener<>() {
+          @Override
+          public void onMessage(byte[] message) {
+            got.add(message);
+          }
+        },
+        new Metadata());
     call.sendMessage(utf8("plan"));
     call.halfClose();
     call.request(1); // a reader that takes one message and then stops reading
 
     assertNotNull(got.poll(5, TimeUnit.SECONDS));
-    // Whatever a misbehaving proxy would pull from the backend, it has pulled once its thread is idle.
-    Await.until("the proxy's thread to have nothing queued",
+    // Whatever a misbehaving proxy would pull from the backend, it has pulled once its thread is
+    // idle.
+    Await.until(
+        "the proxy's thread to have nothing queued",
         () -> proxyThread.submit(() -> proxyThread.getQueue().isEmpty()).get(5, TimeUnit.SECONDS));
     int sent = backend.sent.get();
-    assertTrue(sent <= 4, "backend was allowed to send " + sent + " messages to a reader that took 1");
+    assertTrue(
+        sent <= 4, "backend was allowed to send " + sent + " messages to a reader that took 1");
 
     call.request(100);
     for (int i = 0; i < 100; i++) {
@@ -276,16 +312,25 @@ final class ForwardingTest {
   void hookRefusal_clientGetsStatusAndTrailers_backendNeverSeesCall() throws Exception {
     Metadata trailers = new Metadata();
     trailers.put(DETAILS, new byte[] {42});
-    hooks = (method, headers) -> new CallHook() {
-      @Override
-      public byte[] onRequest(byte[] message) throws StatusException {
-        throw Status.PERMISSION_DENIED.withDescription("no UDFs here").asException(trailers);
-      }
-    };
+    hooks =
+        (method, headers) ->
+            new CallHook() {
+              @Override
+              public byte[] onRequest(byte[] message) throws StatusException {
+                throw Status.PERMISSION_DENIED
+                    .withDescription("no UDFs here")
+                    .asException(trailers);
+              }
+            };
     ManagedChannel client = proxy(null);
 
-    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingServerStreamingCall(client, EXECUTE, CallOptions.DEFAULT, utf8("udf")).hasNext());
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                ClientCalls.blockingServerStreamingCall(
+                        client, EXECUTE, CallOptions.DEFAULT, utf8("udf"))
+                    .hasNext());
 
     assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
     assertEquals("no UDFs here", e.getStatus().getDescription());
@@ -295,34 +340,43 @@ final class ForwardingTest {
 
   @Test
   void hookFailure_failsClosed() throws Exception {
-    hooks = (method, headers) -> new CallHook() {
-      @Override
-      public byte[] onRequest(byte[] message) {
-        throw new IllegalStateException("bug in inspection");
-      }
-    };
+    hooks =
+        (method, headers) ->
+            new CallHook() {
+              @Override
+              public byte[] onRequest(byte[] message) {
+                throw new IllegalStateException("bug in inspection");
+              }
+            };
     ManagedChannel client = proxy(null);
 
-    StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-        () -> ClientCalls.blockingUnaryCall(client, CONFIG, CallOptions.DEFAULT, utf8("x")));
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () -> ClientCalls.blockingUnaryCall(client, CONFIG, CallOptions.DEFAULT, utf8("x")));
 
     assertEquals(Status.Code.INTERNAL, e.getStatus().getCode());
-    assertFalse(e.getStatus().getDescription().contains("bug in inspection"), "internal detail leaked");
+    assertFalse(
+        e.getStatus().getDescription().contains("bug in inspection"), "internal detail leaked");
     assertNull(backend.lastMethod.get());
   }
 
   @Test
   void hookRefusalMidStream_cancelsBackend() throws Exception {
     AtomicInteger seen = new AtomicInteger();
-    hooks = (method, headers) -> new CallHook() {
-      @Override
-      public byte[] onRequest(byte[] message) throws StatusException {
-        if (seen.incrementAndGet() == 3) {
-          throw Status.PERMISSION_DENIED.withDescription("jar upload refused").asException();
-        }
-        return message;
-      }
-    };
+    hooks =
+        (method, headers) ->
+            new CallHook() {
+              @Override
+              public byte[] onRequest(byte[] message) throws StatusException {
+                if (seen.incrementAndGet() == 3) {
+                  throw Status.PERMISSION_DENIED
+                      .withDescription("jar upload refused")
+                      .asException();
+                }
+                return message;
+              }
+            };
     ManagedChannel client = proxy(null);
     CompletableFuture<byte[]> result = new CompletableFuture<>();
     ClientCall<byte[], byte[]> call = client.newCall(ADD_ARTIFACTS, CallOptions.DEFAULT);

@@ -26,9 +26,23 @@ class HeaderFilterTest {
   @Test
   void credentialsHopByHopAndGrpcTransportHeaders_dropped_restKeptWithTheirValues() {
     Metadata client = new Metadata();
-    for (String dropped : List.of("authorization", "authentication", "connection", "keep-alive", "proxy-connection",
-        "proxy-authorization", "transfer-encoding", "upgrade", "te", "host", "content-type", "user-agent",
-        "grpc-timeout", "grpc-encoding", "grpc-accept-encoding")) {
+    for (String dropped :
+        List.of(
+            "authorization",
+            "authentication",
+            "connection",
+            "keep-alive",
+            "proxy-connection",
+            "proxy-authorization",
+            "transfer-encoding",
+            "upgrade",
+            "te",
+            "host",
+            "content-type",
+            "user-agent",
+            "grpc-timeout",
+            "grpc-encoding",
+            "grpc-accept-encoding")) {
       client.put(ascii(dropped), "x");
     }
     client.put(ascii("x-team"), "a");
@@ -40,8 +54,10 @@ class HeaderFilterTest {
     Metadata out = new HeaderFilter(null).toBackend(client);
 
     assertEquals(Set.of("x-team", "x-blob-bin", "grpc-trace-bin"), out.keys());
-    assertEquals(List.of("a", "b"), StreamSupport.stream(out.getAll(ascii("x-team")).spliterator(), false)
-        .collect(Collectors.toList()));
+    assertEquals(
+        List.of("a", "b"),
+        StreamSupport.stream(out.getAll(ascii("x-team")).spliterator(), false)
+            .collect(Collectors.toList()));
     assertArrayEquals(raw, out.get(binary("x-blob-bin")));
     assertArrayEquals(new byte[] {1, 2}, out.get(binary("grpc-trace-bin")));
     assertNull(out.get(AUTHORIZATION));
@@ -55,8 +71,10 @@ class HeaderFilterTest {
 
     Metadata out = new HeaderFilter("backend-secret").toBackend(client);
 
-    assertEquals(List.of("Bearer backend-secret"),
-        StreamSupport.stream(out.getAll(AUTHORIZATION).spliterator(), false).collect(Collectors.toList()));
+    assertEquals(
+        List.of("Bearer backend-secret"),
+        StreamSupport.stream(out.getAll(AUTHORIZATION).spliterator(), false)
+            .collect(Collectors.toList()));
     assertEquals("a", out.get(ascii("x-team")));
     assertEquals(2, InternalMetadata.headerCount(out));
   }
@@ -64,8 +82,9 @@ class HeaderFilterTest {
   @Test
   void headersAsTheTransportDeliversThem_filteredAlike() {
     // The server transport builds Metadata from raw name/value bytes, not through typed keys.
-    Metadata client = InternalMetadata.newMetadata(
-        "authorization".getBytes(), "Bearer t".getBytes(), "x-id".getBytes(), "7".getBytes());
+    Metadata client =
+        InternalMetadata.newMetadata(
+            "authorization".getBytes(), "Bearer t".getBytes(), "x-id".getBytes(), "7".getBytes());
 
     Metadata out = new HeaderFilter(null).toBackend(client);
 

@@ -32,13 +32,14 @@ final class PayloadMarshallerTest {
       int len = Math.min(16 * 1024, message.length - off);
       // Over a ByteBuffer, which like Netty's buffers can show its bytes in place (HasByteBuffer).
       ReadableBuffer frame = ReadableBuffers.wrap(ByteBuffer.wrap(message, off, len).slice());
-      composite.addBuffer(new ForwardingReadableBuffer(frame) {
-        @Override
-        public void close() {
-          closed.incrementAndGet();
-          super.close();
-        }
-      });
+      composite.addBuffer(
+          new ForwardingReadableBuffer(frame) {
+            @Override
+            public void close() {
+              closed.incrementAndGet();
+              super.close();
+            }
+          });
     }
     return ReadableBuffers.openStream(composite, true);
   }
@@ -63,7 +64,9 @@ final class PayloadMarshallerTest {
     Payload payload = PayloadMarshaller.INSTANCE.parse(deframed);
     assertNull(payload.array(), "adopted, not copied");
     assertEquals(message.length, payload.length());
-    deframed.close(); // gRPC closes the deframer's stream after parse: the adopted buffers must survive it
+    deframed
+        .close(); // gRPC closes the deframer's stream after parse: the adopted buffers must survive
+    // it
     assertEquals(0, closed.get());
 
     InputStream out = PayloadMarshaller.INSTANCE.stream(payload);
@@ -87,31 +90,45 @@ final class PayloadMarshallerTest {
     byte[] message = random(100_000);
     Payload payload = PayloadMarshaller.INSTANCE.parse(received(message));
     assertArrayEquals(message, payload.read(in -> in.readRawBytes(message.length)));
-    assertEquals(message[50_000], (byte) payload.read(in -> {
-      in.skipRawBytes(50_000);
-      return in.readRawByte();
-    }));
-    assertArrayEquals(message, payload.read(in -> in.readRawBytes(message.length)), "reads again from the first byte");
+    assertEquals(
+        message[50_000],
+        (byte)
+            payload.read(
+                in -> {
+                  in.skipRawBytes(50_000);
+                  return in.readRawByte();
+                }));
+    assertArrayEquals(
+        message,
+        payload.read(in -> in.readRawBytes(message.length)),
+        "reads again from the first byte");
     assertArrayEquals(message, drain(PayloadMarshaller.INSTANCE.stream(payload)));
   }
 
   @Test
-  void readHead_readsTheFirstBufferInPlace_andSendingStillReleasesBuffersAsItGoes() throws Exception {
+  void readHead_readsTheFirstBufferInPlace_andSendingStillReleasesBuffersAsItGoes()
+      throws Exception {
     byte[] message = random(1 << 20);
     Payload payload = PayloadMarshaller.INSTANCE.parse(received(message));
     // The reader is shown the first 16 KiB buffer only.
-    int shown = payload.readHead(256, in -> {
-      in.skipRawBytes(16 * 1024 - 1);
-      in.readRawByte();
-      return in.isAtEnd() ? 16 * 1024 : -1;
-    });
+    int shown =
+        payload.readHead(
+            256,
+            in -> {
+              in.skipRawBytes(16 * 1024 - 1);
+              in.readRawByte();
+              return in.isAtEnd() ? 16 * 1024 : -1;
+            });
     assertEquals(16 * 1024, shown);
-    // Read through mark/reset instead, the buffers sent would stay held until the end (gRPC keeps what a
+    // Read through mark/reset instead, the buffers sent would stay held until the end (gRPC keeps
+    // what a
     // marked composite buffer moves past): here each one goes back as soon as it has been read out.
     InputStream out = PayloadMarshaller.INSTANCE.stream(payload);
     byte[] sent = new byte[message.length];
     int first = out.read(sent, 0, 5 * 16 * 1024);
-    assertTrue(closed.get() >= 4, "released while sending: " + closed.get() + " after " + first + " bytes");
+    assertTrue(
+        closed.get() >= 4,
+        "released while sending: " + closed.get() + " after " + first + " bytes");
     int rest = out.readNBytes(sent, first, message.length - first);
     out.close();
     assertEquals(message.length, first + rest);
@@ -120,22 +137,27 @@ final class PayloadMarshallerTest {
   }
 
   @Test
-  void readHead_showsTheWholeMessage_whenTheReaderNeedsMore_orTheFirstBufferIsShort() throws Exception {
+  void readHead_showsTheWholeMessage_whenTheReaderNeedsMore_orTheFirstBufferIsShort()
+      throws Exception {
     byte[] message = random(100_000);
     Payload payload = PayloadMarshaller.INSTANCE.parse(received(message));
     int[] calls = {0};
     // Null asks for more: the second call sees the whole message from its first byte.
-    byte read = payload.readHead(256, in -> {
-      if (calls[0]++ == 0) return null;
-      in.skipRawBytes(50_000);
-      return in.readRawByte();
-    });
+    byte read =
+        payload.readHead(
+            256,
+            in -> {
+              if (calls[0]++ == 0) return null;
+              in.skipRawBytes(50_000);
+              return in.readRawByte();
+            });
     assertEquals(message[50_000], read);
     assertEquals(2, calls[0]);
     // A first buffer shorter than what the reader needs is not shown alone.
     CompositeReadableBuffer composite = new CompositeReadableBuffer();
     composite.addBuffer(ReadableBuffers.wrap(ByteBuffer.wrap(message, 0, 10).slice()));
-    composite.addBuffer(ReadableBuffers.wrap(ByteBuffer.wrap(message, 10, message.length - 10).slice()));
+    composite.addBuffer(
+        ReadableBuffers.wrap(ByteBuffer.wrap(message, 10, message.length - 10).slice()));
     Payload split = PayloadMarshaller.INSTANCE.parse(ReadableBuffers.openStream(composite, true));
     assertArrayEquals(Arrays.copyOf(message, 256), split.readHead(256, in -> in.readRawBytes(256)));
     assertArrayEquals(message, drain(PayloadMarshaller.INSTANCE.stream(split)));

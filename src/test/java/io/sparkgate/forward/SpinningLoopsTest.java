@@ -36,40 +36,64 @@ class SpinningLoopsTest {
   @Test
   void smallCallsAndStreams_forwardedBySpinningLoops() throws Exception {
     try (BenchBackend backend = BenchBackend.start(0)) {
-      ListenConfig listen = new ListenConfig("127.0.0.1", 0, true, 64L * 1024 * 1024, 1000, Duration.ofSeconds(5),
-          Duration.ofMinutes(1), Duration.ofSeconds(1), 2, Duration.ofNanos(200_000));
-      Sparkgate proxy = Sparkgate.start(new ProxyConfig(Path.of("spin.yaml"), listen, Optional.empty(),
-          new BackendConfig("127.0.0.1", backend.port(), Optional.empty()), AuthConfig.disabled(),
-          AuditConfig.disabled()));
+      ListenConfig listen =
+          new ListenConfig(
+              "127.0.0.1",
+              0,
+              true,
+              64L * 1024 * 1024,
+              1000,
+              Duration.ofSeconds(5),
+              Duration.ofMinutes(1),
+              Duration.ofSeconds(1),
+              2,
+              Duration.ofNanos(200_000));
+      Sparkgate proxy =
+          Sparkgate.start(
+              new ProxyConfig(
+                  Path.of("spin.yaml"),
+                  listen,
+                  Optional.empty(),
+                  new BackendConfig("127.0.0.1", backend.port(), Optional.empty()),
+                  AuthConfig.disabled(),
+                  AuditConfig.disabled()));
       try {
-        LoadGenerator.Target target = new LoadGenerator.Target("sparkgate", "127.0.0.1", proxy.port(), null, "t");
+        LoadGenerator.Target target =
+            new LoadGenerator.Target("sparkgate", "127.0.0.1", proxy.port(), null, "t");
         ExecutorService callers = Executors.newFixedThreadPool(4);
         List<ManagedChannel> channels = new ArrayList<>();
         try {
           for (int i = 0; i < 4; i++) {
             channels.add(LoadGenerator.channel(target));
           }
-          // Small calls: two callers, each starting its next call as soon as its last one ended, so the loops
+          // Small calls: two callers, each starting its next call as soon as its last one ended, so
+          // the loops
           // spin between them; each call answers one 16-byte batch.
           byte[] small = BenchProtocol.executePlanRequest("small", 16, 1);
           List<Integer> oneSmallBatch = List.of(BenchProtocol.batchForBench(16).length);
           List<Future<?>> running = new ArrayList<>();
           for (ManagedChannel channel : channels.subList(0, 2)) {
-            running.add(callers.submit(() -> {
-              for (int call = 0; call < 100; call++) {
-                assertEquals(oneSmallBatch, responseLengths(channel, small), "call " + call);
-              }
-              return null;
-            }));
+            running.add(
+                callers.submit(
+                    () -> {
+                      for (int call = 0; call < 100; call++) {
+                        assertEquals(
+                            oneSmallBatch, responseLengths(channel, small), "call " + call);
+                      }
+                      return null;
+                    }));
           }
           // Streams: four at once, each sixteen 256 KiB batches.
           byte[] stream = BenchProtocol.executePlanRequest("stream", 256 * 1024, 16);
-          List<Integer> sixteenBatches = Collections.nCopies(16, BenchProtocol.batchForBench(256 * 1024).length);
+          List<Integer> sixteenBatches =
+              Collections.nCopies(16, BenchProtocol.batchForBench(256 * 1024).length);
           for (ManagedChannel channel : channels) {
-            running.add(callers.submit(() -> {
-              assertEquals(sixteenBatches, responseLengths(channel, stream));
-              return null;
-            }));
+            running.add(
+                callers.submit(
+                    () -> {
+                      assertEquals(sixteenBatches, responseLengths(channel, stream));
+                      return null;
+                    }));
           }
           for (Future<?> f : running) {
             f.get(Await.TIMEOUT.toSeconds(), TimeUnit.SECONDS);
@@ -79,12 +103,18 @@ class SpinningLoopsTest {
           channels.forEach(ManagedChannel::shutdownNow);
         }
 
-        // With nothing to do the loops must go back to sleep: a spin that never ended would keep its core busy
-        // and never reach the blocking wait. (SpinThenSleepTest checks, on a fake clock, when a spin ends.)
-        Await.until("both event loops asleep in their blocking wait", Await.TIMEOUT, () -> {
-          List<Thread> loops = ioThreads().toList();
-          return loops.size() >= 2 && loops.stream().allMatch(SpinningLoopsTest::asleep);
-        }, SpinningLoopsTest::ioThreadStacks);
+        // With nothing to do the loops must go back to sleep: a spin that never ended would keep
+        // its core busy
+        // and never reach the blocking wait. (SpinThenSleepTest checks, on a fake clock, when a
+        // spin ends.)
+        Await.until(
+            "both event loops asleep in their blocking wait",
+            Await.TIMEOUT,
+            () -> {
+              List<Thread> loops = ioThreads().toList();
+              return loops.size() >= 2 && loops.stream().allMatch(SpinningLoopsTest::asleep);
+            },
+            SpinningLoopsTest::ioThreadStacks);
       } finally {
         proxy.close();
       }
@@ -94,13 +124,15 @@ class SpinningLoopsTest {
   /** The lengths of the responses to one ExecutePlan, which must end OK. */
   private static List<Integer> responseLengths(ManagedChannel channel, byte[] request) {
     List<Integer> lengths = new ArrayList<>();
-    ClientCalls.blockingServerStreamingCall(channel, BenchProtocol.EXECUTE_PLAN, CallOptions.DEFAULT, request)
+    ClientCalls.blockingServerStreamingCall(
+            channel, BenchProtocol.EXECUTE_PLAN, CallOptions.DEFAULT, request)
         .forEachRemaining(lengths::add);
     return lengths;
   }
 
   private static Stream<Thread> ioThreads() {
-    return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("sparkgate-io"));
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().startsWith("sparkgate-io"));
   }
 
   /**
@@ -114,17 +146,25 @@ class SpinningLoopsTest {
       if (frame.getClassName().equals(SpinThenSleep.class.getName())) {
         return false;
       }
-      waiting |= SLEEPING_WAITS.contains(frame.getClassName().substring(frame.getClassName().lastIndexOf('.') + 1)
-          + "." + frame.getMethodName());
+      waiting |=
+          SLEEPING_WAITS.contains(
+              frame.getClassName().substring(frame.getClassName().lastIndexOf('.') + 1)
+                  + "."
+                  + frame.getMethodName());
     }
     return waiting;
   }
 
-  private static final Set<String> SLEEPING_WAITS = Set.of("EpollIoHandler.epollWait",
-      "EpollIoHandler.epollWaitNoTimerChange", "EpollIoHandler.epollWaitTimeboxed", "NioIoHandler.select");
+  private static final Set<String> SLEEPING_WAITS =
+      Set.of(
+          "EpollIoHandler.epollWait",
+          "EpollIoHandler.epollWaitNoTimerChange",
+          "EpollIoHandler.epollWaitTimeboxed",
+          "NioIoHandler.select");
 
   private static String ioThreadStacks() {
-    return ioThreads().map(t -> t.getName() + " at " + Arrays.toString(t.getStackTrace()))
+    return ioThreads()
+        .map(t -> t.getName() + " at " + Arrays.toString(t.getStackTrace()))
         .collect(Collectors.joining("\n"));
   }
 }

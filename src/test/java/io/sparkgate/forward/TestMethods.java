@@ -7,6 +7,7 @@ import java.util.Map;
 public final class TestMethods {
   public static final Map<String, MethodDescriptor<byte[], byte[]>> ALL =
       SparkConnectMethods.descriptors(ByteMarshaller.INSTANCE, ByteMarshaller.INSTANCE);
+
   /** The proxy's own byte marshaller, for test clients and fake servers that move raw messages. */
   public static final MethodDescriptor.Marshaller<byte[]> BYTES = ByteMarshaller.INSTANCE;
 

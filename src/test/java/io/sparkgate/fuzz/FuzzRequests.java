@@ -78,39 +78,72 @@ public final class FuzzRequests {
   };
   static final String[] KEYS = {
     "spark.sql.catalog.x", "spark.sql.catalog.spark_catalog", "spark.sql.extensions", "spark.jars",
-    "spark.sql.ansi.enabled", "spark.sql.session.timeZone", "spark.sql.defaultCatalog", "spark.sql.warehouse.dir",
-    "spark.sql.variable.substitute", "spark.sql.legacy.allowUntypedScalaUDF", "spark.hadoop.fs.defaultFS", "",
+    "spark.sql.ansi.enabled", "spark.sql.session.timeZone", "spark.sql.defaultCatalog",
+        "spark.sql.warehouse.dir",
+    "spark.sql.variable.substitute", "spark.sql.legacy.allowUntypedScalaUDF",
+        "spark.hadoop.fs.defaultFS", "",
   };
   static final String[] FUNCTIONS = {
-    "reflect", "java_method", "try_reflect", "upper", "Reflect", "`reflect`", "system.builtin.reflect", "count",
-    "read_files", "identifier", "explode",
+    "reflect",
+    "java_method",
+    "try_reflect",
+    "upper",
+    "Reflect",
+    "`reflect`",
+    "system.builtin.reflect",
+    "count",
+    "read_files",
+    "identifier",
+    "explode",
   };
   static final String[] TABLES = {
-    "t", "db.t", "cat.db.t", "`file:/etc/passwd`", "parquet.`/tmp/x`", "spark_catalog.default.t", "a.b.c.d", "``",
+    "t",
+    "db.t",
+    "cat.db.t",
+    "`file:/etc/passwd`",
+    "parquet.`/tmp/x`",
+    "spark_catalog.default.t",
+    "a.b.c.d",
+    "``",
   };
-  static final String[] PATHS = {"/etc/passwd", "file:/tmp/x", "../up", "s3://bucket/key", "hdfs:///x", "C:\\x", ""};
-  static final String[] FORMATS = {"parquet", "text", "jdbc", "org.example.Source", "delta", "csv", ""};
-  static final String[] WORDS = {"", "t", "x", "path", "versionAsOf", "snapshot-id", "checkpointLocation", "1"};
+  static final String[] PATHS = {
+    "/etc/passwd", "file:/tmp/x", "../up", "s3://bucket/key", "hdfs:///x", "C:\\x", ""
+  };
+  static final String[] FORMATS = {
+    "parquet", "text", "jdbc", "org.example.Source", "delta", "csv", ""
+  };
+  static final String[] WORDS = {
+    "", "t", "x", "path", "versionAsOf", "snapshot-id", "checkpointLocation", "1"
+  };
 
   /** The first byte picks the method, the rest is the request, sent as it is. */
   public static Request raw(byte[] input) {
     if (input.length == 0) return new Request(METHODS.get(0), input);
-    return new Request(METHODS.get(Byte.toUnsignedInt(input[0]) % METHODS.size()),
+    return new Request(
+        METHODS.get(Byte.toUnsignedInt(input[0]) % METHODS.size()),
         Arrays.copyOfRange(input, 1, input.length));
   }
 
   /** A request built from the fuzzer's choices, then, if the fuzzer says so, mutated at the byte level. */
   public static Request build(FuzzedDataProvider data) {
-    Request built = switch (data.consumeInt(0, 7)) {
-      case 0 -> new Request("ExecutePlan", execute(Plan.newBuilder().setRoot(relation(data, sqlRelation(data)))));
-      case 1 -> new Request("ExecutePlan", execute(Plan.newBuilder().setCommand(command(data))));
-      case 2 -> new Request("AnalyzePlan", analyze(data));
-      case 3 -> new Request("Config", config(data));
-      case 4 -> new Request("ExecutePlan", execute(Plan.newBuilder().setRoot(relation(data, tableRead(data)))));
-      case 5 -> generic(data, "ExecutePlan");
-      case 6 -> generic(data, "AnalyzePlan");
-      default -> generic(data, METHODS.get(data.consumeInt(0, METHODS.size() - 1)));
-    };
+    Request built =
+        switch (data.consumeInt(0, 7)) {
+          case 0 ->
+              new Request(
+                  "ExecutePlan",
+                  execute(Plan.newBuilder().setRoot(relation(data, sqlRelation(data)))));
+          case 1 ->
+              new Request("ExecutePlan", execute(Plan.newBuilder().setCommand(command(data))));
+          case 2 -> new Request("AnalyzePlan", analyze(data));
+          case 3 -> new Request("Config", config(data));
+          case 4 ->
+              new Request(
+                  "ExecutePlan",
+                  execute(Plan.newBuilder().setRoot(relation(data, tableRead(data)))));
+          case 5 -> generic(data, "ExecutePlan");
+          case 6 -> generic(data, "AnalyzePlan");
+          default -> generic(data, METHODS.get(data.consumeInt(0, METHODS.size() - 1)));
+        };
     int mutations = data.consumeInt(0, 3);
     byte[] bytes = built.bytes();
     for (int i = 0; i < mutations && data.remainingBytes() > 0; i++) bytes = mutate(bytes, data);
@@ -128,14 +161,23 @@ public final class FuzzRequests {
       case 2 -> c[at] = (byte) (c[at] & ~7 | data.consumeInt(0, 7));
       case 3 -> c = Arrays.copyOf(c, at);
       case 4 -> c = concat(c, Arrays.copyOfRange(c, at, c.length));
-      default -> c = concat(Arrays.copyOf(c, at), data.consumeBytes(data.consumeInt(1, 8)), Arrays.copyOfRange(c, at, c.length));
+      default ->
+          c =
+              concat(
+                  Arrays.copyOf(c, at),
+                  data.consumeBytes(data.consumeInt(1, 8)),
+                  Arrays.copyOfRange(c, at, c.length));
     }
     return c;
   }
 
   private static byte[] execute(Plan.Builder plan) {
-    return ExecutePlanRequest.newBuilder().setSessionId("00000000-0000-4000-8000-000000000001")
-        .setUserContext(UserContext.newBuilder().setUserId("alice")).setPlan(plan).build().toByteArray();
+    return ExecutePlanRequest.newBuilder()
+        .setSessionId("00000000-0000-4000-8000-000000000001")
+        .setUserContext(UserContext.newBuilder().setUserId("alice"))
+        .setPlan(plan)
+        .build()
+        .toByteArray();
   }
 
   private static Relation sqlRelation(FuzzedDataProvider data) {
@@ -145,7 +187,8 @@ public final class FuzzRequests {
   private static Relation tableRead(FuzzedDataProvider data) {
     Read.Builder read = Read.newBuilder();
     if (data.consumeBoolean()) {
-      Read.NamedTable.Builder t = Read.NamedTable.newBuilder().setUnparsedIdentifier(pick(data, TABLES));
+      Read.NamedTable.Builder t =
+          Read.NamedTable.newBuilder().setUnparsedIdentifier(pick(data, TABLES));
       if (data.consumeBoolean()) t.putOptions(pick(data, WORDS), pick(data, WORDS));
       read.setNamedTable(t);
     } else {
@@ -164,11 +207,22 @@ public final class FuzzRequests {
       Relation.Builder b = Relation.newBuilder();
       switch (data.consumeInt(0, 4)) {
         case 0 -> b.setLimit(Limit.newBuilder().setInput(r).setLimit(data.consumeInt(0, 10)));
-        case 1 -> b.setProject(Project.newBuilder().setInput(r).addExpressions(expression(data, 3)));
-        case 2 -> b.setFilter(Filter.newBuilder().setInput(r).setCondition(Expression.newBuilder()
-            .setExpressionString(Expression.ExpressionString.newBuilder().setExpression(sql(data)))));
-        case 3 -> b.setSubqueryAlias(SubqueryAlias.newBuilder().setInput(r).setAlias(pick(data, WORDS)));
-        default -> b.setWithRelations(WithRelations.newBuilder().setRoot(r).addReferences(sqlRelation(data)));
+        case 1 ->
+            b.setProject(Project.newBuilder().setInput(r).addExpressions(expression(data, 3)));
+        case 2 ->
+            b.setFilter(
+                Filter.newBuilder()
+                    .setInput(r)
+                    .setCondition(
+                        Expression.newBuilder()
+                            .setExpressionString(
+                                Expression.ExpressionString.newBuilder()
+                                    .setExpression(sql(data)))));
+        case 3 ->
+            b.setSubqueryAlias(SubqueryAlias.newBuilder().setInput(r).setAlias(pick(data, WORDS)));
+        default ->
+            b.setWithRelations(
+                WithRelations.newBuilder().setRoot(r).addReferences(sqlRelation(data)));
       }
       r = b.build();
     }
@@ -177,10 +231,14 @@ public final class FuzzRequests {
 
   private static Expression expression(FuzzedDataProvider data, int depth) {
     if (depth == 0 || data.consumeInt(0, 2) == 0) {
-      return Expression.newBuilder().setLiteral(Expression.Literal.newBuilder().setString(pick(data, PATHS))).build();
+      return Expression.newBuilder()
+          .setLiteral(Expression.Literal.newBuilder().setString(pick(data, PATHS)))
+          .build();
     }
-    Expression.UnresolvedFunction.Builder f = Expression.UnresolvedFunction.newBuilder()
-        .setFunctionName(data.consumeBoolean() ? pick(data, FUNCTIONS) : data.consumeString(24));
+    Expression.UnresolvedFunction.Builder f =
+        Expression.UnresolvedFunction.newBuilder()
+            .setFunctionName(
+                data.consumeBoolean() ? pick(data, FUNCTIONS) : data.consumeString(24));
     for (int i = data.consumeInt(0, 2); i > 0; i--) f.addArguments(expression(data, depth - 1));
     return Expression.newBuilder().setUnresolvedFunction(f).build();
   }
@@ -195,8 +253,10 @@ public final class FuzzRequests {
       }
       return Command.newBuilder().setSqlCommand(c).build();
     }
-    WriteOperation.Builder w = WriteOperation.newBuilder().setInput(relation(data, tableRead(data)))
-        .setSource(pick(data, FORMATS));
+    WriteOperation.Builder w =
+        WriteOperation.newBuilder()
+            .setInput(relation(data, tableRead(data)))
+            .setSource(pick(data, FORMATS));
     if (data.consumeBoolean()) {
       w.setPath(pick(data, PATHS));
     } else {
@@ -207,14 +267,21 @@ public final class FuzzRequests {
   }
 
   private static byte[] analyze(FuzzedDataProvider data) {
-    Plan plan = Plan.newBuilder().setRoot(relation(data, data.consumeBoolean() ? sqlRelation(data) : tableRead(data))).build();
-    AnalyzePlanRequest.Builder b = AnalyzePlanRequest.newBuilder().setSessionId("00000000-0000-4000-8000-000000000001")
-        .setUserContext(UserContext.newBuilder().setUserId("alice"));
+    Plan plan =
+        Plan.newBuilder()
+            .setRoot(relation(data, data.consumeBoolean() ? sqlRelation(data) : tableRead(data)))
+            .build();
+    AnalyzePlanRequest.Builder b =
+        AnalyzePlanRequest.newBuilder()
+            .setSessionId("00000000-0000-4000-8000-000000000001")
+            .setUserContext(UserContext.newBuilder().setUserId("alice"));
     switch (data.consumeInt(0, 3)) {
       case 0 -> b.setSchema(AnalyzePlanRequest.Schema.newBuilder().setPlan(plan));
       case 1 -> b.setExplain(AnalyzePlanRequest.Explain.newBuilder().setPlan(plan));
       case 2 -> b.setDdlParse(AnalyzePlanRequest.DDLParse.newBuilder().setDdlString(sql(data)));
-      default -> b.setSameSemantics(AnalyzePlanRequest.SameSemantics.newBuilder().setTargetPlan(plan).setOtherPlan(plan));
+      default ->
+          b.setSameSemantics(
+              AnalyzePlanRequest.SameSemantics.newBuilder().setTargetPlan(plan).setOtherPlan(plan));
     }
     return b.build().toByteArray();
   }
@@ -225,7 +292,8 @@ public final class FuzzRequests {
     switch (data.consumeInt(0, 3)) {
       case 0 -> {
         ConfigRequest.Set.Builder set = ConfigRequest.Set.newBuilder();
-        for (int i = 0; i < n; i++) set.addPairs(KeyValue.newBuilder().setKey(key(data)).setValue(pick(data, WORDS)));
+        for (int i = 0; i < n; i++)
+          set.addPairs(KeyValue.newBuilder().setKey(key(data)).setValue(pick(data, WORDS)));
         op.setSet(set);
       }
       case 1 -> {
@@ -240,8 +308,12 @@ public final class FuzzRequests {
       }
       default -> op.setGetAll(ConfigRequest.GetAll.newBuilder().setPrefix(key(data)));
     }
-    return ConfigRequest.newBuilder().setSessionId("00000000-0000-4000-8000-000000000001")
-        .setUserContext(UserContext.newBuilder().setUserId("alice")).setOperation(op).build().toByteArray();
+    return ConfigRequest.newBuilder()
+        .setSessionId("00000000-0000-4000-8000-000000000001")
+        .setUserContext(UserContext.newBuilder().setUserId("alice"))
+        .setOperation(op)
+        .build()
+        .toByteArray();
   }
 
   private static String sql(FuzzedDataProvider data) {
@@ -266,7 +338,8 @@ public final class FuzzRequests {
    * name suggests; the fuzzer's bytes running out ends the message.
    */
   private static Request generic(FuzzedDataProvider data, String method) {
-    MethodDescriptor md = Base.getDescriptor().findServiceByName("SparkConnectService").findMethodByName(method);
+    MethodDescriptor md =
+        Base.getDescriptor().findServiceByName("SparkConnectService").findMethodByName(method);
     if (md == null) return new Request(method, data.consumeBytes(64));
     Message.Builder b = com.google.protobuf.DynamicMessage.newBuilder(md.getInputType());
     new Generic(data).fill(b, 0);
@@ -295,7 +368,8 @@ public final class FuzzRequests {
     private void set(Message.Builder b, FieldDescriptor f, int depth) {
       if (f.isMapField()) {
         Message.Builder entry = b.newBuilderForField(f);
-        for (FieldDescriptor kv : f.getMessageType().getFields()) entry.setField(kv, value(entry, kv, depth));
+        for (FieldDescriptor kv : f.getMessageType().getFields())
+          entry.setField(kv, value(entry, kv, depth));
         b.addRepeatedField(f, entry.build());
       } else if (f.isRepeated()) {
         for (int i = data.consumeInt(1, 2); i > 0; i--) b.addRepeatedField(f, value(b, f, depth));
@@ -313,11 +387,16 @@ public final class FuzzRequests {
         case BOOLEAN -> data.consumeBoolean();
         case STRING -> string(f.getName());
         case BYTE_STRING -> ByteString.copyFrom(data.consumeBytes(8));
-        case ENUM -> f.getEnumType().getValues().get(data.consumeInt(0, f.getEnumType().getValues().size() - 1));
+        case ENUM ->
+            f.getEnumType()
+                .getValues()
+                .get(data.consumeInt(0, f.getEnumType().getValues().size() - 1));
         case MESSAGE -> {
           Message.Builder child = b.newBuilderForField(f);
           if (child.getDescriptorForType().equals(Any.getDescriptor())) {
-            child.setField(Any.getDescriptor().findFieldByName("type_url"), "type.googleapis.com/" + data.consumeString(20));
+            child.setField(
+                Any.getDescriptor().findFieldByName("type_url"),
+                "type.googleapis.com/" + data.consumeString(20));
           } else {
             fill(child, depth + 1);
           }
@@ -328,12 +407,16 @@ public final class FuzzRequests {
 
     private String string(String field) {
       if (data.consumeInt(0, 3) == 0) return data.consumeString(40);
-      if (field.contains("sql") || field.contains("query") || field.contains("expression") || field.contains("ddl")) {
+      if (field.contains("sql")
+          || field.contains("query")
+          || field.contains("expression")
+          || field.contains("ddl")) {
         return pick(data, STATEMENTS);
       }
       if (field.contains("key") || field.contains("conf")) return pick(data, KEYS);
       if (field.contains("function")) return pick(data, FUNCTIONS);
-      if (field.contains("table") || field.contains("identifier") || field.contains("name")) return pick(data, TABLES);
+      if (field.contains("table") || field.contains("identifier") || field.contains("name"))
+        return pick(data, TABLES);
       if (field.contains("path")) return pick(data, PATHS);
       if (field.contains("format") || field.contains("source")) return pick(data, FORMATS);
       return pick(data, WORDS);
@@ -342,8 +425,11 @@ public final class FuzzRequests {
 
   private static List<String> methods() {
     List<String> out = new ArrayList<>(List.of("ExecutePlan", "AnalyzePlan", "Config"));
-    Base.getDescriptor().findServiceByName("SparkConnectService").getMethods().stream().map(MethodDescriptor::getName)
-        .filter(m -> !out.contains(m)).sorted().forEach(out::add);
+    Base.getDescriptor().findServiceByName("SparkConnectService").getMethods().stream()
+        .map(MethodDescriptor::getName)
+        .filter(m -> !out.contains(m))
+        .sorted()
+        .forEach(out::add);
     out.add("NoSuchMethod");
     return List.copyOf(out);
   }

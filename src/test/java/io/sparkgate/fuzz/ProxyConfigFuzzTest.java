@@ -17,6 +17,7 @@ import java.nio.file.Path;
 final class ProxyConfigFuzzTest {
   /** A directory with the files a configuration may name, so that loading gets past its file checks. */
   private static final Path DIR = directory();
+
   private static final Path FILE = DIR.resolve("sparkgate.yaml");
 
   @FuzzTest
@@ -25,7 +26,9 @@ final class ProxyConfigFuzzTest {
     try {
       ProxyConfig.load(FILE);
     } catch (ConfigException e) {
-      assertTrue(e.getMessage() != null && e.getMessage().contains(FILE.toString()), () -> "does not name the file: " + e);
+      assertTrue(
+          e.getMessage() != null && e.getMessage().contains(FILE.toString()),
+          () -> "does not name the file: " + e);
     }
   }
 
@@ -35,8 +38,17 @@ final class ProxyConfigFuzzTest {
       // Deleted at exit in the reverse order of registration: the files, then the directory.
       dir.toFile().deleteOnExit();
       dir.resolve("sparkgate.yaml").toFile().deleteOnExit();
-      for (String name : new String[] {"server.pem", "server.key", "client-ca.pem", "token", "jwks.json", "key.pem",
-          "hmac.key", "policy.yaml"}) {
+      for (String name :
+          new String[] {
+            "server.pem",
+            "server.key",
+            "client-ca.pem",
+            "token",
+            "jwks.json",
+            "key.pem",
+            "hmac.key",
+            "policy.yaml"
+          }) {
         Files.writeString(dir.resolve(name), "x\n");
         dir.resolve(name).toFile().deleteOnExit();
       }

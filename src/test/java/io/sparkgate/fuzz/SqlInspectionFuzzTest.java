@@ -17,16 +17,23 @@ import java.util.Set;
  */
 final class SqlInspectionFuzzTest {
   private static final Inspector INSPECTOR = new Inspector();
-  private static final SessionView[] SESSIONS = {SessionView.DEFAULT, SessionView.of("cat", "db", Set.of("cat"))};
+  private static final SessionView[] SESSIONS = {
+    SessionView.DEFAULT, SessionView.of("cat", "db", Set.of("cat"))
+  };
 
   @FuzzTest
   void inspectSql_anyText_neverThrowsAndNeverEmpty(byte[] input) {
     String sql = new String(input, StandardCharsets.UTF_8);
     for (SessionView session : SESSIONS) {
       Facts facts = INSPECTOR.inspectSql(sql, session);
-      assertTrue(facts.has(Fact.Kind.SQL) || facts.has(Fact.Kind.UNCLASSIFIED), () -> "neither SQL nor UNCLASSIFIED:\n" + facts);
-      assertTrue(!facts.has(Fact.Kind.UNCLASSIFIED, "inspector_error"), () -> "the inspector threw:\n" + facts);
-      for (Fact f : facts.all()) assertSpansInside(f, f.get("sql") != null ? f.get("sql").length() : sql.length());
+      assertTrue(
+          facts.has(Fact.Kind.SQL) || facts.has(Fact.Kind.UNCLASSIFIED),
+          () -> "neither SQL nor UNCLASSIFIED:\n" + facts);
+      assertTrue(
+          !facts.has(Fact.Kind.UNCLASSIFIED, "inspector_error"),
+          () -> "the inspector threw:\n" + facts);
+      for (Fact f : facts.all())
+        assertSpansInside(f, f.get("sql") != null ? f.get("sql").length() : sql.length());
     }
   }
 
@@ -37,7 +44,9 @@ final class SqlInspectionFuzzTest {
       String name = a.getKey().substring(0, a.getKey().length() - "_start".length());
       int start = f.intAttr(a.getKey());
       int end = f.intAttr(name + "_end");
-      assertTrue(0 <= start && start <= end && end <= length, () -> "span " + name + " outside 0.." + length + ": " + f);
+      assertTrue(
+          0 <= start && start <= end && end <= length,
+          () -> "span " + name + " outside 0.." + length + ": " + f);
     }
   }
 }

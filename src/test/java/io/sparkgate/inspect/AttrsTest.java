@@ -18,7 +18,8 @@ class AttrsTest {
   @Test
   void copyOf_sortsByName_andBehavesAsTheSameSortedMap() {
     Map<String, String> given = new HashMap<>();
-    for (String name : List.of("where", "table", "catalog", "name", "z", "a_start", "a_end", "database")) {
+    for (String name :
+        List.of("where", "table", "catalog", "name", "z", "a_start", "a_end", "database")) {
       given.put(name, "v-" + name);
     }
     Attrs attrs = Attrs.copyOf(given);
@@ -36,7 +37,8 @@ class AttrsTest {
     assertFalse(attrs.containsKey("b"));
     List<String> seen = new ArrayList<>();
     attrs.forEach((k, v) -> seen.add(k + "=" + v));
-    assertEquals(expected.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList(), seen);
+    assertEquals(
+        expected.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList(), seen);
     assertSame(attrs, Attrs.copyOf(attrs));
     assertSame(Attrs.EMPTY, Attrs.copyOf(Map.of()));
   }
@@ -45,7 +47,9 @@ class AttrsTest {
   void attrs_areImmutable_andNamesMustNotBeNull() {
     Attrs attrs = Attrs.copyOf(Map.of("a", "1"));
     assertThrows(UnsupportedOperationException.class, () -> attrs.put("b", "2"));
-    assertThrows(UnsupportedOperationException.class, () -> attrs.entrySet().iterator().next().setValue("x"));
+    assertThrows(
+        UnsupportedOperationException.class,
+        () -> attrs.entrySet().iterator().next().setValue("x"));
     Map<String, String> withNull = new HashMap<>();
     withNull.put(null, "x");
     assertThrows(NullPointerException.class, () -> Attrs.copyOf(withNull));
@@ -54,8 +58,12 @@ class AttrsTest {
   @Test
   void builder_keepsTheLastValueOfAName_sortsOnEmit_andIsDoneAfter() {
     FactSink sink = new FactSink(10);
-    FactSink.Builder b = sink.fact(Fact.Kind.TABLE_READ, "")
-        .put("where", "plan.root").put("table", "t1").put("absent", null).put("table", "t2");
+    FactSink.Builder b =
+        sink.fact(Fact.Kind.TABLE_READ, "")
+            .put("where", "plan.root")
+            .put("table", "t1")
+            .put("absent", null)
+            .put("table", "t2");
     for (int i = 9; i >= 0; i--) {
       b.put("k" + i, i); // grows past the builder's first arrays
     }
@@ -65,7 +73,8 @@ class AttrsTest {
     assertEquals("t2", fact.get("table"));
     assertNull(fact.get("absent"));
     assertEquals(12, fact.attrs().size());
-    assertEquals(List.copyOf(new TreeMap<>(fact.attrs()).keySet()), List.copyOf(fact.attrs().keySet()));
+    assertEquals(
+        List.copyOf(new TreeMap<>(fact.attrs()).keySet()), List.copyOf(fact.attrs().keySet()));
     assertThrows(IllegalStateException.class, () -> b.put("late", "x"));
     assertThrows(IllegalStateException.class, b::emit);
   }

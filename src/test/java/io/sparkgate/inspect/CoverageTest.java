@@ -25,15 +25,34 @@ final class CoverageTest {
   @Test
   void every_case_is_reviewed_and_behaves_as_declared() {
     List<String> problems = new ArrayList<>();
-    check(Relation.getDescriptor().findFieldByName("common").getContainingType().getOneofs().get(0), problems,
+    check(
+        Relation.getDescriptor().findFieldByName("common").getContainingType().getOneofs().get(0),
+        problems,
         f -> plan(Plan.newBuilder().setRoot(set(Relation.newBuilder(), f))));
-    check(Command.getDescriptor().getOneofs().get(0), problems,
+    check(
+        Command.getDescriptor().getOneofs().get(0),
+        problems,
         f -> plan(Plan.newBuilder().setCommand(set(Command.newBuilder(), f))));
-    check(Expression.getDescriptor().getOneofs().get(0), problems,
-        f -> plan(Plan.newBuilder().setRoot(Relation.newBuilder().setProject(
-            Project.newBuilder().addExpressions(set(Expression.newBuilder(), f))))));
-    check(AnalyzePlanRequest.getDescriptor().getOneofs().get(0), problems,
-        f -> new Request("AnalyzePlan", set(AnalyzePlanRequest.newBuilder().setSessionId("s"), f).buildPartial().toByteArray()));
+    check(
+        Expression.getDescriptor().getOneofs().get(0),
+        problems,
+        f ->
+            plan(
+                Plan.newBuilder()
+                    .setRoot(
+                        Relation.newBuilder()
+                            .setProject(
+                                Project.newBuilder()
+                                    .addExpressions(set(Expression.newBuilder(), f))))));
+    check(
+        AnalyzePlanRequest.getDescriptor().getOneofs().get(0),
+        problems,
+        f ->
+            new Request(
+                "AnalyzePlan",
+                set(AnalyzePlanRequest.newBuilder().setSessionId("s"), f)
+                    .buildPartial()
+                    .toByteArray()));
     assertTrue(problems.isEmpty(), String.join("\n", problems));
   }
 
@@ -43,12 +62,13 @@ final class CoverageTest {
       if (key.startsWith("spark.connect.ConfigRequest")) continue;
       String oneofName = key.substring(0, key.lastIndexOf('.'));
       String field = key.substring(key.lastIndexOf('.') + 1);
-      Message proto = switch (oneofName) {
-        case "spark.connect.Relation.rel_type" -> Relation.getDefaultInstance();
-        case "spark.connect.Command.command_type" -> Command.getDefaultInstance();
-        case "spark.connect.Expression.expr_type" -> Expression.getDefaultInstance();
-        default -> AnalyzePlanRequest.getDefaultInstance();
-      };
+      Message proto =
+          switch (oneofName) {
+            case "spark.connect.Relation.rel_type" -> Relation.getDefaultInstance();
+            case "spark.connect.Command.command_type" -> Command.getDefaultInstance();
+            case "spark.connect.Expression.expr_type" -> Expression.getDefaultInstance();
+            default -> AnalyzePlanRequest.getDefaultInstance();
+          };
       assertTrue(proto.getDescriptorForType().findFieldByName(field) != null, "stale entry " + key);
     }
   }
@@ -56,7 +76,9 @@ final class CoverageTest {
   private record Request(String method, byte[] bytes) {}
 
   private static Request plan(Plan.Builder plan) {
-    return new Request("ExecutePlan", ExecutePlanRequest.newBuilder().setSessionId("s").setPlan(plan).build().toByteArray());
+    return new Request(
+        "ExecutePlan",
+        ExecutePlanRequest.newBuilder().setSessionId("s").setPlan(plan).build().toByteArray());
   }
 
   @SuppressWarnings("unchecked")
@@ -65,42 +87,83 @@ final class CoverageTest {
     return builder;
   }
 
-  private void check(OneofDescriptor oneof, List<String> problems, java.util.function.Function<FieldDescriptor, Request> build) {
+  private void check(
+      OneofDescriptor oneof,
+      List<String> problems,
+      java.util.function.Function<FieldDescriptor, Request> build) {
     assertFalse(oneof.getFields().isEmpty());
     for (FieldDescriptor f : oneof.getFields()) {
       Request r = build.apply(f);
       Facts facts = inspector.inspect(r.method(), r.bytes(), SessionView.DEFAULT);
-      boolean unknownCase = facts.any(Fact.Kind.UNCLASSIFIED,
-          x -> x.subkind().equals("unknown_case") && f.getName().equals(x.get("case")));
+      boolean unknownCase =
+          facts.any(
+              Fact.Kind.UNCLASSIFIED,
+              x -> x.subkind().equals("unknown_case") && f.getName().equals(x.get("case")));
       boolean handled = Coverage.isHandled(oneof.getFullName(), f.getName());
       if (handled == unknownCase) {
-        problems.add(oneof.getFullName() + "." + f.getName() + (handled ? " is handled but reported unknown"
-            : " is not reviewed: add it to Coverage (with a detector and a test) or to DELIBERATELY_UNCLASSIFIED"));
+        problems.add(
+            oneof.getFullName()
+                + "."
+                + f.getName()
+                + (handled
+                    ? " is handled but reported unknown"
+                    : " is not reviewed: add it to Coverage (with a detector and a test) or to DELIBERATELY_UNCLASSIFIED"));
       }
-      if (!handled && !Coverage.DELIBERATELY_UNCLASSIFIED.contains(oneof.getFullName() + "." + f.getName())) {
+      if (!handled
+          && !Coverage.DELIBERATELY_UNCLASSIFIED.contains(
+              oneof.getFullName() + "." + f.getName())) {
         problems.add(oneof.getFullName() + "." + f.getName() + " is new: review it");
       }
-      assertFalse(facts.any(Fact.Kind.UNCLASSIFIED, x -> x.subkind().equals("inspector_error")), facts.toString());
+      assertFalse(
+          facts.any(Fact.Kind.UNCLASSIFIED, x -> x.subkind().equals("inspector_error")),
+          facts.toString());
     }
   }
 
   @Test
   void detector_cases_yield_their_facts() {
     // Cases whose empty message already says what they are.
-    assertTrue(factsOf(Command.newBuilder().setExecuteExternalCommand(
-        io.sparkgate.proto.spark.ExecuteExternalCommand.newBuilder().setRunner("jdbc").setCommand("DROP TABLE x")))
-        .has(Fact.Kind.USER_CODE, "execute_external_command"));
-    assertTrue(factsOf(Command.newBuilder().setCreateResourceProfileCommand(
-        io.sparkgate.proto.spark.CreateResourceProfileCommand.getDefaultInstance()))
-        .has(Fact.Kind.USER_CODE, "create_resource_profile"));
-    assertTrue(factsOf(Command.newBuilder().setPipelineCommand(io.sparkgate.proto.spark.PipelineCommand.newBuilder()
-        .setDefineSqlGraphElements(io.sparkgate.proto.spark.PipelineCommand.DefineSqlGraphElements.newBuilder().setSqlText("x"))))
-        .has(Fact.Kind.USER_CODE, "pipeline_command"));
-    assertTrue(factsOf(Command.newBuilder().setMlCommand(io.sparkgate.proto.spark.MlCommand.newBuilder()
-        .setRead(io.sparkgate.proto.spark.MlCommand.Read.newBuilder().setPath("/tmp/model")
-            .setOperator(io.sparkgate.proto.spark.MlOperator.newBuilder().setName("org.evil.Model")))))
-        .any(Fact.Kind.USER_CODE, f -> "org.evil.Model".equals(f.get("class_name"))));
-    Facts ext = factsOf(Command.newBuilder().setExtension(com.google.protobuf.Any.newBuilder().setTypeUrl("type.googleapis.com/x.Y")));
+    assertTrue(
+        factsOf(
+                Command.newBuilder()
+                    .setExecuteExternalCommand(
+                        io.sparkgate.proto.spark.ExecuteExternalCommand.newBuilder()
+                            .setRunner("jdbc")
+                            .setCommand("DROP TABLE x")))
+            .has(Fact.Kind.USER_CODE, "execute_external_command"));
+    assertTrue(
+        factsOf(
+                Command.newBuilder()
+                    .setCreateResourceProfileCommand(
+                        io.sparkgate.proto.spark.CreateResourceProfileCommand.getDefaultInstance()))
+            .has(Fact.Kind.USER_CODE, "create_resource_profile"));
+    assertTrue(
+        factsOf(
+                Command.newBuilder()
+                    .setPipelineCommand(
+                        io.sparkgate.proto.spark.PipelineCommand.newBuilder()
+                            .setDefineSqlGraphElements(
+                                io.sparkgate.proto.spark.PipelineCommand.DefineSqlGraphElements
+                                    .newBuilder()
+                                    .setSqlText("x"))))
+            .has(Fact.Kind.USER_CODE, "pipeline_command"));
+    assertTrue(
+        factsOf(
+                Command.newBuilder()
+                    .setMlCommand(
+                        io.sparkgate.proto.spark.MlCommand.newBuilder()
+                            .setRead(
+                                io.sparkgate.proto.spark.MlCommand.Read.newBuilder()
+                                    .setPath("/tmp/model")
+                                    .setOperator(
+                                        io.sparkgate.proto.spark.MlOperator.newBuilder()
+                                            .setName("org.evil.Model")))))
+            .any(Fact.Kind.USER_CODE, f -> "org.evil.Model".equals(f.get("class_name"))));
+    Facts ext =
+        factsOf(
+            Command.newBuilder()
+                .setExtension(
+                    com.google.protobuf.Any.newBuilder().setTypeUrl("type.googleapis.com/x.Y")));
     assertEquals("type.googleapis.com/x.Y", ext.ofKind(Fact.Kind.EXTENSION).get(0).get("type_url"));
     assertTrue(ext.has(Fact.Kind.UNCLASSIFIED, "unknown_extension"));
   }

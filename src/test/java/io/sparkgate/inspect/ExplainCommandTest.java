@@ -23,10 +23,20 @@ final class ExplainCommandTest {
 
   @Test
   void sql_with_catalog_and_database(@TempDir Path dir) throws Exception {
-    String out = run("--sql", "SELECT * FROM trips VERSION AS OF 1", "--catalog", "iceberg", "--database", "lake");
-    assertTrue(out.contains("TIME_TRAVEL[VERSION]") && out.contains("table=iceberg.lake.trips"), out);
+    String out =
+        run(
+            "--sql",
+            "SELECT * FROM trips VERSION AS OF 1",
+            "--catalog",
+            "iceberg",
+            "--database",
+            "lake");
+    assertTrue(
+        out.contains("TIME_TRAVEL[VERSION]") && out.contains("table=iceberg.lake.trips"), out);
     Path plan = dir.resolve("p.json");
-    Files.writeString(plan, "{\"sessionId\":\"s\",\"plan\":{\"root\":{\"read\":{\"dataSource\":{\"format\":\"text\",\"paths\":[\"/etc/hostname\"]}}}}}");
+    Files.writeString(
+        plan,
+        "{\"sessionId\":\"s\",\"plan\":{\"root\":{\"read\":{\"dataSource\":{\"format\":\"text\",\"paths\":[\"/etc/hostname\"]}}}}}");
     assertTrue(run("--plan", plan.toString()).contains("PATH[absolute]"));
   }
 }

@@ -7,14 +7,16 @@ import java.util.Set;
 /** What the tests of the extension grammars share: reading a statement as a backend with extensions would. */
 final class ExtensionSqlTesting {
   /** A session whose catalogs are prod and iceberg, for ExtensionSql.read alone. */
-  static final SessionView SESSION = SessionView.of("spark_catalog", "default", Set.of("prod", "iceberg"));
+  static final SessionView SESSION =
+      SessionView.of("spark_catalog", "default", Set.of("prod", "iceberg"));
 
   private ExtensionSqlTesting() {}
 
   /** The facts ExtensionSql.read reports, checking that it reports some exactly when it says it read the text. */
   static Facts read(String sql, Set<String> extensions) {
     FactSink sink = new FactSink(100);
-    boolean read = ExtensionSql.read(sql, extensions, "relation", "sql", new SqlScope(SESSION), sink);
+    boolean read =
+        ExtensionSql.read(sql, extensions, "relation", "sql", new SqlScope(SESSION), sink);
     Facts facts = sink.build();
     assertEquals(read, !facts.all().isEmpty(), "facts only when read: " + facts);
     return facts;
@@ -22,6 +24,7 @@ final class ExtensionSqlTesting {
 
   /** A backend session that loads {@code extensions}, for the whole inspector. */
   static SessionView session(Set<String> extensions) {
-    return new SessionView.Fixed("spark_catalog", "default", Set.of("prod"), null, "file", extensions, Set.of(), Set.of());
+    return new SessionView.Fixed(
+        "spark_catalog", "default", Set.of("prod"), null, "file", extensions, Set.of(), Set.of());
   }
 }

@@ -29,28 +29,51 @@ final class IcebergSqlTest {
 
   @Test
   void every_statement_alternative_of_the_grammar_has_a_kind() {
-    Set<String> alternatives = Arrays.stream(IcebergSqlExtensionsParser.class.getClasses())
-        .filter(c -> IcebergSqlExtensionsParser.StatementContext.class.isAssignableFrom(c))
-        .filter(c -> c != IcebergSqlExtensionsParser.StatementContext.class)
-        .map(Class::getSimpleName).collect(Collectors.toSet());
-    Set<String> mapped = IcebergSql.STATEMENTS.keySet().stream().map(Class::getSimpleName).collect(Collectors.toSet());
+    Set<String> alternatives =
+        Arrays.stream(IcebergSqlExtensionsParser.class.getClasses())
+            .filter(c -> IcebergSqlExtensionsParser.StatementContext.class.isAssignableFrom(c))
+            .filter(c -> c != IcebergSqlExtensionsParser.StatementContext.class)
+            .map(Class::getSimpleName)
+            .collect(Collectors.toSet());
+    Set<String> mapped =
+        IcebergSql.STATEMENTS.keySet().stream()
+            .map(Class::getSimpleName)
+            .collect(Collectors.toSet());
     assertEquals(alternatives, mapped);
-    assertEquals(11, mapped.size()); // the 1.10.0 grammar; a new release's alternative fails the line above
+    assertEquals(
+        11, mapped.size()); // the 1.10.0 grammar; a new release's alternative fails the line above
   }
 
   @Test
   void partition_field_statements_from_the_docs() {
     String[][] cases = {
-        {"ALTER TABLE prod.db.sample ADD PARTITION FIELD catalog", "iceberg.addPartitionField"},
-        {"ALTER TABLE prod.db.sample ADD PARTITION FIELD bucket(16, id)", "iceberg.addPartitionField"},
-        {"ALTER TABLE prod.db.sample ADD PARTITION FIELD truncate(4, data)", "iceberg.addPartitionField"},
-        {"alter table prod.db.sample add partition field years(ts)", "iceberg.addPartitionField"},
-        {"ALTER TABLE prod.db.sample ADD PARTITION FIELD bucket(16, id) AS shard", "iceberg.addPartitionField"},
-        {"ALTER TABLE prod.db.sample DROP PARTITION FIELD catalog", "iceberg.dropPartitionField"},
-        {"ALTER TABLE prod.db.sample DROP PARTITION FIELD bucket(16, id)", "iceberg.dropPartitionField"},
-        {"ALTER TABLE prod.db.sample REPLACE PARTITION FIELD ts_day WITH day(ts)", "iceberg.replacePartitionField"},
-        {"ALTER TABLE prod.db.sample REPLACE PARTITION FIELD ts_day WITH day(ts) AS day_of_ts",
-            "iceberg.replacePartitionField"}};
+      {"ALTER TABLE prod.db.sample ADD PARTITION FIELD catalog", "iceberg.addPartitionField"},
+      {
+        "ALTER TABLE prod.db.sample ADD PARTITION FIELD bucket(16, id)", "iceberg.addPartitionField"
+      },
+      {
+        "ALTER TABLE prod.db.sample ADD PARTITION FIELD truncate(4, data)",
+        "iceberg.addPartitionField"
+      },
+      {"alter table prod.db.sample add partition field years(ts)", "iceberg.addPartitionField"},
+      {
+        "ALTER TABLE prod.db.sample ADD PARTITION FIELD bucket(16, id) AS shard",
+        "iceberg.addPartitionField"
+      },
+      {"ALTER TABLE prod.db.sample DROP PARTITION FIELD catalog", "iceberg.dropPartitionField"},
+      {
+        "ALTER TABLE prod.db.sample DROP PARTITION FIELD bucket(16, id)",
+        "iceberg.dropPartitionField"
+      },
+      {
+        "ALTER TABLE prod.db.sample REPLACE PARTITION FIELD ts_day WITH day(ts)",
+        "iceberg.replacePartitionField"
+      },
+      {
+        "ALTER TABLE prod.db.sample REPLACE PARTITION FIELD ts_day WITH day(ts) AS day_of_ts",
+        "iceberg.replacePartitionField"
+      }
+    };
     for (String[] c : cases) {
       Fact sql = statement(c[0]);
       assertEquals(c[1], sql.subkind(), c[0]);
@@ -62,50 +85,84 @@ final class IcebergSqlTest {
 
   @Test
   void write_order_distribution_and_identifier_fields() {
-    for (String order : List.of("ORDERED BY category, id", "ORDERED BY category ASC, id DESC",
-        "ORDERED BY category ASC NULLS LAST, id DESC NULLS FIRST", "LOCALLY ORDERED BY category, id",
-        "UNORDERED", "DISTRIBUTED BY PARTITION", "DISTRIBUTED BY PARTITION LOCALLY ORDERED BY category, id",
-        "ORDERED BY bucket(16, id), days(ts)")) {
-      assertEquals("iceberg.setWriteDistributionAndOrdering",
-          statement("ALTER TABLE prod.db.sample WRITE " + order).subkind(), order);
+    for (String order :
+        List.of(
+            "ORDERED BY category, id",
+            "ORDERED BY category ASC, id DESC",
+            "ORDERED BY category ASC NULLS LAST, id DESC NULLS FIRST",
+            "LOCALLY ORDERED BY category, id",
+            "UNORDERED",
+            "DISTRIBUTED BY PARTITION",
+            "DISTRIBUTED BY PARTITION LOCALLY ORDERED BY category, id",
+            "ORDERED BY bucket(16, id), days(ts)")) {
+      assertEquals(
+          "iceberg.setWriteDistributionAndOrdering",
+          statement("ALTER TABLE prod.db.sample WRITE " + order).subkind(),
+          order);
     }
-    assertEquals("iceberg.setIdentifierFields", statement("ALTER TABLE prod.db.sample SET IDENTIFIER FIELDS id").subkind());
-    assertEquals("iceberg.setIdentifierFields",
+    assertEquals(
+        "iceberg.setIdentifierFields",
+        statement("ALTER TABLE prod.db.sample SET IDENTIFIER FIELDS id").subkind());
+    assertEquals(
+        "iceberg.setIdentifierFields",
         statement("ALTER TABLE prod.db.sample SET IDENTIFIER FIELDS id, data").subkind());
-    assertEquals("iceberg.dropIdentifierFields",
+    assertEquals(
+        "iceberg.dropIdentifierFields",
         statement("ALTER TABLE prod.db.sample DROP IDENTIFIER FIELDS id, data").subkind());
   }
 
   @Test
   void branches_and_tags_name_the_ref_and_whether_it_may_be_replaced() {
-    Fact create = statement("ALTER TABLE prod.db.sample CREATE BRANCH `audit-branch` AS OF VERSION 1234 RETAIN 30 DAYS");
+    Fact create =
+        statement(
+            "ALTER TABLE prod.db.sample CREATE BRANCH `audit-branch` AS OF VERSION 1234 RETAIN 30 DAYS");
     assertEquals("iceberg.createOrReplaceBranch", create.subkind());
     assertEquals("audit-branch", create.get("branch"));
     assertEquals("false", create.get("replace"));
-    assertEquals("false", statement("ALTER TABLE prod.db.sample CREATE BRANCH IF NOT EXISTS b").get("replace"));
-    assertEquals("true", statement("ALTER TABLE prod.db.sample CREATE OR REPLACE BRANCH b").get("replace"));
-    assertEquals("true",
-        statement("ALTER TABLE prod.db.sample REPLACE BRANCH `audit-branch` AS OF VERSION 4567 RETAIN 60 DAYS")
+    assertEquals(
+        "false",
+        statement("ALTER TABLE prod.db.sample CREATE BRANCH IF NOT EXISTS b").get("replace"));
+    assertEquals(
+        "true", statement("ALTER TABLE prod.db.sample CREATE OR REPLACE BRANCH b").get("replace"));
+    assertEquals(
+        "true",
+        statement(
+                "ALTER TABLE prod.db.sample REPLACE BRANCH `audit-branch` AS OF VERSION 4567 RETAIN 60 DAYS")
             .get("replace"));
-    assertEquals("iceberg.createOrReplaceBranch", statement("ALTER TABLE prod.db.sample CREATE BRANCH `audit-branch` "
-        + "AS OF VERSION 1234 RETAIN 30 DAYS WITH SNAPSHOT RETENTION 3 SNAPSHOTS 2 DAYS").subkind());
+    assertEquals(
+        "iceberg.createOrReplaceBranch",
+        statement(
+                "ALTER TABLE prod.db.sample CREATE BRANCH `audit-branch` "
+                    + "AS OF VERSION 1234 RETAIN 30 DAYS WITH SNAPSHOT RETENTION 3 SNAPSHOTS 2 DAYS")
+            .subkind());
     Fact drop = statement("ALTER TABLE prod.db.sample DROP BRANCH IF EXISTS `audit-branch`");
     assertEquals("iceberg.dropBranch", drop.subkind());
     assertEquals("audit-branch", drop.get("branch"));
 
-    Fact tag = statement("ALTER TABLE prod.db.sample CREATE TAG `historical-tag` AS OF VERSION 1234 RETAIN 365 DAYS");
+    Fact tag =
+        statement(
+            "ALTER TABLE prod.db.sample CREATE TAG `historical-tag` AS OF VERSION 1234 RETAIN 365 DAYS");
     assertEquals("iceberg.createOrReplaceTag", tag.subkind());
     assertEquals("historical-tag", tag.get("tag"));
     assertEquals("false", tag.get("replace"));
-    assertEquals("true", statement("ALTER TABLE prod.db.sample CREATE OR REPLACE TAG `historical-tag`").get("replace"));
-    assertEquals("true",
-        statement("ALTER TABLE prod.db.sample REPLACE TAG `historical-tag` AS OF VERSION 5678 RETAIN 60 DAYS").get("replace"));
-    assertEquals("iceberg.dropTag", statement("ALTER TABLE prod.db.sample DROP TAG `historical-tag`").subkind());
+    assertEquals(
+        "true",
+        statement("ALTER TABLE prod.db.sample CREATE OR REPLACE TAG `historical-tag`")
+            .get("replace"));
+    assertEquals(
+        "true",
+        statement(
+                "ALTER TABLE prod.db.sample REPLACE TAG `historical-tag` AS OF VERSION 5678 RETAIN 60 DAYS")
+            .get("replace"));
+    assertEquals(
+        "iceberg.dropTag",
+        statement("ALTER TABLE prod.db.sample DROP TAG `historical-tag`").subkind());
   }
 
   @Test
   void the_table_is_written_and_resolved_like_spark_names() {
-    Facts facts = read("ALTER TABLE prod.db.`my``table` ADD PARTITION FIELD bucket(16, id)", ICEBERG_ONLY);
+    Facts facts =
+        read("ALTER TABLE prod.db.`my``table` ADD PARTITION FIELD bucket(16, id)", ICEBERG_ONLY);
     Fact write = facts.ofKind(Fact.Kind.TABLE_WRITE).get(0);
     assertEquals("iceberg.addPartitionField", write.subkind());
     assertEquals("prod.db.my`table", write.get("table"));
@@ -117,14 +174,20 @@ final class IcebergSqlTest {
     assertEquals(31, write.intAttr("span_end"));
     assertEquals("iceberg", write.get("extension"));
 
-    Fact unqualified = read("ALTER TABLE sample WRITE UNORDERED", ICEBERG_ONLY).ofKind(Fact.Kind.TABLE_WRITE).get(0);
+    Fact unqualified =
+        read("ALTER TABLE sample WRITE UNORDERED", ICEBERG_ONLY)
+            .ofKind(Fact.Kind.TABLE_WRITE)
+            .get(0);
     assertEquals("spark_catalog.default.sample", unqualified.get("table"));
   }
 
   @Test
   void procedure_calls_report_the_name_and_the_strings_that_are_paths() {
-    Facts facts = read("CALL Prod.System.Remove_Orphan_Files(table => 'db.sample', location => 'file:/etc', "
-        + "dry_run => true)", ICEBERG_ONLY);
+    Facts facts =
+        read(
+            "CALL Prod.System.Remove_Orphan_Files(table => 'db.sample', location => 'file:/etc', "
+                + "dry_run => true)",
+            ICEBERG_ONLY);
     assertEquals("iceberg.call", facts.ofKind(Fact.Kind.SQL).get(0).subkind());
     assertEquals("admin", facts.ofKind(Fact.Kind.SQL).get(0).get("class"));
     Fact call = facts.ofKind(Fact.Kind.FUNCTION_CALL).get(0);
@@ -132,68 +195,105 @@ final class IcebergSqlTest {
     assertEquals("prod.system.remove_orphan_files", call.get("name"));
     assertEquals("Prod.System.Remove_Orphan_Files", call.get("written"));
     Fact path = facts.ofKind(Fact.Kind.PATH).get(0);
-    assertEquals(1, facts.ofKind(Fact.Kind.PATH).size(), facts.toString()); // 'db.sample' is a table name
+    assertEquals(
+        1, facts.ofKind(Fact.Kind.PATH).size(), facts.toString()); // 'db.sample' is a table name
     assertEquals("file_scheme", path.subkind());
     assertEquals("file:/etc", path.get("path"));
     assertEquals("file", path.get("scheme"));
     assertEquals("procedure_argument.location", path.get("context"));
 
-    // positional arguments, adjacent literals, MAP(...) values (also by their key) and ARRAY(...) elements
-    Facts nested = read("CALL prod.system.rewrite_data_files('db.sample', 'file:' '/tmp/x', "
-        + "map('location', '/etc/passwd', 'warehouse', 'wh', 'min-input-files', '2'), array('../up'))", ICEBERG_ONLY);
-    assertEquals(Set.of("file_scheme:file:/tmp/x:procedure_argument", "absolute:/etc/passwd:procedure_argument.location",
-            "relative:wh:procedure_argument.warehouse", "parent_ref:../up:procedure_argument"),
-        nested.ofKind(Fact.Kind.PATH).stream().map(f -> f.subkind() + ":" + f.get("path") + ":" + f.get("context"))
+    // positional arguments, adjacent literals, MAP(...) values (also by their key) and ARRAY(...)
+    // elements
+    Facts nested =
+        read(
+            "CALL prod.system.rewrite_data_files('db.sample', 'file:' '/tmp/x', "
+                + "map('location', '/etc/passwd', 'warehouse', 'wh', 'min-input-files', '2'), array('../up'))",
+            ICEBERG_ONLY);
+    assertEquals(
+        Set.of(
+            "file_scheme:file:/tmp/x:procedure_argument",
+            "absolute:/etc/passwd:procedure_argument.location",
+            "relative:wh:procedure_argument.warehouse",
+            "parent_ref:../up:procedure_argument"),
+        nested.ofKind(Fact.Kind.PATH).stream()
+            .map(f -> f.subkind() + ":" + f.get("path") + ":" + f.get("context"))
             .collect(Collectors.toSet()));
 
     // a path argument that is not a string cannot be checked: refused, as for Spark's grammar
-    assertTrue(read("CALL prod.system.add_files(table => 'db.t', source_table => 'parquet.`/x`', location => 42)",
-        ICEBERG_ONLY).has(Fact.Kind.UNCLASSIFIED, "computed_argument"));
+    assertTrue(
+        read(
+                "CALL prod.system.add_files(table => 'db.t', source_table => 'parquet.`/x`', location => 42)",
+                ICEBERG_ONLY)
+            .has(Fact.Kind.UNCLASSIFIED, "computed_argument"));
   }
 
   @Test
   void through_the_inspector_when_the_backend_loads_iceberg() {
     Inspector inspector = new Inspector();
     String sql = "ALTER TABLE prod.db.sample ADD PARTITION FIELD bucket(16, id)";
-    Facts facts = inspector.inspectSql(sql, session(Set.of(ExtensionSql.ICEBERG, ExtensionSql.HUDI)));
+    Facts facts =
+        inspector.inspectSql(sql, session(Set.of(ExtensionSql.ICEBERG, ExtensionSql.HUDI)));
     assertEquals("iceberg.addPartitionField", facts.ofKind(Fact.Kind.SQL).get(0).subkind());
     assertEquals("prod.db.sample", facts.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
     assertFalse(facts.has(Fact.Kind.UNCLASSIFIED), facts.toString());
-    // the same text on a backend without the extension (the statement cache keys on the session's extensions)
-    assertTrue(inspector.inspectSql(sql, session(Set.of(ExtensionSql.HUDI))).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
-    assertTrue(inspector.inspectSql(sql, SessionView.DEFAULT).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    // the same text on a backend without the extension (the statement cache keys on the session's
+    // extensions)
+    assertTrue(
+        inspector
+            .inspectSql(sql, session(Set.of(ExtensionSql.HUDI)))
+            .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(
+        inspector
+            .inspectSql(sql, SessionView.DEFAULT)
+            .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
 
     SessionView both = session(Set.of(ExtensionSql.ICEBERG, ExtensionSql.HUDI));
-    assertTrue(inspector.inspectSql("RUN COMPACTION ON hudi_table", both).has(Fact.Kind.SQL, "hudi.compactionOnTable"));
-    assertTrue(inspector.inspectSql("ALTER TABLE t CREATE BRANCH ${name}", both)
-        .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
-    assertTrue(inspector.inspectSql("ALTER TABLE t CREATE BRANCH b -- ${x}", both)
-        .has(Fact.Kind.UNCLASSIFIED, "variable_substitution"));
+    assertTrue(
+        inspector
+            .inspectSql("RUN COMPACTION ON hudi_table", both)
+            .has(Fact.Kind.SQL, "hudi.compactionOnTable"));
+    assertTrue(
+        inspector
+            .inspectSql("ALTER TABLE t CREATE BRANCH ${name}", both)
+            .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(
+        inspector
+            .inspectSql("ALTER TABLE t CREATE BRANCH b -- ${x}", both)
+            .has(Fact.Kind.UNCLASSIFIED, "variable_substitution"));
     Facts immediate = inspector.inspectSql("EXECUTE IMMEDIATE 'ALTER TABLE t DROP BRANCH b'", both);
     assertTrue(immediate.has(Fact.Kind.SQL, "iceberg.dropBranch"), immediate.toString());
-    assertEquals("spark_catalog.default.t", immediate.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
+    assertEquals(
+        "spark_catalog.default.t", immediate.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
     // Spark's grammar comes first: what it reads is never read again with Iceberg's
-    assertTrue(inspector.inspectSql("CALL prod.system.expire_snapshots('db.t')", both).has(Fact.Kind.SQL, "call"));
+    assertTrue(
+        inspector
+            .inspectSql("CALL prod.system.expire_snapshots('db.t')", both)
+            .has(Fact.Kind.SQL, "call"));
   }
 
   @Test
   void whatever_iceberg_would_not_read_stays_unread() {
-    for (String sql : List.of(
-        "RUN COMPACTION ON hudi_table",                                        // Hudi's, not Iceberg's
-        "ALTER TABLE prod.db.sample ADD PARTITION FIELD",                      // incomplete
-        "ALTER TABLE prod.db.sample ADD PARTITION FIELD id; DROP TABLE x",     // one statement only
-        "ALTER TABLE prod.db.sample ADD /* c */ PARTITION FIELD id",           // Iceberg's own test misses it
-        "ALTER TABLE prod.db.sample CREATE BRANCH b AS OF VERSION 'x'",       // not a number
-        "ALTER TABLE prod.db.sample WRITE ORDERED BY",
-        "ALTER VIEW prod.db.sample ADD PARTITION FIELD id",
-        "CALL prod.other.remove_orphan_files(table => 'db.sample')",           // not a system procedure
-        "CALL prod.system.x(a => 1 + 1)",                                     // expressions are not constants
-        "SELECT * FROM t CHANGES FROM VERSION 1",
-        "")) {
+    for (String sql :
+        List.of(
+            "RUN COMPACTION ON hudi_table", // Hudi's, not Iceberg's
+            "ALTER TABLE prod.db.sample ADD PARTITION FIELD", // incomplete
+            "ALTER TABLE prod.db.sample ADD PARTITION FIELD id; DROP TABLE x", // one statement only
+            "ALTER TABLE prod.db.sample ADD /* c */ PARTITION FIELD id", // Iceberg's own test
+            // misses it
+            "ALTER TABLE prod.db.sample CREATE BRANCH b AS OF VERSION 'x'", // not a number
+            "ALTER TABLE prod.db.sample WRITE ORDERED BY",
+            "ALTER VIEW prod.db.sample ADD PARTITION FIELD id",
+            "CALL prod.other.remove_orphan_files(table => 'db.sample')", // not a system procedure
+            "CALL prod.system.x(a => 1 + 1)", // expressions are not constants
+            "SELECT * FROM t CHANGES FROM VERSION 1",
+            "")) {
       assertTrue(read(sql, ICEBERG_ONLY).all().isEmpty(), sql);
     }
     assertTrue(read("ALTER TABLE prod.db.sample ADD PARTITION FIELD id", Set.of()).all().isEmpty());
-    assertTrue(read("ALTER TABLE prod.db.sample ADD PARTITION FIELD id", Set.of(ExtensionSql.HUDI)).all().isEmpty());
+    assertTrue(
+        read("ALTER TABLE prod.db.sample ADD PARTITION FIELD id", Set.of(ExtensionSql.HUDI))
+            .all()
+            .isEmpty());
   }
 
   @Test
@@ -206,20 +306,29 @@ final class IcebergSqlTest {
     assertTrue(IcebergSql.recognises("alter table x add partition -- c\nfield y"));
     assertFalse(IcebergSql.recognises("alter table x add partition -- c\r\nfield y"));
     assertFalse(IcebergSql.recognises("select 'alter table x add partition field y'"));
-    assertEquals("alter table x add partition field y -- z", IcebergSql.normalize("ALTER TABLE x add partition field y -- z"));
+    assertEquals(
+        "alter table x add partition field y -- z",
+        IcebergSql.normalize("ALTER TABLE x add partition field y -- z"));
     assertEquals("a   b /* c", IcebergSql.normalize("a /* x */ b /* c"));
   }
 
   @Test
   void hostile_text_is_bounded() {
-    assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
-      for (String unit : List.of("-", "/*", "*/", "(", "bucket(", "'", "`(")) {
-        String sql = "ALTER TABLE t ADD PARTITION FIELD " + unit.repeat(200_000);
-        assertTrue(read(sql, ICEBERG_ONLY).all().isEmpty(), unit);
-      }
-      assertNotNull(IcebergSql.parse("ALTER TABLE t /* a /* b */ */ ADD PARTITION FIELD id"));
-      assertNull(IcebergSql.parse("ALTER TABLE t " + "/*".repeat(17) + "*/".repeat(17) + " ADD PARTITION FIELD id"));
-    });
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(10),
+        () -> {
+          for (String unit : List.of("-", "/*", "*/", "(", "bucket(", "'", "`(")) {
+            String sql = "ALTER TABLE t ADD PARTITION FIELD " + unit.repeat(200_000);
+            assertTrue(read(sql, ICEBERG_ONLY).all().isEmpty(), unit);
+          }
+          assertNotNull(IcebergSql.parse("ALTER TABLE t /* a /* b */ */ ADD PARTITION FIELD id"));
+          assertNull(
+              IcebergSql.parse(
+                  "ALTER TABLE t "
+                      + "/*".repeat(17)
+                      + "*/".repeat(17)
+                      + " ADD PARTITION FIELD id"));
+        });
     assertNull(IcebergSql.parse("ALTER TABLE t WRITE ORDERED BY " + "x, ".repeat(50_000)));
     assertNotNull(IcebergSql.parse("ALTER TABLE t WRITE ORDERED BY " + "x, ".repeat(50_000) + "x"));
   }

@@ -20,8 +20,16 @@ final class InspectorTest {
   private static final UserContext USER = UserContext.newBuilder().setUserId("alice").build();
 
   private Facts execute(Plan.Builder plan) {
-    return inspector.inspect("spark.connect.SparkConnectService/ExecutePlan", ExecutePlanRequest.newBuilder()
-        .setSessionId("s1").setUserContext(USER).setOperationId("op1").setPlan(plan).build().toByteArray(), SessionView.DEFAULT);
+    return inspector.inspect(
+        "spark.connect.SparkConnectService/ExecutePlan",
+        ExecutePlanRequest.newBuilder()
+            .setSessionId("s1")
+            .setUserContext(USER)
+            .setOperationId("op1")
+            .setPlan(plan)
+            .build()
+            .toByteArray(),
+        SessionView.DEFAULT);
   }
 
   private static Relation range() {
@@ -30,16 +38,36 @@ final class InspectorTest {
 
   @Test
   void java_lambda_udf_is_scala_udf_payload() {
-    Expression udf = Expression.newBuilder().setCommonInlineUserDefinedFunction(CommonInlineUserDefinedFunction.newBuilder()
-        .setFunctionName("f").setScalarScalaUdf(ScalarScalaUDF.newBuilder().setPayload(ByteString.copyFrom(new byte[] {(byte) 0xac, (byte) 0xed})))).build();
-    Facts f = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setProject(Project.newBuilder().setInput(range()).addExpressions(udf))));
+    Expression udf =
+        Expression.newBuilder()
+            .setCommonInlineUserDefinedFunction(
+                CommonInlineUserDefinedFunction.newBuilder()
+                    .setFunctionName("f")
+                    .setScalarScalaUdf(
+                        ScalarScalaUDF.newBuilder()
+                            .setPayload(
+                                ByteString.copyFrom(new byte[] {(byte) 0xac, (byte) 0xed}))))
+            .build();
+    Facts f =
+        execute(
+            Plan.newBuilder()
+                .setRoot(
+                    Relation.newBuilder()
+                        .setProject(Project.newBuilder().setInput(range()).addExpressions(udf))));
     Fact code = f.ofKind(Fact.Kind.USER_CODE).get(0);
     assertEquals("scala_udf", code.subkind());
     assertEquals("f", code.get("function_name"));
     assertEquals("alice", f.ofKind(Fact.Kind.REQUEST).get(0).get("user_id"));
     assertEquals("op1", f.ofKind(Fact.Kind.REQUEST).get(0).get("operation_id"));
-    Facts java = execute(Plan.newBuilder().setCommand(Command.newBuilder().setRegisterFunction(CommonInlineUserDefinedFunction.newBuilder()
-        .setFunctionName("g").setJavaUdf(JavaUDF.newBuilder().setClassName("com.x.G")))));
+    Facts java =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setRegisterFunction(
+                            CommonInlineUserDefinedFunction.newBuilder()
+                                .setFunctionName("g")
+                                .setJavaUdf(JavaUDF.newBuilder().setClassName("com.x.G")))));
     assertEquals("register_function", java.ofKind(Fact.Kind.USER_CODE).get(0).subkind());
     assertEquals("com.x.G", java.ofKind(Fact.Kind.USER_CODE).get(0).get("class_name"));
   }
@@ -47,20 +75,54 @@ final class InspectorTest {
   @Test
   void foreach_and_map_partitions() {
     // Dataset.foreach in the JVM client is a MapPartitions with a ScalarScalaUDF.
-    Facts f = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setMapPartitions(MapPartitions.newBuilder().setInput(range())
-        .setFunc(CommonInlineUserDefinedFunction.newBuilder().setScalarScalaUdf(ScalarScalaUDF.newBuilder().setPayload(ByteString.copyFromUtf8("x")))))));
+    Facts f =
+        execute(
+            Plan.newBuilder()
+                .setRoot(
+                    Relation.newBuilder()
+                        .setMapPartitions(
+                            MapPartitions.newBuilder()
+                                .setInput(range())
+                                .setFunc(
+                                    CommonInlineUserDefinedFunction.newBuilder()
+                                        .setScalarScalaUdf(
+                                            ScalarScalaUDF.newBuilder()
+                                                .setPayload(ByteString.copyFromUtf8("x")))))));
     assertTrue(f.has(Fact.Kind.USER_CODE, "map_partitions"));
-    Facts stream = execute(Plan.newBuilder().setCommand(Command.newBuilder().setWriteStreamOperationStart(WriteStreamOperationStart.newBuilder()
-        .setInput(range()).setForeachBatch(StreamingForeachFunction.newBuilder().setScalaFunction(ScalarScalaUDF.getDefaultInstance())))));
+    Facts stream =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setWriteStreamOperationStart(
+                            WriteStreamOperationStart.newBuilder()
+                                .setInput(range())
+                                .setForeachBatch(
+                                    StreamingForeachFunction.newBuilder()
+                                        .setScalaFunction(ScalarScalaUDF.getDefaultInstance())))));
     assertTrue(stream.has(Fact.Kind.USER_CODE, "foreach_batch"), stream.toString());
   }
 
   @Test
   void conf_set_by_config_rpc() {
-    Facts f = inspector.inspect("Config", ConfigRequest.newBuilder().setSessionId("s1").setUserContext(USER)
-        .setOperation(ConfigRequest.Operation.newBuilder().setSet(ConfigRequest.Set.newBuilder()
-            .addPairs(KeyValue.newBuilder().setKey("spark.sql.artifact.copyFromLocalToFs.allowDestLocal").setValue("true"))))
-        .build().toByteArray(), SessionView.DEFAULT);
+    Facts f =
+        inspector.inspect(
+            "Config",
+            ConfigRequest.newBuilder()
+                .setSessionId("s1")
+                .setUserContext(USER)
+                .setOperation(
+                    ConfigRequest.Operation.newBuilder()
+                        .setSet(
+                            ConfigRequest.Set.newBuilder()
+                                .addPairs(
+                                    KeyValue.newBuilder()
+                                        .setKey(
+                                            "spark.sql.artifact.copyFromLocalToFs.allowDestLocal")
+                                        .setValue("true"))))
+                .build()
+                .toByteArray(),
+            SessionView.DEFAULT);
     Fact set = f.ofKind(Fact.Kind.CONFIG_SET).get(0);
     assertEquals("spark.sql.artifact.copyFromLocalToFs.allowDestLocal", set.get("key"));
     assertEquals("true", set.get("value"));
@@ -68,29 +130,87 @@ final class InspectorTest {
 
   @Test
   void create_dataframe_sql_with_parameters_select_expr_and_reads() {
-    Facts local = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setLocalRelation(LocalRelation.newBuilder()
-        .setData(ByteString.copyFrom(new byte[100])).setSchema("a int"))));
-    assertEquals(java.util.Set.of(Fact.Kind.REQUEST), local.all().stream().map(Fact::kind).collect(java.util.stream.Collectors.toSet()));
+    Facts local =
+        execute(
+            Plan.newBuilder()
+                .setRoot(
+                    Relation.newBuilder()
+                        .setLocalRelation(
+                            LocalRelation.newBuilder()
+                                .setData(ByteString.copyFrom(new byte[100]))
+                                .setSchema("a int"))));
+    assertEquals(
+        java.util.Set.of(Fact.Kind.REQUEST),
+        local.all().stream().map(Fact::kind).collect(java.util.stream.Collectors.toSet()));
 
-    Facts sql = execute(Plan.newBuilder().setCommand(Command.newBuilder().setSqlCommand(SqlCommand.newBuilder()
-        .setInput(Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT * FROM t WHERE id = :id")
-            .putNamedArguments("id", Expression.newBuilder().setLiteral(Expression.Literal.newBuilder().setInteger(1)).build()))))));
+    Facts sql =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setSqlCommand(
+                            SqlCommand.newBuilder()
+                                .setInput(
+                                    Relation.newBuilder()
+                                        .setSql(
+                                            SQL.newBuilder()
+                                                .setQuery("SELECT * FROM t WHERE id = :id")
+                                                .putNamedArguments(
+                                                    "id",
+                                                    Expression.newBuilder()
+                                                        .setLiteral(
+                                                            Expression.Literal.newBuilder()
+                                                                .setInteger(1))
+                                                        .build()))))));
     assertEquals("spark_catalog.default.t", sql.ofKind(Fact.Kind.TABLE_READ).get(0).get("table"));
     assertEquals("query", sql.ofKind(Fact.Kind.SQL).get(0).subkind());
 
-    Facts expr = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setProject(Project.newBuilder().setInput(range())
-        .addExpressions(Expression.newBuilder().setExpressionString(Expression.ExpressionString.newBuilder()
-            .setExpression("reflect('java.lang.System', 'getProperty', 'user.home')"))))));
+    Facts expr =
+        execute(
+            Plan.newBuilder()
+                .setRoot(
+                    Relation.newBuilder()
+                        .setProject(
+                            Project.newBuilder()
+                                .setInput(range())
+                                .addExpressions(
+                                    Expression.newBuilder()
+                                        .setExpressionString(
+                                            Expression.ExpressionString.newBuilder()
+                                                .setExpression(
+                                                    "reflect('java.lang.System', 'getProperty', 'user.home')"))))));
     assertEquals("reflect", expr.ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("name"));
 
-    Facts read = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setRead(Read.newBuilder().setDataSource(
-        Read.DataSource.newBuilder().setFormat("text").addPaths("/etc/hostname")))));
+    Facts read =
+        execute(
+            Plan.newBuilder()
+                .setRoot(
+                    Relation.newBuilder()
+                        .setRead(
+                            Read.newBuilder()
+                                .setDataSource(
+                                    Read.DataSource.newBuilder()
+                                        .setFormat("text")
+                                        .addPaths("/etc/hostname")))));
     assertEquals("absolute", read.ofKind(Fact.Kind.PATH).get(0).subkind());
     assertEquals("text", read.ofKind(Fact.Kind.DATA_SOURCE).get(0).get("format"));
 
-    Facts named = execute(Plan.newBuilder().setRoot(Relation.newBuilder().setRead(Read.newBuilder().setNamedTable(
-        Read.NamedTable.newBuilder().setUnparsedIdentifier("iceberg.lake.`trips`").putOptions("snapshot-id", "42")))));
-    assertEquals("spark_catalog.iceberg.lake.trips".substring(0, 0) + "spark_catalog.iceberg.lake", named.ofKind(Fact.Kind.TABLE_READ).get(0).get("catalog") + "." + named.ofKind(Fact.Kind.TABLE_READ).get(0).get("database"));
+    Facts named =
+        execute(
+            Plan.newBuilder()
+                .setRoot(
+                    Relation.newBuilder()
+                        .setRead(
+                            Read.newBuilder()
+                                .setNamedTable(
+                                    Read.NamedTable.newBuilder()
+                                        .setUnparsedIdentifier("iceberg.lake.`trips`")
+                                        .putOptions("snapshot-id", "42")))));
+    assertEquals(
+        "spark_catalog.iceberg.lake.trips".substring(0, 0) + "spark_catalog.iceberg.lake",
+        named.ofKind(Fact.Kind.TABLE_READ).get(0).get("catalog")
+            + "."
+            + named.ofKind(Fact.Kind.TABLE_READ).get(0).get("database"));
     assertEquals("option", named.ofKind(Fact.Kind.TIME_TRAVEL).get(0).get("syntax"));
   }
 
@@ -98,30 +218,74 @@ final class InspectorTest {
   void add_artifacts_batch_and_chunked() {
     ArtifactTracker tracker = inspector.newArtifactTracker();
     byte[] jar = "PK jar bytes".getBytes();
-    Facts batch = inspector.inspect("AddArtifacts", AddArtifactsRequest.newBuilder().setSessionId("s1").setUserContext(USER)
-        .setBatch(AddArtifactsRequest.Batch.newBuilder().addArtifacts(AddArtifactsRequest.SingleChunkArtifact.newBuilder()
-            .setName("jars/a.jar").setData(chunk(jar)))).build().toByteArray(), SessionView.DEFAULT, tracker);
+    Facts batch =
+        inspector.inspect(
+            "AddArtifacts",
+            AddArtifactsRequest.newBuilder()
+                .setSessionId("s1")
+                .setUserContext(USER)
+                .setBatch(
+                    AddArtifactsRequest.Batch.newBuilder()
+                        .addArtifacts(
+                            AddArtifactsRequest.SingleChunkArtifact.newBuilder()
+                                .setName("jars/a.jar")
+                                .setData(chunk(jar))))
+                .build()
+                .toByteArray(),
+            SessionView.DEFAULT,
+            tracker);
     Fact a = batch.ofKind(Fact.Kind.ARTIFACT).get(0);
     assertEquals("jars/", a.get("prefix"));
     assertEquals("true", a.get("crc_ok"));
 
     byte[] part1 = new byte[10];
     byte[] part2 = new byte[5];
-    Facts begin = inspector.inspect("AddArtifacts", AddArtifactsRequest.newBuilder().setSessionId("s1").setUserContext(USER)
-        .setBeginChunk(AddArtifactsRequest.BeginChunkedArtifact.newBuilder().setName("forward_to_fs/../x").setTotalBytes(15)
-            .setNumChunks(2).setInitialChunk(chunk(part1))).build().toByteArray(), SessionView.DEFAULT, tracker);
+    Facts begin =
+        inspector.inspect(
+            "AddArtifacts",
+            AddArtifactsRequest.newBuilder()
+                .setSessionId("s1")
+                .setUserContext(USER)
+                .setBeginChunk(
+                    AddArtifactsRequest.BeginChunkedArtifact.newBuilder()
+                        .setName("forward_to_fs/../x")
+                        .setTotalBytes(15)
+                        .setNumChunks(2)
+                        .setInitialChunk(chunk(part1)))
+                .build()
+                .toByteArray(),
+            SessionView.DEFAULT,
+            tracker);
     assertEquals("forward_to_fs/", begin.ofKind(Fact.Kind.ARTIFACT).get(0).get("prefix"));
     assertTrue(begin.has(Fact.Kind.PATH, "parent_ref"));
-    Facts last = inspector.inspect("AddArtifacts", AddArtifactsRequest.newBuilder().setSessionId("s1").setUserContext(USER)
-        .setChunk(chunk(part2)).build().toByteArray(), SessionView.DEFAULT, tracker);
+    Facts last =
+        inspector.inspect(
+            "AddArtifacts",
+            AddArtifactsRequest.newBuilder()
+                .setSessionId("s1")
+                .setUserContext(USER)
+                .setChunk(chunk(part2))
+                .build()
+                .toByteArray(),
+            SessionView.DEFAULT,
+            tracker);
     Fact done = last.ofKind(Fact.Kind.ARTIFACT).get(0);
     assertEquals("complete", done.subkind());
     assertEquals("15", done.get("size"));
     assertEquals("forward_to_fs/../x", done.get("name"));
     assertEquals(0, inspector.finishArtifacts(tracker).size());
 
-    Facts other = inspector.inspect("AddArtifacts", AddArtifactsRequest.newBuilder().setSessionId("s2").setUserContext(USER)
-        .setChunk(chunk(part2)).build().toByteArray(), SessionView.DEFAULT, tracker);
+    Facts other =
+        inspector.inspect(
+            "AddArtifacts",
+            AddArtifactsRequest.newBuilder()
+                .setSessionId("s2")
+                .setUserContext(USER)
+                .setChunk(chunk(part2))
+                .build()
+                .toByteArray(),
+            SessionView.DEFAULT,
+            tracker);
     assertTrue(other.has(Fact.Kind.UNCLASSIFIED, "identity_changed"));
     assertTrue(other.has(Fact.Kind.UNCLASSIFIED, "orphan_artifact_chunk"));
   }
@@ -129,7 +293,10 @@ final class InspectorTest {
   private static AddArtifactsRequest.ArtifactChunk chunk(byte[] data) {
     CRC32 crc = new CRC32();
     crc.update(data);
-    return AddArtifactsRequest.ArtifactChunk.newBuilder().setData(ByteString.copyFrom(data)).setCrc(crc.getValue()).build();
+    return AddArtifactsRequest.ArtifactChunk.newBuilder()
+        .setData(ByteString.copyFrom(data))
+        .setCrc(crc.getValue())
+        .build();
   }
 
   @Test
@@ -145,44 +312,68 @@ final class InspectorTest {
     String rightmost = "plan.root" + ".set_op.right_input".repeat(9) + ".read.named_table";
     assertEquals(leftmost, reads.get(0).get("where"));
     assertEquals(rightmost, reads.get(leaves - 1).get("where"));
-    assertEquals(0, execute(Plan.newBuilder().setRoot(unionOfRanges(10001))).ofKind(Fact.Kind.UNCLASSIFIED).size());
+    assertEquals(
+        0,
+        execute(Plan.newBuilder().setRoot(unionOfRanges(10001)))
+            .ofKind(Fact.Kind.UNCLASSIFIED)
+            .size());
     assertEquals(1, execute(Plan.newBuilder().setRoot(unionOfRanges(10001))).size());
   }
 
   /** A balanced UNION ALL tree with {@code nodes} relations in all, its leaves reading t0, t1, ... left to right. */
   private static Relation unionOfReads(int nodes, int[] next) {
     if (nodes <= 1) {
-      return Relation.newBuilder().setRead(Read.newBuilder().setNamedTable(
-          Read.NamedTable.newBuilder().setUnparsedIdentifier("t" + next[0]++))).build();
+      return Relation.newBuilder()
+          .setRead(
+              Read.newBuilder()
+                  .setNamedTable(
+                      Read.NamedTable.newBuilder().setUnparsedIdentifier("t" + next[0]++)))
+          .build();
     }
     int left = (nodes - 1) / 2;
-    return Relation.newBuilder().setSetOp(SetOperation.newBuilder().setLeftInput(unionOfReads(Math.max(1, left), next))
-        .setRightInput(unionOfReads(Math.max(1, nodes - 1 - left), next)).setSetOpType(SetOperation.SetOpType.SET_OP_TYPE_UNION)
-        .setIsAll(true)).build();
+    return Relation.newBuilder()
+        .setSetOp(
+            SetOperation.newBuilder()
+                .setLeftInput(unionOfReads(Math.max(1, left), next))
+                .setRightInput(unionOfReads(Math.max(1, nodes - 1 - left), next))
+                .setSetOpType(SetOperation.SetOpType.SET_OP_TYPE_UNION)
+                .setIsAll(true))
+        .build();
   }
 
   private static Relation unionOfRanges(int nodes) {
     if (nodes <= 1) return range();
     int left = (nodes - 1) / 2;
-    return Relation.newBuilder().setSetOp(SetOperation.newBuilder().setLeftInput(unionOfRanges(Math.max(1, left)))
-        .setRightInput(unionOfRanges(Math.max(1, nodes - 1 - left))).setIsAll(true)).build();
+    return Relation.newBuilder()
+        .setSetOp(
+            SetOperation.newBuilder()
+                .setLeftInput(unionOfRanges(Math.max(1, left)))
+                .setRightInput(unionOfRanges(Math.max(1, nodes - 1 - left)))
+                .setIsAll(true))
+        .build();
   }
 
   @Test
   void a_100000_deep_plan_is_a_fact_read_no_deeper_than_the_bound() {
-    // The innermost relation is malformed (a field of wire type 7): reading it would make the request
+    // The innermost relation is malformed (a field of wire type 7): reading it would make the
+    // request
     // unparseable, so a plan_too_deep without that shows the inspector stopped at the depth bound.
     byte[] poison = {(byte) (1 << 3 | 7)};
     byte[] shallow = executePlan(nestedLimits(10, poison));
-    assertTrue(inspector.inspect("ExecutePlan", shallow, SessionView.DEFAULT)
-        .has(Fact.Kind.UNCLASSIFIED, "unparseable_request"), "the poison is noticed where it is reached");
+    assertTrue(
+        inspector
+            .inspect("ExecutePlan", shallow, SessionView.DEFAULT)
+            .has(Fact.Kind.UNCLASSIFIED, "unparseable_request"),
+        "the poison is noticed where it is reached");
 
     byte[] deep = executePlan(nestedLimits(100_000, poison));
     for (boolean fromEncoding : new boolean[] {true, false}) {
       Facts f = inspector.inspect("ExecutePlan", deep, SessionView.DEFAULT, null, fromEncoding);
       assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "plan_too_deep"), f.toString());
-      assertEquals(String.valueOf(InspectorConfig.DEFAULTS.maxDepth()),
-          f.ofKind(Fact.Kind.UNCLASSIFIED).get(0).get("limit"), f.toString());
+      assertEquals(
+          String.valueOf(InspectorConfig.DEFAULTS.maxDepth()),
+          f.ofKind(Fact.Kind.UNCLASSIFIED).get(0).get("limit"),
+          f.toString());
       assertFalse(f.has(Fact.Kind.UNCLASSIFIED, "unparseable_request"), f.toString());
       assertFalse(f.has(Fact.Kind.UNCLASSIFIED, "inspector_error"));
     }
@@ -217,27 +408,64 @@ final class InspectorTest {
 
   @Test
   void compressed_plans_are_inflated_and_bounded() {
-    byte[] relation = Relation.newBuilder().setSql(SQL.newBuilder().setQuery("SELECT reflect('a','b') FROM t")).build().toByteArray();
-    Plan.Builder plan = Plan.newBuilder().setCompressedOperation(Plan.CompressedOperation.newBuilder()
-        .setData(ByteString.copyFrom(Zstd.compress(relation))).setOpType(Plan.CompressedOperation.OpType.OP_TYPE_RELATION)
-        .setCompressionCodec(CompressionCodec.COMPRESSION_CODEC_ZSTD));
+    byte[] relation =
+        Relation.newBuilder()
+            .setSql(SQL.newBuilder().setQuery("SELECT reflect('a','b') FROM t"))
+            .build()
+            .toByteArray();
+    Plan.Builder plan =
+        Plan.newBuilder()
+            .setCompressedOperation(
+                Plan.CompressedOperation.newBuilder()
+                    .setData(ByteString.copyFrom(Zstd.compress(relation)))
+                    .setOpType(Plan.CompressedOperation.OpType.OP_TYPE_RELATION)
+                    .setCompressionCodec(CompressionCodec.COMPRESSION_CODEC_ZSTD));
     Facts f = execute(plan);
     assertEquals("reflect", f.ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("name"), f.toString());
-    Inspector small = new Inspector(new InspectorConfig(1024, 1 << 20, 16, 10_000, java.util.Set.of()), SqlParserFlags.SPARK_4_0_DEFAULTS);
-    Facts bomb = small.inspect("ExecutePlan", ExecutePlanRequest.newBuilder().setSessionId("s").setPlan(plan).build().toByteArray(), SessionView.DEFAULT);
+    Inspector small =
+        new Inspector(
+            new InspectorConfig(1024, 1 << 20, 16, 10_000, java.util.Set.of()),
+            SqlParserFlags.SPARK_4_0_DEFAULTS);
+    Facts bomb =
+        small.inspect(
+            "ExecutePlan",
+            ExecutePlanRequest.newBuilder().setSessionId("s").setPlan(plan).build().toByteArray(),
+            SessionView.DEFAULT);
     assertTrue(bomb.has(Fact.Kind.UNCLASSIFIED, "compressed_plan_too_large"));
   }
 
   @Test
   void unknown_fields_garbage_and_unknown_methods_are_facts() {
-    byte[] withUnknown = concat(ExecutePlanRequest.newBuilder().setSessionId("s").setPlan(Plan.newBuilder().setRoot(range()))
-        .build().toByteArray(), field(4242, utf8("smuggled")));
-    assertTrue(inspector.inspect("ExecutePlan", withUnknown, SessionView.DEFAULT).has(Fact.Kind.UNCLASSIFIED, "unknown_field"));
-    assertTrue(inspector.inspect("ExecutePlan", new byte[] {(byte) 0xff, 1, 2}, SessionView.DEFAULT)
-        .has(Fact.Kind.UNCLASSIFIED, "unparseable_request"));
-    assertTrue(inspector.inspect("BatchExecutePlan", new byte[0], SessionView.DEFAULT).has(Fact.Kind.UNCLASSIFIED, "unknown_method"));
-    Facts interrupt = inspector.inspect("Interrupt", InterruptRequest.newBuilder().setSessionId("s9").setUserContext(USER)
-        .setOperationId("op").build().toByteArray(), SessionView.DEFAULT);
+    byte[] withUnknown =
+        concat(
+            ExecutePlanRequest.newBuilder()
+                .setSessionId("s")
+                .setPlan(Plan.newBuilder().setRoot(range()))
+                .build()
+                .toByteArray(),
+            field(4242, utf8("smuggled")));
+    assertTrue(
+        inspector
+            .inspect("ExecutePlan", withUnknown, SessionView.DEFAULT)
+            .has(Fact.Kind.UNCLASSIFIED, "unknown_field"));
+    assertTrue(
+        inspector
+            .inspect("ExecutePlan", new byte[] {(byte) 0xff, 1, 2}, SessionView.DEFAULT)
+            .has(Fact.Kind.UNCLASSIFIED, "unparseable_request"));
+    assertTrue(
+        inspector
+            .inspect("BatchExecutePlan", new byte[0], SessionView.DEFAULT)
+            .has(Fact.Kind.UNCLASSIFIED, "unknown_method"));
+    Facts interrupt =
+        inspector.inspect(
+            "Interrupt",
+            InterruptRequest.newBuilder()
+                .setSessionId("s9")
+                .setUserContext(USER)
+                .setOperationId("op")
+                .build()
+                .toByteArray(),
+            SessionView.DEFAULT);
     assertEquals("s9", interrupt.ofKind(Fact.Kind.REQUEST).get(0).get("session_id"));
   }
 }

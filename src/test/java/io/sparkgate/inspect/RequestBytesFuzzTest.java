@@ -11,6 +11,7 @@ final class RequestBytesFuzzTest {
   @FuzzTest
   void inspect_anyBytes_readAlikeBothWaysAndNeverEmpty(byte[] input) {
     FuzzRequests.Request request = FuzzRequests.raw(input);
-    for (int variant = 0; variant < RequestProperties.VARIANTS; variant++) RequestProperties.check(request, variant);
+    for (int variant = 0; variant < RequestProperties.VARIANTS; variant++)
+      RequestProperties.check(request, variant);
   }
 }

@@ -21,15 +21,25 @@ final class RequestProperties {
 
   /** Every bound small enough for short fuzzer inputs to cross it: depth, SQL length, inflated size, facts. */
   private static final Inspector SMALL_BOUNDS =
-      new Inspector(new InspectorConfig(16, 64, 1024, 10, Set.of()), SqlParserFlags.SPARK_4_0_DEFAULTS);
+      new Inspector(
+          new InspectorConfig(16, 64, 1024, 10, Set.of()), SqlParserFlags.SPARK_4_0_DEFAULTS);
+
   private static final Inspector DEFAULTS = new Inspector();
+
   /** A backend with Hudi's and Iceberg's session extensions, whose grammars the inspector then reads too. */
-  private static final SessionView LAKEHOUSE = new BackendProfile("3.5.7",
-      List.of("org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-          "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"),
-      Map.of("cat", "org.apache.iceberg.spark.SparkCatalog"), null).freshSession();
+  private static final SessionView LAKEHOUSE =
+      new BackendProfile(
+              "3.5.7",
+              List.of(
+                  "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+                  "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"),
+              Map.of("cat", "org.apache.iceberg.spark.SparkCatalog"),
+              null)
+          .freshSession();
+
   /** The variants every request can be checked under: bounds by session. */
   private static final Inspector[] INSPECTORS = {DEFAULTS, SMALL_BOUNDS, DEFAULTS, SMALL_BOUNDS};
+
   private static final SessionView[] SESSIONS = {
     SessionView.DEFAULT, SessionView.of("cat", "db", Set.of("cat", "other")), LAKEHOUSE, LAKEHOUSE,
   };
@@ -46,11 +56,16 @@ final class RequestProperties {
     SessionView session = SESSIONS[variant];
     Facts encoded = inspector.inspect(request.method(), request.bytes(), session, null, true);
     Facts parsed = inspector.inspect(request.method(), request.bytes(), session, null, false);
-    assertEquals(parsed.all(), encoded.all(), () -> "encoded and parsed readings differ for " + request);
+    assertEquals(
+        parsed.all(), encoded.all(), () -> "encoded and parsed readings differ for " + request);
     assertFalse(encoded.all().isEmpty(), () -> "no fact at all for " + request);
-    assertFalse(encoded.has(Fact.Kind.UNCLASSIFIED, "inspector_error"), () -> "the inspector threw:\n" + encoded);
+    assertFalse(
+        encoded.has(Fact.Kind.UNCLASSIFIED, "inspector_error"),
+        () -> "the inspector threw:\n" + encoded);
     if (!parses(request)) {
-      assertTrue(encoded.has(Fact.Kind.UNCLASSIFIED), () -> "malformed " + request + " not UNCLASSIFIED:\n" + encoded);
+      assertTrue(
+          encoded.has(Fact.Kind.UNCLASSIFIED),
+          () -> "malformed " + request + " not UNCLASSIFIED:\n" + encoded);
     }
     return encoded;
   }

@@ -42,7 +42,8 @@ final class SparkSqlTestInputs {
       if (!c.startsWith("--IMPORT ")) continue;
       String name = c.substring("--IMPORT ".length());
       String imported = imports.apply(name);
-      if (imported == null) throw new IllegalArgumentException("no test case " + name + " to import");
+      if (imported == null)
+        throw new IllegalArgumentException("no test case " + name + " to import");
       all.addAll(lines(imported).code());
     }
     all.addAll(lines.code());
@@ -111,7 +112,8 @@ final class SparkSqlTestInputs {
    * statement on its own.
    */
   static SqlParserFlags flags(Map<String, String> settings) {
-    boolean ansi = !"false".equalsIgnoreCase(settings.getOrDefault("spark.sql.ansi.enabled", "true"));
+    boolean ansi =
+        !"false".equalsIgnoreCase(settings.getOrDefault("spark.sql.ansi.enabled", "true"));
     return new SqlParserFlags(
         "true".equalsIgnoreCase(settings.get("spark.sql.legacy.setopsPrecedence.enabled")),
         "true".equalsIgnoreCase(settings.get("spark.sql.legacy.exponentLiteralAsDecimal.enabled")),

@@ -12,60 +12,96 @@ final class SqlInspectorTest {
   private final SessionView session = SessionView.of("spark_catalog", "default", Set.of("iceberg"));
 
   private List<String> tables(String sql) {
-    return inspector.inspectSql(sql, session).ofKind(Fact.Kind.TABLE_READ).stream().map(f -> f.get("table")).toList();
+    return inspector.inspectSql(sql, session).ofKind(Fact.Kind.TABLE_READ).stream()
+        .map(f -> f.get("table"))
+        .toList();
   }
 
   @Test
   void tables_through_comments_quotes_case_joins_subqueries_setops() {
-    assertEquals(List.of("spark_catalog.default.a", "spark_catalog.db.B", "iceberg.lake.t", "spark_catalog.default.d",
+    assertEquals(
+        List.of(
+            "spark_catalog.default.a",
+            "spark_catalog.db.B",
+            "iceberg.lake.t",
+            "spark_catalog.default.d",
             "spark_catalog.default.e"),
-        tables("sElEcT * /* FROM c1 */ FrOm a -- FROM c2\n JOIN `db`.`B` ON 1=1 "
-            + "WHERE x IN (SELECT y FROM iceberg.lake.t) UNION ALL SELECT * FROM d EXCEPT TABLE e"));
+        tables(
+            "sElEcT * /* FROM c1 */ FrOm a -- FROM c2\n JOIN `db`.`B` ON 1=1 "
+                + "WHERE x IN (SELECT y FROM iceberg.lake.t) UNION ALL SELECT * FROM d EXCEPT TABLE e"));
   }
 
   @Test
   void no_tables_in_string_literals_or_comments() {
     assertEquals(List.of(), tables("SELECT 'FROM secret', \"FROM x\" -- FROM y\n /* JOIN z */"));
-    assertTrue(inspector.inspectSql("SELECT 'VERSION AS OF 1' /* t VERSION AS OF 2 */", session)
-        .ofKind(Fact.Kind.TIME_TRAVEL).isEmpty());
+    assertTrue(
+        inspector
+            .inspectSql("SELECT 'VERSION AS OF 1' /* t VERSION AS OF 2 */", session)
+            .ofKind(Fact.Kind.TIME_TRAVEL)
+            .isEmpty());
   }
 
   @Test
   void cte_names_are_not_tables_but_self_reference_is() {
-    assertEquals(List.of("spark_catalog.default.base"),
+    assertEquals(
+        List.of("spark_catalog.default.base"),
         tables("WITH c AS (SELECT * FROM base), d AS (SELECT * FROM c) SELECT * FROM d JOIN c"));
-    assertEquals(List.of("spark_catalog.default.t"), tables("WITH t AS (SELECT * FROM t) SELECT * FROM t"));
+    assertEquals(
+        List.of("spark_catalog.default.t"), tables("WITH t AS (SELECT * FROM t) SELECT * FROM t"));
   }
 
   @Test
   void use_then_unqualified_names() {
-    Facts f = inspector.inspectSql("BEGIN USE iceberg.lake; SELECT * FROM trips; USE other; SELECT * FROM x; END", session);
-    assertEquals(List.of("iceberg.lake.trips", "iceberg.other.x"),
+    Facts f =
+        inspector.inspectSql(
+            "BEGIN USE iceberg.lake; SELECT * FROM trips; USE other; SELECT * FROM x; END",
+            session);
+    assertEquals(
+        List.of("iceberg.lake.trips", "iceberg.other.x"),
         f.ofKind(Fact.Kind.TABLE_READ).stream().map(x -> x.get("table")).toList());
     SessionView inIceberg = SessionView.of("iceberg", "lake", Set.of("iceberg"));
-    assertEquals("iceberg.lake.trips",
-        inspector.inspectSql("select * from trips", inIceberg).ofKind(Fact.Kind.TABLE_READ).get(0).get("table"));
-    assertEquals("spark_catalog.db.t",
-        inspector.inspectSql("select * from spark_catalog.db.t", inIceberg).ofKind(Fact.Kind.TABLE_READ).get(0).get("table"));
+    assertEquals(
+        "iceberg.lake.trips",
+        inspector
+            .inspectSql("select * from trips", inIceberg)
+            .ofKind(Fact.Kind.TABLE_READ)
+            .get(0)
+            .get("table"));
+    assertEquals(
+        "spark_catalog.db.t",
+        inspector
+            .inspectSql("select * from spark_catalog.db.t", inIceberg)
+            .ofKind(Fact.Kind.TABLE_READ)
+            .get(0)
+            .get("table"));
   }
 
   @Test
   void four_time_travel_syntaxes_with_exact_spans() {
     String[][] cases = {
-        {"VERSION AS OF 123", "VERSION", "integer", "123"},
-        {"FOR SYSTEM_VERSION AS OF 'tag1'", "VERSION", "string", "'tag1'"},
-        {"TIMESTAMP AS OF '2024-01-01 00:00:00'", "TIMESTAMP", "string", "'2024-01-01 00:00:00'"},
-        {"for system_time as of current_timestamp() - INTERVAL 1 DAY", "TIMESTAMP", "expression",
-            "current_timestamp() - INTERVAL 1 DAY"}};
+      {"VERSION AS OF 123", "VERSION", "integer", "123"},
+      {"FOR SYSTEM_VERSION AS OF 'tag1'", "VERSION", "string", "'tag1'"},
+      {"TIMESTAMP AS OF '2024-01-01 00:00:00'", "TIMESTAMP", "string", "'2024-01-01 00:00:00'"},
+      {
+        "for system_time as of current_timestamp() - INTERVAL 1 DAY",
+        "TIMESTAMP",
+        "expression",
+        "current_timestamp() - INTERVAL 1 DAY"
+      }
+    };
     for (String[] c : cases) {
-      String sql = "/* 🙂 emoji first */ SELECT * FROM iceberg.lake.`trips` " + c[0] + " AS t WHERE x = 'VERSION AS OF 9'";
+      String sql =
+          "/* 🙂 emoji first */ SELECT * FROM iceberg.lake.`trips` "
+              + c[0]
+              + " AS t WHERE x = 'VERSION AS OF 9'";
       List<Fact> tt = inspector.inspectSql(sql, session).ofKind(Fact.Kind.TIME_TRAVEL);
       assertEquals(1, tt.size(), sql);
       Fact f = tt.get(0);
       assertEquals(c[1], f.subkind());
       assertEquals(c[2], f.get("value_type"));
       assertEquals("iceberg.lake.trips", f.get("table"));
-      assertEquals("iceberg.lake.`trips`", sql.substring(f.intAttr("table_start"), f.intAttr("table_end")));
+      assertEquals(
+          "iceberg.lake.`trips`", sql.substring(f.intAttr("table_start"), f.intAttr("table_end")));
       assertEquals(c[0], sql.substring(f.intAttr("clause_start"), f.intAttr("clause_end")));
       assertEquals(c[3], sql.substring(f.intAttr("value_start"), f.intAttr("value_end")));
     }
@@ -73,54 +109,137 @@ final class SqlInspectorTest {
 
   @Test
   void set_reset_add_create_function_execute_immediate() {
-    Facts set = inspector.inspectSql("SET spark.sql.artifact.copyFromLocalToFs.allowDestLocal = true;", session);
-    assertEquals("spark.sql.artifact.copyFromLocalToFs.allowDestLocal", set.ofKind(Fact.Kind.CONFIG_SET).get(0).get("key"));
+    Facts set =
+        inspector.inspectSql(
+            "SET spark.sql.artifact.copyFromLocalToFs.allowDestLocal = true;", session);
+    assertEquals(
+        "spark.sql.artifact.copyFromLocalToFs.allowDestLocal",
+        set.ofKind(Fact.Kind.CONFIG_SET).get(0).get("key"));
     assertEquals("true", set.ofKind(Fact.Kind.CONFIG_SET).get(0).get("value"));
-    assertEquals("a.b", inspector.inspectSql("SET `a.b` = `x y`", session).ofKind(Fact.Kind.CONFIG_SET).get(0).get("key"));
-    assertEquals("x y", inspector.inspectSql("SET `a.b` = `x y`", session).ofKind(Fact.Kind.CONFIG_SET).get(0).get("value"));
-    assertEquals("*", inspector.inspectSql("RESET", session).ofKind(Fact.Kind.CONFIG_UNSET).get(0).get("key"));
-    assertEquals("k", inspector.inspectSql("RESET k", session).ofKind(Fact.Kind.CONFIG_UNSET).get(0).get("key"));
+    assertEquals(
+        "a.b",
+        inspector
+            .inspectSql("SET `a.b` = `x y`", session)
+            .ofKind(Fact.Kind.CONFIG_SET)
+            .get(0)
+            .get("key"));
+    assertEquals(
+        "x y",
+        inspector
+            .inspectSql("SET `a.b` = `x y`", session)
+            .ofKind(Fact.Kind.CONFIG_SET)
+            .get(0)
+            .get("value"));
+    assertEquals(
+        "*",
+        inspector.inspectSql("RESET", session).ofKind(Fact.Kind.CONFIG_UNSET).get(0).get("key"));
+    assertEquals(
+        "k",
+        inspector.inspectSql("RESET k", session).ofKind(Fact.Kind.CONFIG_UNSET).get(0).get("key"));
     assertTrue(inspector.inspectSql("SET k", session).ofKind(Fact.Kind.CONFIG_SET).isEmpty());
-    assertEquals("UTC", inspector.inspectSql("SET TIME ZONE 'UTC'", session).ofKind(Fact.Kind.CONFIG_SET).get(0).get("value"));
+    assertEquals(
+        "UTC",
+        inspector
+            .inspectSql("SET TIME ZONE 'UTC'", session)
+            .ofKind(Fact.Kind.CONFIG_SET)
+            .get(0)
+            .get("value"));
 
     Facts add = inspector.inspectSql("add JAR '/tmp/x y.jar' file:/tmp/z.jar", session);
-    assertEquals(List.of("/tmp/x y.jar", "file:/tmp/z.jar"),
+    assertEquals(
+        List.of("/tmp/x y.jar", "file:/tmp/z.jar"),
         add.ofKind(Fact.Kind.ADD_RESOURCE).stream().map(f -> f.get("path")).toList());
     assertEquals(2, add.ofKind(Fact.Kind.PATH).size());
-    assertEquals("archive", inspector.inspectSql("ADD ARCHIVES 'a.zip'", session).ofKind(Fact.Kind.ADD_RESOURCE).get(0).subkind());
+    assertEquals(
+        "archive",
+        inspector
+            .inspectSql("ADD ARCHIVES 'a.zip'", session)
+            .ofKind(Fact.Kind.ADD_RESOURCE)
+            .get(0)
+            .subkind());
 
-    Fact cf = inspector.inspectSql("CREATE TEMPORARY FUNCTION f AS 'com.x.F' USING JAR 'hdfs:/x.jar'", session)
-        .ofKind(Fact.Kind.CREATE_FUNCTION_USING).get(0);
+    Fact cf =
+        inspector
+            .inspectSql("CREATE TEMPORARY FUNCTION f AS 'com.x.F' USING JAR 'hdfs:/x.jar'", session)
+            .ofKind(Fact.Kind.CREATE_FUNCTION_USING)
+            .get(0);
     assertEquals("com.x.F", cf.get("class_name"));
     assertEquals("jar hdfs:/x.jar", cf.get("resources"));
 
-    Facts ei = inspector.inspectSql("EXECUTE IMMEDIATE 'SELECT * FROM hidden VERSION AS OF 1'", session);
-    assertEquals("SELECT * FROM hidden VERSION AS OF 1", ei.ofKind(Fact.Kind.EXECUTE_IMMEDIATE).get(0).get("query"));
-    assertEquals("spark_catalog.default.hidden", ei.ofKind(Fact.Kind.TIME_TRAVEL).get(0).get("table"));
-    assertTrue(inspector.inspectSql("EXECUTE IMMEDIATE v", session).has(Fact.Kind.UNCLASSIFIED, "dynamic_sql"));
+    Facts ei =
+        inspector.inspectSql("EXECUTE IMMEDIATE 'SELECT * FROM hidden VERSION AS OF 1'", session);
+    assertEquals(
+        "SELECT * FROM hidden VERSION AS OF 1",
+        ei.ofKind(Fact.Kind.EXECUTE_IMMEDIATE).get(0).get("query"));
+    assertEquals(
+        "spark_catalog.default.hidden", ei.ofKind(Fact.Kind.TIME_TRAVEL).get(0).get("table"));
+    assertTrue(
+        inspector
+            .inspectSql("EXECUTE IMMEDIATE v", session)
+            .has(Fact.Kind.UNCLASSIFIED, "dynamic_sql"));
   }
 
   @Test
   void statement_kinds_writes_functions_and_hidden_names() {
-    Facts f = inspector.inspectSql("INSERT INTO iceberg.lake.t SELECT java_method('a','b'), upper(x) FROM s", session);
+    Facts f =
+        inspector.inspectSql(
+            "INSERT INTO iceberg.lake.t SELECT java_method('a','b'), upper(x) FROM s", session);
     assertEquals("singleInsertQuery", f.ofKind(Fact.Kind.SQL).get(0).subkind());
     assertEquals("iceberg.lake.t", f.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
-    assertEquals(List.of("java_method", "upper"), f.ofKind(Fact.Kind.FUNCTION_CALL).stream().map(x -> x.get("name")).toList());
-    Facts merge = inspector.inspectSql("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", session);
-    assertEquals("spark_catalog.default.t", merge.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
+    assertEquals(
+        List.of("java_method", "upper"),
+        f.ofKind(Fact.Kind.FUNCTION_CALL).stream().map(x -> x.get("name")).toList());
+    Facts merge =
+        inspector.inspectSql(
+            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", session);
+    assertEquals(
+        "spark_catalog.default.t", merge.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
     assertEquals("spark_catalog.default.s", merge.ofKind(Fact.Kind.TABLE_READ).get(0).get("table"));
-    assertTrue(inspector.inspectSql("SELECT * FROM IDENTIFIER(:t)", session).has(Fact.Kind.UNCLASSIFIED, "hidden_identifier"));
-    assertEquals("spark_catalog.db.t",
-        inspector.inspectSql("SELECT * FROM IDENTIFIER('db.t')", session).ofKind(Fact.Kind.TABLE_READ).get(0).get("table"));
-    assertTrue(inspector.inspectSql("SELECT (1 FROM t", session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
-    assertTrue(inspector.inspectSql("SELECT 1 /* unclosed", session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
-    assertTrue(inspector.inspectSql("SELECT count(*) FROM hudi_metadata('default.trips_cow')", session)
-        .any(Fact.Kind.FUNCTION_CALL, x -> x.subkind().equals("table_valued") && x.get("name").equals("hudi_metadata")));
-    assertEquals("set_current_catalog",
-        inspector.inspectSql("SET CATALOG iceberg", session).ofKind(Fact.Kind.CATALOG_OP).get(0).subkind());
-    assertEquals("snapshot-id", inspector.inspectSql("SELECT * FROM t WITH ('snapshot-id' = '5')", session)
-        .ofKind(Fact.Kind.TABLE_READ).get(0).attrs().keySet().stream().filter(k -> k.startsWith("option.")).findFirst()
-        .orElseThrow().substring("option.".length()));
+    assertTrue(
+        inspector
+            .inspectSql("SELECT * FROM IDENTIFIER(:t)", session)
+            .has(Fact.Kind.UNCLASSIFIED, "hidden_identifier"));
+    assertEquals(
+        "spark_catalog.db.t",
+        inspector
+            .inspectSql("SELECT * FROM IDENTIFIER('db.t')", session)
+            .ofKind(Fact.Kind.TABLE_READ)
+            .get(0)
+            .get("table"));
+    assertTrue(
+        inspector
+            .inspectSql("SELECT (1 FROM t", session)
+            .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(
+        inspector
+            .inspectSql("SELECT 1 /* unclosed", session)
+            .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(
+        inspector
+            .inspectSql("SELECT count(*) FROM hudi_metadata('default.trips_cow')", session)
+            .any(
+                Fact.Kind.FUNCTION_CALL,
+                x -> x.subkind().equals("table_valued") && x.get("name").equals("hudi_metadata")));
+    assertEquals(
+        "set_current_catalog",
+        inspector
+            .inspectSql("SET CATALOG iceberg", session)
+            .ofKind(Fact.Kind.CATALOG_OP)
+            .get(0)
+            .subkind());
+    assertEquals(
+        "snapshot-id",
+        inspector
+            .inspectSql("SELECT * FROM t WITH ('snapshot-id' = '5')", session)
+            .ofKind(Fact.Kind.TABLE_READ)
+            .get(0)
+            .attrs()
+            .keySet()
+            .stream()
+            .filter(k -> k.startsWith("option."))
+            .findFirst()
+            .orElseThrow()
+            .substring("option.".length()));
   }
 
   @Test
@@ -129,9 +248,11 @@ final class SqlInspectorTest {
     int parses = SqlParsing.parses();
     Facts f = inspector.inspectSql(huge, session);
     assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "sql_too_long"));
-    assertEquals(String.valueOf(InspectorConfig.DEFAULTS.maxSqlChars()),
+    assertEquals(
+        String.valueOf(InspectorConfig.DEFAULTS.maxSqlChars()),
         f.ofKind(Fact.Kind.UNCLASSIFIED).get(0).get("limit"));
-    assertEquals(parses, SqlParsing.parses(), "a 100 MB statement is refused before the lexer reads it");
+    assertEquals(
+        parses, SqlParsing.parses(), "a 100 MB statement is refused before the lexer reads it");
     String deep = "SELECT " + "(".repeat(5000) + "1" + ")".repeat(5000);
     assertTrue(inspector.inspectSql(deep, session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
   }
@@ -139,8 +260,10 @@ final class SqlInspectorTest {
   /** Found by RequestBytesFuzzTest: under a bound shorter than the 256 characters shown, the cut ran past the end. */
   @Test
   void sqlTooLong_underABoundShorterThanTheShownPrefix_isAFactNotAnException() {
-    Inspector strict = new Inspector(new InspectorConfig(1024, 64, 64L << 20, 10_000, Set.of()),
-        SqlParserFlags.SPARK_4_0_DEFAULTS);
+    Inspector strict =
+        new Inspector(
+            new InspectorConfig(1024, 64, 64L << 20, 10_000, Set.of()),
+            SqlParserFlags.SPARK_4_0_DEFAULTS);
     String sql = "SELECT " + "a, ".repeat(30) + "b FROM t"; // over 64 characters, under 256
     Facts f = strict.inspectSql(sql, session);
     assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "sql_too_long"), f.toString());

@@ -15,8 +15,10 @@ final class MixedTableFormatsTest {
     assertTrue(MixedTableFormats.isMixed(Profiles.MIXED));
     assertFalse(MixedTableFormats.isMixed(Profiles.ICEBERG_ONLY));
     assertFalse(MixedTableFormats.isMixed(BackendProfile.UNKNOWN));
-    assertFalse(MixedTableFormats.isMixed(new BackendProfile("3.5.7", List.of(MixedTableFormats.HUDI_EXTENSION),
-        Map.of(), null)));
+    assertFalse(
+        MixedTableFormats.isMixed(
+            new BackendProfile(
+                "3.5.7", List.of(MixedTableFormats.HUDI_EXTENSION), Map.of(), null)));
   }
 
   @Test
@@ -24,8 +26,12 @@ final class MixedTableFormatsTest {
     assertTrue(MixedTableFormats.isIcebergCatalog(Profiles.MIXED, "iceberg"));
     assertFalse(MixedTableFormats.isIcebergCatalog(Profiles.MIXED, "spark_catalog"));
     assertFalse(MixedTableFormats.isIcebergCatalog(Profiles.MIXED, "unknown"));
-    BackendProfile sessionCatalog = new BackendProfile("3.5.7", List.of(),
-        Map.of("spark_catalog", "org.apache.iceberg.spark.SparkSessionCatalog"), null);
+    BackendProfile sessionCatalog =
+        new BackendProfile(
+            "3.5.7",
+            List.of(),
+            Map.of("spark_catalog", "org.apache.iceberg.spark.SparkSessionCatalog"),
+            null);
     assertTrue(MixedTableFormats.isIcebergCatalog(sessionCatalog, "SPARK_CATALOG"));
   }
 }

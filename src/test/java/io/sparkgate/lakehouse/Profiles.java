@@ -14,15 +14,23 @@ final class Profiles {
   static final String ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog";
 
   /** Spark 3.5.7 + Hudi 1.2.0 + Iceberg 1.10.0, as the reference recipe configures it. */
-  static final BackendProfile MIXED = new BackendProfile("3.5.7",
-      List.of(MixedTableFormats.ICEBERG_EXTENSION, MixedTableFormats.HUDI_EXTENSION),
-      Map.of("spark_catalog", HOODIE_CATALOG, "iceberg", ICEBERG_CATALOG), null);
+  static final BackendProfile MIXED =
+      new BackendProfile(
+          "3.5.7",
+          List.of(MixedTableFormats.ICEBERG_EXTENSION, MixedTableFormats.HUDI_EXTENSION),
+          Map.of("spark_catalog", HOODIE_CATALOG, "iceberg", ICEBERG_CATALOG),
+          null);
 
-  static final BackendProfile ICEBERG_ONLY = new BackendProfile("4.0.0",
-      List.of(MixedTableFormats.ICEBERG_EXTENSION), Map.of("iceberg", ICEBERG_CATALOG), null);
+  static final BackendProfile ICEBERG_ONLY =
+      new BackendProfile(
+          "4.0.0",
+          List.of(MixedTableFormats.ICEBERG_EXTENSION),
+          Map.of("iceberg", ICEBERG_CATALOG),
+          null);
 
   static SessionView session(String timeZone) {
-    return new SessionView.Fixed("spark_catalog", "default", Set.of("spark_catalog", "iceberg"), timeZone);
+    return new SessionView.Fixed(
+        "spark_catalog", "default", Set.of("spark_catalog", "iceberg"), timeZone);
   }
 
   static SessionView inIcebergLake(String timeZone) {

@@ -29,7 +29,8 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 final class DecideStageTest {
-  private static final String POLICY = """
+  private static final String POLICY =
+      """
       default: allow
       rules:
         - name: no-reflection
@@ -50,10 +51,13 @@ final class DecideStageTest {
       """;
 
   private static final SessionTracker SESSIONS =
-      new SessionTracker(() -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker());
+      new SessionTracker(
+          () -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker());
 
-  private static DecideStage stage(Supplier<Policy> policy, Map<String, RequestRewriter> rewriters) {
-    return new DecideStage(new PolicyEngine(policy, ProfileSource.fixed(BackendProfile.UNKNOWN)), rewriters, false);
+  private static DecideStage stage(
+      Supplier<Policy> policy, Map<String, RequestRewriter> rewriters) {
+    return new DecideStage(
+        new PolicyEngine(policy, ProfileSource.fixed(BackendProfile.UNKNOWN)), rewriters, false);
   }
 
   /** One ExecutePlan call through the inspect stage and this decide stage. */
@@ -61,7 +65,8 @@ final class DecideStageTest {
     return Pipeline.of(InspectStage.full(new Inspector(), SESSIONS), decide).open(call);
   }
 
-  private static CallHook call(Supplier<Policy> policy, Map<String, RequestRewriter> rewriters, Call call)
+  private static CallHook call(
+      Supplier<Policy> policy, Map<String, RequestRewriter> rewriters, Call call)
       throws StatusException {
     return call(stage(policy, rewriters), call);
   }
@@ -91,8 +96,11 @@ final class DecideStageTest {
     if (!event.shadowDecisions().isEmpty()) fields.put("shadow_decisions", event.shadowDecisions());
     if (event.planSummary() != null) fields.put("plan_summary", event.planSummary().get());
     if (!event.rewrites().isEmpty()) {
-      fields.put("rewrites", event.rewrites().stream()
-          .map(r -> Map.of("rule", r.rule(), "rewriter", r.rewriter(), "change", r.change())).toList());
+      fields.put(
+          "rewrites",
+          event.rewrites().stream()
+              .map(r -> Map.of("rule", r.rule(), "rewriter", r.rewriter(), "change", r.change()))
+              .toList());
     }
     return new Recorded(fields, thrown);
   }
@@ -115,20 +123,27 @@ final class DecideStageTest {
   @Test
   void summaryCoversEveryMessageOfTheCallInOrder() {
     Policy p = Policies.compile(POLICY);
-    Recorded one = record(c -> call(() -> p, Map.of(), c).onRequest(
-        TestRequest.sql("SELECT 1 AS one FROM a", "alice")));
+    Recorded one =
+        record(
+            c ->
+                call(() -> p, Map.of(), c)
+                    .onRequest(TestRequest.sql("SELECT 1 AS one FROM a", "alice")));
     assertEquals(List.of("SELECT ? AS one FROM a"), summaryOf(one).get("sql"));
     assertEquals(List.of("spark_catalog.default.a"), summaryOf(one).get("tables_read"));
 
-    Recorded three = record(c -> {
-      CallHook hook = call(() -> p, Map.of(), c);
-      hook.onRequest(TestRequest.sql("SELECT 1 AS one FROM a", "alice"));
-      hook.onRequest(TestRequest.sql("SELECT 2 AS two FROM b", "alice"));
-      hook.onRequest(TestRequest.sql("SELECT 3 AS three FROM c", "alice"));
-    });
-    assertEquals(List.of("SELECT ? AS one FROM a", "SELECT ? AS two FROM b", "SELECT ? AS three FROM c"),
+    Recorded three =
+        record(
+            c -> {
+              CallHook hook = call(() -> p, Map.of(), c);
+              hook.onRequest(TestRequest.sql("SELECT 1 AS one FROM a", "alice"));
+              hook.onRequest(TestRequest.sql("SELECT 2 AS two FROM b", "alice"));
+              hook.onRequest(TestRequest.sql("SELECT 3 AS three FROM c", "alice"));
+            });
+    assertEquals(
+        List.of("SELECT ? AS one FROM a", "SELECT ? AS two FROM b", "SELECT ? AS three FROM c"),
         summaryOf(three).get("sql"));
-    assertEquals(List.of("spark_catalog.default.a", "spark_catalog.default.b", "spark_catalog.default.c"),
+    assertEquals(
+        List.of("spark_catalog.default.a", "spark_catalog.default.b", "spark_catalog.default.c"),
         summaryOf(three).get("tables_read"));
   }
 
@@ -146,17 +161,27 @@ final class DecideStageTest {
     StatusException e = assertInstanceOf(StatusException.class, r.thrown());
     assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
     com.google.rpc.Status details = StatusProto.fromThrowable(e);
-    assertEquals("[SPARKGATE_POLICY_DENIED] Sparkgate policy rule 'no-reflection' refused this request: "
-        + "reflect() is not allowed SQLSTATE: 42501", details.getMessage());
+    assertEquals(
+        "[SPARKGATE_POLICY_DENIED] Sparkgate policy rule 'no-reflection' refused this request: "
+            + "reflect() is not allowed SQLSTATE: 42501",
+        details.getMessage());
     assertEquals(e.getStatus().getDescription(), details.getMessage());
     ErrorInfo info = details.getDetailsList().get(0).unpack(ErrorInfo.class);
     assertEquals("org.apache.spark.sql.AnalysisException", info.getReason());
     assertEquals("org.apache.spark", info.getDomain());
-    assertFalse(info.getMetadataMap().containsKey("errorClass"), "the 4.0 JVM client rejects unknown error classes");
+    assertFalse(
+        info.getMetadataMap().containsKey("errorClass"),
+        "the 4.0 JVM client rejects unknown error classes");
     assertEquals("42501", info.getMetadataMap().get("sqlState"));
-    assertTrue(info.getMetadataMap().get("classes").startsWith("[\"org.apache.spark.sql.AnalysisException\""));
-    assertTrue(info.getMetadataMap().get("messageParameters").contains("\"rule\":\"no-reflection\""));
-    assertFalse(info.getMetadataMap().containsKey("errorId"), "no errorId: the server has no details to fetch");
+    assertTrue(
+        info.getMetadataMap()
+            .get("classes")
+            .startsWith("[\"org.apache.spark.sql.AnalysisException\""));
+    assertTrue(
+        info.getMetadataMap().get("messageParameters").contains("\"rule\":\"no-reflection\""));
+    assertFalse(
+        info.getMetadataMap().containsKey("errorId"),
+        "no errorId: the server has no details to fetch");
     assertEquals("deny", r.fields().get("decision"));
     assertEquals("no-reflection", r.fields().get("rule"));
   }
@@ -165,12 +190,22 @@ final class DecideStageTest {
   void rewriteReplacesTheRequestAndIsAudited() {
     Policy p = Policies.compile(POLICY);
     byte[] rewritten = TestRequest.sql("SELECT 2", "alice");
-    RequestRewriter rw = (method, req, facts, profile, session) -> new RequestRewriter.Result(rewritten, "rewrote rewrite_me");
-    Recorded r = record(c -> assertArrayEquals(rewritten,
-        call(() -> p, Map.of("test_rewriter", rw), c).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice"))));
+    RequestRewriter rw =
+        (method, req, facts, profile, session) ->
+            new RequestRewriter.Result(rewritten, "rewrote rewrite_me");
+    Recorded r =
+        record(
+            c ->
+                assertArrayEquals(
+                    rewritten,
+                    call(() -> p, Map.of("test_rewriter", rw), c)
+                        .onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice"))));
     assertNull(r.thrown());
     assertEquals("rewrite", r.fields().get("decision"));
-    assertEquals(List.of(Map.of("rule", "rewrite-me", "rewriter", "test_rewriter", "change", "rewrote rewrite_me")),
+    assertEquals(
+        List.of(
+            Map.of(
+                "rule", "rewrite-me", "rewriter", "test_rewriter", "change", "rewrote rewrite_me")),
         r.fields().get("rewrites"));
   }
 
@@ -180,28 +215,32 @@ final class DecideStageTest {
     Policy p = Policies.compile(POLICY);
     byte[] rewritten = TestRequest.sql("SELECT 2", "alice");
     boolean[] canRewrite = {true};
-    RequestRewriter rw = (method, req, facts, profile, session) -> {
-      if (!canRewrite[0]) throw new StatusException(Status.FAILED_PRECONDITION.withDescription("cannot"));
-      return new RequestRewriter.Result(rewritten, "rewrote rewrite_me");
-    };
+    RequestRewriter rw =
+        (method, req, facts, profile, session) -> {
+          if (!canRewrite[0])
+            throw new StatusException(Status.FAILED_PRECONDITION.withDescription("cannot"));
+          return new RequestRewriter.Result(rewritten, "rewrote rewrite_me");
+        };
     DecideStage hook = stage(() -> p, Map.of("test_rewriter", rw));
-    record(c -> call(hook, c).onRequest(
-        TestRequest.sql("SELECT 1", "alice")));
-    record(c -> call(hook, c).onRequest(
-        TestRequest.sql("SELECT reflect('a', 'b')", "alice")));
-    record(c -> call(hook, c).onRequest(
-        TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
+    record(c -> call(hook, c).onRequest(TestRequest.sql("SELECT 1", "alice")));
+    record(c -> call(hook, c).onRequest(TestRequest.sql("SELECT reflect('a', 'b')", "alice")));
+    record(c -> call(hook, c).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
     canRewrite[0] = false;
-    record(c -> call(hook, c).onRequest(
-        TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
+    record(c -> call(hook, c).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
 
     Map<String, Long> counts = new java.util.TreeMap<>();
     hook.counts().live().forEach((k, n) -> counts.put(k.outcome() + ":" + k.rule(), n.sum()));
     assertEquals(1L, counts.get("allow:default"));
     assertEquals(1L, counts.get("deny:no-reflection"));
     assertEquals(1L, counts.get("rewrite:rewrite-me"), "the rewrite that succeeded");
-    assertEquals(1L, counts.get("deny:rewrite-me"), "the one that could not be rewritten counts as its refusal");
-    assertEquals(3L, counts.get("shadow:would-block-sql"), "the SQL the shadow rule saw (not the refused reflect)");
+    assertEquals(
+        1L,
+        counts.get("deny:rewrite-me"),
+        "the one that could not be rewritten counts as its refusal");
+    assertEquals(
+        3L,
+        counts.get("shadow:would-block-sql"),
+        "the SQL the shadow rule saw (not the refused reflect)");
     assertEquals(5, counts.size(), counts.toString());
   }
 
@@ -209,25 +248,48 @@ final class DecideStageTest {
   void failClosed_exceptionsAnywhereAreRefusals() {
     byte[] request = TestRequest.sql("SELECT 1", "alice");
     // The policy cannot even be obtained.
-    Recorded r = record(c -> call(() -> {
-      throw new IllegalStateException("boom");
-    }, Map.of(), c).onRequest(request));
-    assertEquals(Status.Code.PERMISSION_DENIED, assertInstanceOf(StatusException.class, r.thrown()).getStatus().getCode());
+    Recorded r =
+        record(
+            c ->
+                call(
+                        () -> {
+                          throw new IllegalStateException("boom");
+                        },
+                        Map.of(),
+                        c)
+                    .onRequest(request));
+    assertEquals(
+        Status.Code.PERMISSION_DENIED,
+        assertInstanceOf(StatusException.class, r.thrown()).getStatus().getCode());
     assertEquals("deny", r.fields().get("decision"));
     // A rewriter that fails.
     Policy p = Policies.compile(POLICY);
-    RequestRewriter broken = (method, req, facts, profile, session) -> {
-      throw new IllegalArgumentException("bug");
-    };
-    r = record(c -> call(() -> p, Map.of("test_rewriter", broken), c).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
+    RequestRewriter broken =
+        (method, req, facts, profile, session) -> {
+          throw new IllegalArgumentException("bug");
+        };
+    r =
+        record(
+            c ->
+                call(() -> p, Map.of("test_rewriter", broken), c)
+                    .onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
     assertInstanceOf(StatusException.class, r.thrown());
     assertEquals("deny", r.fields().get("decision"));
     // A rewriter that is named by the policy but not registered.
-    r = record(c -> call(() -> p, Map.of(), c).onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
+    r =
+        record(
+            c ->
+                call(() -> p, Map.of(), c)
+                    .onRequest(TestRequest.sql("SELECT * FROM rewrite_me", "alice")));
     assertInstanceOf(StatusException.class, r.thrown());
-    // Garbage bytes: the inspector reports them as unclassified, and a policy refusing those refuses.
-    Policy strict = Policies.compile("default: allow\nrules:\n  - {name: u, description: d, effect: deny, when: {fact: UNCLASSIFIED}}\n");
-    r = record(c -> call(() -> strict, Map.of(), c).onRequest(new byte[] {(byte) 0xff, 0x01, 0x02}));
+    // Garbage bytes: the inspector reports them as unclassified, and a policy refusing those
+    // refuses.
+    Policy strict =
+        Policies.compile(
+            "default: allow\nrules:\n  - {name: u, description: d, effect: deny, when: {fact: UNCLASSIFIED}}\n");
+    r =
+        record(
+            c -> call(() -> strict, Map.of(), c).onRequest(new byte[] {(byte) 0xff, 0x01, 0x02}));
     assertInstanceOf(StatusException.class, r.thrown());
   }
 }

@@ -21,7 +21,10 @@ final class LiteralIndexTest {
       assertEquals(folded, Character.toLowerCase(Character.toUpperCase(folded)), "idempotent " + c);
       assertEquals(Character.isBmpCodePoint(c), Character.isBmpCodePoint(folded), "plane of " + c);
       if (Character.isBmpCodePoint(c)) {
-        assertEquals(Character.isSurrogate((char) c), Character.isSurrogate((char) folded), "surrogate " + c);
+        assertEquals(
+            Character.isSurrogate((char) c),
+            Character.isSurrogate((char) folded),
+            "surrogate " + c);
         assertEquals(folded, LiteralIndex.fold((char) c));
       }
     }
@@ -56,8 +59,10 @@ final class LiteralIndexTest {
           index.add(m.literals(), 7);
           for (char c : TRICKY.toCharArray()) {
             for (char d : TRICKY.toCharArray()) {
-              for (String value : List.of(c + "" + d, c + "" + d + "tail", c + "x" + d, String.valueOf(c))) {
-                if (m.matches(value)) assertEquals(Set.of(7), found(index, value), glob + " ~ " + value);
+              for (String value :
+                  List.of(c + "" + d, c + "" + d + "tail", c + "x" + d, String.valueOf(c))) {
+                if (m.matches(value))
+                  assertEquals(Set.of(7), found(index, value), glob + " ~ " + value);
               }
             }
           }
@@ -68,17 +73,27 @@ final class LiteralIndexTest {
 
   @Test
   void literalsOfGlobsAndLists() {
-    assertEquals(new StringMatcher.Literals(Set.of("Reflect"), Set.of()), StringMatcher.glob("Reflect").literals());
-    assertEquals(new StringMatcher.Literals(Set.of(), Set.of("a")), StringMatcher.glob("a*b?").literals());
-    assertEquals(new StringMatcher.Literals(Set.of(), Set.of("ab")), StringMatcher.glob("ab?").literals());
+    assertEquals(
+        new StringMatcher.Literals(Set.of("Reflect"), Set.of()),
+        StringMatcher.glob("Reflect").literals());
+    assertEquals(
+        new StringMatcher.Literals(Set.of(), Set.of("a")), StringMatcher.glob("a*b?").literals());
+    assertEquals(
+        new StringMatcher.Literals(Set.of(), Set.of("ab")), StringMatcher.glob("ab?").literals());
     assertNull(StringMatcher.glob("*..*").literals());
     assertNull(StringMatcher.glob("?a").literals());
-    assertEquals(new StringMatcher.Literals(Set.of(), Set.of("x")), StringMatcher.glob("x\uD83D\uDE00*").literals());
+    assertEquals(
+        new StringMatcher.Literals(Set.of(), Set.of("x")),
+        StringMatcher.glob("x\uD83D\uDE00*").literals());
     assertNull(StringMatcher.glob("\uD83D\uDE00*").literals());
-    assertEquals(new StringMatcher.Literals(Set.of("\uD83D\uDE00"), Set.of()), StringMatcher.glob("\uD83D\uDE00").literals());
-    assertEquals(new StringMatcher.Literals(Set.of("a"), Set.of("b")),
+    assertEquals(
+        new StringMatcher.Literals(Set.of("\uD83D\uDE00"), Set.of()),
+        StringMatcher.glob("\uD83D\uDE00").literals());
+    assertEquals(
+        new StringMatcher.Literals(Set.of("a"), Set.of("b")),
         StringMatcher.anyOf(List.of(StringMatcher.glob("a"), StringMatcher.glob("b*"))).literals());
-    assertNull(StringMatcher.anyOf(List.of(StringMatcher.glob("a"), StringMatcher.glob("*b"))).literals());
+    assertNull(
+        StringMatcher.anyOf(List.of(StringMatcher.glob("a"), StringMatcher.glob("*b"))).literals());
     assertNull(StringMatcher.regex(java.util.regex.Pattern.compile("a")).literals());
   }
 

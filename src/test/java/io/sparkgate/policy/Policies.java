@@ -13,7 +13,8 @@ final class Policies {
   private Policies() {}
 
   static Policy compile(String yaml) {
-    return new PolicyCompiler(Effect.DENY, Set.of("test_rewriter")).compile("test.yaml", new StringReader(yaml));
+    return new PolicyCompiler(Effect.DENY, Set.of("test_rewriter"))
+        .compile("test.yaml", new StringReader(yaml));
   }
 
   static String compileError(String yaml) {
@@ -32,7 +33,8 @@ final class Policies {
   }
 
   static Decision decide(Policy p, List<String> groups, BackendProfile profile, Fact... facts) {
-    return p.evaluate(new EvalInput("ExecutePlan", "alice", groups, "", Facts.of(List.of(facts)), profile));
+    return p.evaluate(
+        new EvalInput("ExecutePlan", "alice", groups, "", Facts.of(List.of(facts)), profile));
   }
 
   static Decision decide(Policy p, Fact... facts) {

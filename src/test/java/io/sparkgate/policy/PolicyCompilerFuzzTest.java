@@ -1,16 +1,16 @@
 package io.sparkgate.policy;
 
-import io.sparkgate.config.AuthConfig;
-import io.sparkgate.config.SecretPatterns;
-import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.sparkgate.config.AuthConfig;
+import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionView;
+import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.util.HashSet;
@@ -24,17 +24,24 @@ import java.util.Set;
  * never another exception. And a policy that compiles can be evaluated on any facts without throwing.
  */
 final class PolicyCompilerFuzzTest {
-  private static final SecretPatterns SECRETS = new SecretPatterns(AuthConfig.disabled().secretPatterns());
+  private static final SecretPatterns SECRETS =
+      new SecretPatterns(AuthConfig.disabled().secretPatterns());
+
   /** Named as if it sat beside the shipped policies, so that {@code include: shared-server.yaml} finds one. */
   private static final String FILE = "policies/fuzzed.yaml";
+
   private static final PolicyCompiler COMPILER = new PolicyCompiler(Effect.DENY, rewriters());
   private static final List<Facts> FACTS = facts();
   private static final BackendProfile[] PROFILES = {
     null,
     new BackendProfile("4.0.0", List.of(), Map.of(), null),
-    new BackendProfile("3.5.7", List.of("org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-        "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"),
-        Map.of("cat", "org.apache.iceberg.spark.SparkCatalog"), "cat"),
+    new BackendProfile(
+        "3.5.7",
+        List.of(
+            "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+            "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"),
+        Map.of("cat", "org.apache.iceberg.spark.SparkCatalog"),
+        "cat"),
   };
 
   @FuzzTest
@@ -43,7 +50,8 @@ final class PolicyCompilerFuzzTest {
     try {
       policy = COMPILER.compile(FILE, new StringReader(new String(input, StandardCharsets.UTF_8)));
     } catch (PolicyException e) {
-      assertFalse(e.getMessage() == null || e.getMessage().isBlank(), "a rejection without a message");
+      assertFalse(
+          e.getMessage() == null || e.getMessage().isBlank(), "a rejection without a message");
       return;
     }
     for (Facts facts : FACTS) {
@@ -68,10 +76,14 @@ final class PolicyCompilerFuzzTest {
     SessionView session = SessionView.of("spark_catalog", "default", Set.of("cat"));
     return List.of(
         Facts.empty(),
-        inspector.inspectSql("SELECT a, reflect('x', 'y') FROM cat.db.t VERSION AS OF 3 JOIN parquet.`/etc/x`", session),
+        inspector.inspectSql(
+            "SELECT a, reflect('x', 'y') FROM cat.db.t VERSION AS OF 3 JOIN parquet.`/etc/x`",
+            session),
         inspector.inspectSql("SET spark.sql.catalog.x=org.example.Evil", session),
         inspector.inspectSql("ADD JAR /tmp/x.jar", session),
-        Facts.of(List.of(new Fact(Fact.Kind.UNCLASSIFIED, "unknown_case", Map.of("where", "plan.root")),
-            new Fact(Fact.Kind.ARTIFACT, "begin", Map.of("name", "jars/x.jar")))));
+        Facts.of(
+            List.of(
+                new Fact(Fact.Kind.UNCLASSIFIED, "unknown_case", Map.of("where", "plan.root")),
+                new Fact(Fact.Kind.ARTIFACT, "begin", Map.of("name", "jars/x.jar")))));
   }
 }

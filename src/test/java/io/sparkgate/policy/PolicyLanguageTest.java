@@ -15,7 +15,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 final class PolicyLanguageTest {
-  private static final String RULES = """
+  private static final String RULES =
+      """
       default: allow
       rules:
         - name: no-udf
@@ -59,17 +60,27 @@ final class PolicyLanguageTest {
   @Test
   void globsAreCaseInsensitive_regexesAreNot_valuesAreNeverShown() {
     Policy p = compile(RULES);
-    Decision d = decide(p, fact(Kind.CONFIG_SET, "", "key", "SPARK.SQL.LEGACY.x", "value", "hunter2"));
+    Decision d =
+        decide(p, fact(Kind.CONFIG_SET, "", "key", "SPARK.SQL.LEGACY.x", "value", "hunter2"));
     assertEquals("no-legacy", d.rule());
     assertEquals("cannot set SPARK.SQL.LEGACY.x to <value not shown>", d.message());
-    assertEquals("no-legacy", decide(p, fact(Kind.CONFIG_SET, "", "key", "spark.datasource.jdbc.url")).rule());
-    assertEquals(Effect.ALLOW, decide(p, fact(Kind.CONFIG_SET, "", "key", "SPARK.DATASOURCE.jdbc.url")).effect());
+    assertEquals(
+        "no-legacy",
+        decide(p, fact(Kind.CONFIG_SET, "", "key", "spark.datasource.jdbc.url")).rule());
+    assertEquals(
+        Effect.ALLOW,
+        decide(p, fact(Kind.CONFIG_SET, "", "key", "SPARK.DATASOURCE.jdbc.url")).effect());
   }
 
   @Test
   void matchOnGroups() {
     Policy p = compile(RULES);
-    Decision d = decide(p, List.of("admins"), BackendProfile.UNKNOWN, fact(Kind.CONFIG_SET, "", "key", "spark.sql.legacy.x"));
+    Decision d =
+        decide(
+            p,
+            List.of("admins"),
+            BackendProfile.UNKNOWN,
+            fact(Kind.CONFIG_SET, "", "key", "spark.sql.legacy.x"));
     assertEquals("admins-may-set", d.rule());
     assertEquals(Effect.ALLOW, d.effect());
   }
@@ -80,7 +91,8 @@ final class PolicyLanguageTest {
     Decision d = decide(p, fact(Kind.TABLE_READ, "sql", "database", "secret"));
     assertEquals("not-and-all", d.rule());
     assertEquals(Status.Code.FAILED_PRECONDITION, d.code());
-    assertEquals(Effect.ALLOW, decide(p, fact(Kind.TABLE_READ, "sql", "database", "public")).effect());
+    assertEquals(
+        Effect.ALLOW, decide(p, fact(Kind.TABLE_READ, "sql", "database", "public")).effect());
   }
 
   @Test
@@ -93,7 +105,9 @@ final class PolicyLanguageTest {
 
   @Test
   void backendConditions_failClosedWhileTheProfileIsUnknown() {
-    Policy p = compile("""
+    Policy p =
+        compile(
+            """
         default: allow
         rules:
           - name: mixed
@@ -104,10 +118,13 @@ final class PolicyLanguageTest {
                 - backend: {extensions_all: [a.Hudi, b.Iceberg]}
                 - fact: TIME_TRAVEL
         """);
-    BackendProfile both = new BackendProfile("3.5.7", List.of("a.Hudi", "b.Iceberg"), Map.of(), null);
+    BackendProfile both =
+        new BackendProfile("3.5.7", List.of("a.Hudi", "b.Iceberg"), Map.of(), null);
     BackendProfile one = new BackendProfile("3.5.7", List.of("b.Iceberg"), Map.of(), null);
-    assertEquals(Effect.DENY, decide(p, List.of(), both, fact(Kind.TIME_TRAVEL, "VERSION")).effect());
-    assertEquals(Effect.ALLOW, decide(p, List.of(), one, fact(Kind.TIME_TRAVEL, "VERSION")).effect());
+    assertEquals(
+        Effect.DENY, decide(p, List.of(), both, fact(Kind.TIME_TRAVEL, "VERSION")).effect());
+    assertEquals(
+        Effect.ALLOW, decide(p, List.of(), one, fact(Kind.TIME_TRAVEL, "VERSION")).effect());
     Decision unknown = decide(p, List.of(), null, fact(Kind.TIME_TRAVEL, "VERSION"));
     assertEquals(Effect.DENY, unknown.effect());
     assertEquals(Status.Code.UNAVAILABLE, unknown.code());
@@ -117,7 +134,9 @@ final class PolicyLanguageTest {
 
   @Test
   void shadowRulesRecordAndDoNotDecide() {
-    Policy p = compile("""
+    Policy p =
+        compile(
+            """
         default: allow
         rules:
           - name: try-out
@@ -138,7 +157,9 @@ final class PolicyLanguageTest {
 
   @Test
   void compileErrorsNameFileLineRuleAndProblem() {
-    String e = compileError("""
+    String e =
+        compileError(
+            """
         rules:
           - name: ok
             description: d
@@ -148,9 +169,14 @@ final class PolicyLanguageTest {
             effect: deny
             whne: {fact: SQL}
         """);
-    assertTrue(e.startsWith("test.yaml:8: rule 'typo': whne: unknown key (valid keys here: description, effect, "), e);
+    assertTrue(
+        e.startsWith(
+            "test.yaml:8: rule 'typo': whne: unknown key (valid keys here: description, effect, "),
+        e);
 
-    e = compileError("""
+    e =
+        compileError(
+            """
         rules:
           - name: bad-kind
             description: d
@@ -158,18 +184,24 @@ final class PolicyLanguageTest {
             when:
               fact: USERCODE
         """);
-    assertTrue(e.startsWith("test.yaml:6: rule 'bad-kind': when.fact: unknown fact kind 'USERCODE'"), e);
+    assertTrue(
+        e.startsWith("test.yaml:6: rule 'bad-kind': when.fact: unknown fact kind 'USERCODE'"), e);
 
-    e = compileError("""
+    e =
+        compileError(
+            """
         rules:
           - name: bad-regex
             description: d
             effect: deny
             when: {fact: SQL, attr: {sql: {regex: "("}}}
         """);
-    assertTrue(e.startsWith("test.yaml:5: rule 'bad-regex': when.attr.sql.regex: invalid regex"), e);
+    assertTrue(
+        e.startsWith("test.yaml:5: rule 'bad-regex': when.attr.sql.regex: invalid regex"), e);
 
-    e = compileError("""
+    e =
+        compileError(
+            """
         rules:
           - name: twice
             description: d
@@ -180,7 +212,9 @@ final class PolicyLanguageTest {
         """);
     assertTrue(e.startsWith("test.yaml:5: rule 'twice': another rule already has this name"), e);
 
-    e = compileError("""
+    e =
+        compileError(
+            """
         rules:
           - name: rw
             description: d
@@ -189,21 +223,30 @@ final class PolicyLanguageTest {
         """);
     assertTrue(e.startsWith("test.yaml:5: rule 'rw': rewriter: unknown rewriter 'nope'"), e);
 
-    e = compileError("""
+    e =
+        compileError(
+            """
         rules:
           - name: eff
             description: d
             effect: block
         """);
-    assertTrue(e.equals("test.yaml:4: rule 'eff': effect: must be deny, allow, audit or rewrite, got 'block'"), e);
+    assertTrue(
+        e.equals(
+            "test.yaml:4: rule 'eff': effect: must be deny, allow, audit or rewrite, got 'block'"),
+        e);
 
-    e = compileError("rules:\n  - name: x\n    description: d\n    effect: deny\n    message: \"bad {brace\"\n");
+    e =
+        compileError(
+            "rules:\n  - name: x\n    description: d\n    effect: deny\n    message: \"bad {brace\"\n");
     assertTrue(e.contains("rule 'x': message has an unbalanced"), e);
 
     e = compileError("rules: [\n");
     assertTrue(e.startsWith("test.yaml:2:1: not valid YAML: "), e);
 
-    e = compileError("""
+    e =
+        compileError(
+            """
         rules:
           - description: d
             effect: deny
@@ -213,7 +256,9 @@ final class PolicyLanguageTest {
 
   @Test
   void duplicateKeys_refusedAtAnyDepth_namingFileAndBothLines() {
-    String e = compileError("""
+    String e =
+        compileError(
+            """
         rules:
           - name: twice
             description: d
@@ -222,7 +267,9 @@ final class PolicyLanguageTest {
         """);
     assertEquals("test.yaml:5: rules[0].effect: duplicate key (first at line 4)", e);
 
-    e = compileError("""
+    e =
+        compileError(
+            """
         rules:
           - name: nested
             description: d
@@ -239,7 +286,9 @@ final class PolicyLanguageTest {
 
   @Test
   void typeErrorsAndNestedUnknownKeys_nameTheKeyPathInTheRule() {
-    String e = compileError("""
+    String e =
+        compileError(
+            """
         rules:
           - name: m
             description: d
@@ -248,9 +297,12 @@ final class PolicyLanguageTest {
               rpc: ExecutePlan
               principals: [alice]
         """);
-    assertTrue(e.startsWith("test.yaml:7: rule 'm': match.principals: unknown key (valid keys here: "), e);
+    assertTrue(
+        e.startsWith("test.yaml:7: rule 'm': match.principals: unknown key (valid keys here: "), e);
 
-    e = compileError("""
+    e =
+        compileError(
+            """
         rules:
           - name: t
             description: d
@@ -259,7 +311,9 @@ final class PolicyLanguageTest {
         """);
     assertEquals("test.yaml:5: rule 't': when.attr.sql[0]: nested lists are not allowed", e);
 
-    e = compileError("""
+    e =
+        compileError(
+            """
         rules:
           - name: s
             description: d

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 final class PolicyStoreTest {
   private static final String ONE = "rules:\n  - {name: a, description: d, effect: allow}\n";
-  private static final String TWO = "rules:\n  - {name: a, description: d, effect: allow}\n  - {name: b, description: d, effect: deny}\n";
+  private static final String TWO =
+      "rules:\n  - {name: a, description: d, effect: allow}\n  - {name: b, description: d, effect: deny}\n";
 
   @TempDir Path dir;
 
@@ -32,7 +33,8 @@ final class PolicyStoreTest {
     Files.writeString(f, TWO);
     assertTrue(store.reload());
     assertEquals(List.of("a", "b"), store.current().ruleNames());
-    assertEquals(List.of("a"), before.ruleNames(), "a policy in use is never changed under a request");
+    assertEquals(
+        List.of("a"), before.ruleNames(), "a policy in use is never changed under a request");
     assertNull(store.lastError());
   }
 
@@ -43,7 +45,8 @@ final class PolicyStoreTest {
     Files.writeString(f, "rules:\n  - {name: a, description: d, effect: alow}\n");
     assertFalse(store.reload());
     assertEquals(List.of("a"), store.current().ruleNames());
-    assertTrue(store.lastError().contains("p.yaml:2: rule 'a': effect: must be"), store.lastError());
+    assertTrue(
+        store.lastError().contains("p.yaml:2: rule 'a': effect: must be"), store.lastError());
     Files.delete(f);
     assertFalse(store.reload());
     assertEquals(List.of("a"), store.current().ruleNames());

@@ -24,23 +24,29 @@ final class PolicyTestFileTest {
   }
 
   private PolicyTests.Summary run(Path file) {
-    return new PolicyTests(new PolicyCompiler(Effect.DENY, Set.of())).runFile(file, new PrintWriter(out));
+    return new PolicyTests(new PolicyCompiler(Effect.DENY, Set.of()))
+        .runFile(file, new PrintWriter(out));
   }
 
   @Test
   void duplicateKey_refusesTheWholeFile_namingFileAndBothLines() throws IOException {
-    Path file = testFile("cases:\n  - name: twice\n    sql: SELECT 1\n    expect: allow\n    expect: deny\n");
+    Path file =
+        testFile(
+            "cases:\n  - name: twice\n    sql: SELECT 1\n    expect: allow\n    expect: deny\n");
     PolicyException e = assertThrows(PolicyException.class, () -> run(file));
     assertEquals(file + ":5: cases[0].expect: duplicate key (first at line 4)", e.getMessage());
 
     Path top = testFile("cases: []\npolicy: p.yaml\ncases:\n  - {name: a, expect: allow}\n");
-    assertEquals(top + ":3: cases: duplicate key (first at line 1)",
+    assertEquals(
+        top + ":3: cases: duplicate key (first at line 1)",
         assertThrows(PolicyException.class, () -> run(top)).getMessage());
   }
 
   @Test
   void aBadCase_failsAlone_namingItsLineCaseAndKey() throws IOException {
-    Path file = testFile("""
+    Path file =
+        testFile(
+            """
         cases:
           - name: typo
             sqll: SELECT 1
@@ -56,17 +62,28 @@ final class PolicyTestFileTest {
     PolicyTests.Summary s = run(file);
     assertEquals(new PolicyTests.Summary(1, 2), s);
     String text = out.toString();
-    assertTrue(text.contains("FAIL p_test.yaml:2 typo: invalid case: " + file
-        + ":3: case 'typo': sqll: unknown key (valid keys here: "), text);
-    assertTrue(text.contains("FAIL p_test.yaml:5 wrong-type: invalid case: " + file
-        + ":7: case 'wrong-type': groups: must be a list, got a mapping"), text);
+    assertTrue(
+        text.contains(
+            "FAIL p_test.yaml:2 typo: invalid case: "
+                + file
+                + ":3: case 'typo': sqll: unknown key (valid keys here: "),
+        text);
+    assertTrue(
+        text.contains(
+            "FAIL p_test.yaml:5 wrong-type: invalid case: "
+                + file
+                + ":7: case 'wrong-type': groups: must be a list, got a mapping"),
+        text);
     assertTrue(text.contains("PASS p_test.yaml:9 fine"), text);
   }
 
   @Test
   void aFactOfAnUnknownKind_namesItsKey() throws IOException {
-    Path file = testFile("cases:\n  - name: f\n    facts:\n      - {kind: NOPE}\n    expect: allow\n");
+    Path file =
+        testFile("cases:\n  - name: f\n    facts:\n      - {kind: NOPE}\n    expect: allow\n");
     run(file);
-    assertTrue(out.toString().contains(file + ":4: case 'f': facts[0].kind: must be one of ["), out.toString());
+    assertTrue(
+        out.toString().contains(file + ":4: case 'f': facts[0].kind: must be one of ["),
+        out.toString());
   }
 }

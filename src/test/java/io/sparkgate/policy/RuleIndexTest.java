@@ -22,13 +22,37 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 final class RuleIndexTest {
-  private static final Kind[] KINDS = {Kind.FUNCTION_CALL, Kind.TABLE_READ, Kind.CONFIG_SET, Kind.USER_CODE, Kind.SQL};
+  private static final Kind[] KINDS = {
+    Kind.FUNCTION_CALL, Kind.TABLE_READ, Kind.CONFIG_SET, Kind.USER_CODE, Kind.SQL
+  };
+
   /** Pieces of names and globs; some have cases that do not map one to one (İ, ı, Kelvin K, ſ, ß, sigmas). */
-  private static final String[] PIECES = {"a", "ab", "B", "nothing_", "x1", "İ", "ı", "i", "I", "\u212A", "k", "ſ",
-      "s", "ß", "Σ", "ς", "\uD83D\uDE00", "."};
+  private static final String[] PIECES = {
+    "a",
+    "ab",
+    "B",
+    "nothing_",
+    "x1",
+    "İ",
+    "ı",
+    "i",
+    "I",
+    "\u212A",
+    "k",
+    "ſ",
+    "s",
+    "ß",
+    "Σ",
+    "ς",
+    "\uD83D\uDE00",
+    "."
+  };
+
   private static final String[] RPCS = {"ExecutePlan", "Config", "AnalyzePlan", "executeplan"};
-  private static final BackendProfile WITH_EXT = new BackendProfile("4.0.0", List.of("ext.A"), Map.of(), null);
-  private static final BackendProfile WITHOUT_EXT = new BackendProfile("4.0.0", List.of(), Map.of(), null);
+  private static final BackendProfile WITH_EXT =
+      new BackendProfile("4.0.0", List.of("ext.A"), Map.of(), null);
+  private static final BackendProfile WITHOUT_EXT =
+      new BackendProfile("4.0.0", List.of(), Map.of(), null);
 
   /**
    * The indexed evaluation decides as evaluating every rule in order does (the same decision, rule, message,
@@ -56,12 +80,16 @@ final class RuleIndexTest {
       }
     }
     // The cases exercise the index, rules that decide and rules that are only listed.
-    assertTrue(pruned > 15000 && decidedByRule > 5000 && listed > 20000, pruned + " " + decidedByRule + " " + listed);
+    assertTrue(
+        pruned > 15000 && decidedByRule > 5000 && listed > 20000,
+        pruned + " " + decidedByRule + " " + listed);
   }
 
   @Test
   void rulesThatTestTheProfileAreGuardedByFactKindAlone() {
-    Policy p = compile("""
+    Policy p =
+        compile(
+            """
         default: allow
         rules:
           - name: mixed
@@ -76,14 +104,19 @@ final class RuleIndexTest {
                 - fact: TABLE_READ
                   attr: {name: secret}
         """);
-    assertEquals(Set.of("mixed"), candidates(p, null, fact(Kind.TABLE_READ, "sql", "name", "public")));
-    assertEquals(Set.of("mixed"), candidates(p, null, fact(Kind.TIME_TRAVEL, "VERSION", "catalog_impl", "unknown")));
+    assertEquals(
+        Set.of("mixed"), candidates(p, null, fact(Kind.TABLE_READ, "sql", "name", "public")));
+    assertEquals(
+        Set.of("mixed"),
+        candidates(p, null, fact(Kind.TIME_TRAVEL, "VERSION", "catalog_impl", "unknown")));
     assertEquals(Set.of(), candidates(p, null, fact(Kind.SQL, "query")));
   }
 
   @Test
   void rulesAreFoundByRpc() {
-    Policy p = compile("""
+    Policy p =
+        compile(
+            """
         default: allow
         rules:
           - {name: config, description: d, effect: deny, match: {rpc: Config}}
@@ -103,16 +136,23 @@ final class RuleIndexTest {
     StringBuilder y = new StringBuilder("default: allow\nrules:\n");
     for (int i = 0; i < 1000; i++) {
       String kind = kinds[i % kinds.length];
-      y.append("  - {name: rule-").append(i).append(", description: d, effect: deny, when: {fact: ").append(kind);
-      if (!kind.equals("USER_CODE")) y.append(", attr: {name: [\"nothing_").append(i).append("*\"]}");
+      y.append("  - {name: rule-")
+          .append(i)
+          .append(", description: d, effect: deny, when: {fact: ")
+          .append(kind);
+      if (!kind.equals("USER_CODE"))
+        y.append(", attr: {name: [\"nothing_").append(i).append("*\"]}");
       y.append("}}\n");
     }
     Policy p = compile(y.toString());
     Fact upper = fact(Kind.FUNCTION_CALL, "scalar", "name", "upper");
     Fact orders = fact(Kind.TABLE_READ, "sql", "name", "orders", "database", "sales");
     assertEquals(Set.of(), candidates(p, null, fact(Kind.SQL, "query"), upper, orders));
-    assertEquals(Set.of("rule-5"), candidates(p, null, fact(Kind.TABLE_READ, "sql", "name", "NOTHING_5x")));
-    assertEquals(Set.of("rule-4", "rule-40", "rule-400"), candidates(p, null, fact(Kind.FUNCTION_CALL, "", "name", "nothing_400")));
+    assertEquals(
+        Set.of("rule-5"), candidates(p, null, fact(Kind.TABLE_READ, "sql", "name", "NOTHING_5x")));
+    assertEquals(
+        Set.of("rule-4", "rule-40", "rule-400"),
+        candidates(p, null, fact(Kind.FUNCTION_CALL, "", "name", "nothing_400")));
   }
 
   /**
@@ -123,16 +163,25 @@ final class RuleIndexTest {
   void shippedPoliciesEvaluateAlmostNoRuleForAnOrdinaryQuery() throws IOException {
     for (Path file : ShippedPoliciesTest.shippedPolicies()) {
       Policy p = PolicyCommand.compilerForTests().compile(file);
-      Set<String> found = candidates(p, null, fact(Kind.REQUEST, "ExecutePlan", "method", "ExecutePlan"),
-          fact(Kind.SQL, "query", "sql", "SELECT upper(name) FROM sales.orders"),
-          fact(Kind.FUNCTION_CALL, "scalar", "name", "upper"), fact(Kind.TABLE_READ, "sql", "name", "orders"),
-          fact(Kind.CONFIG_SET, "", "key", "spark.sql.shuffle.partitions"));
-      assertEquals(Set.of("statements-allowlist", "functions-allowlist", "config-allowlist"), found, file.toString());
+      Set<String> found =
+          candidates(
+              p,
+              null,
+              fact(Kind.REQUEST, "ExecutePlan", "method", "ExecutePlan"),
+              fact(Kind.SQL, "query", "sql", "SELECT upper(name) FROM sales.orders"),
+              fact(Kind.FUNCTION_CALL, "scalar", "name", "upper"),
+              fact(Kind.TABLE_READ, "sql", "name", "orders"),
+              fact(Kind.CONFIG_SET, "", "key", "spark.sql.shuffle.partitions"));
+      assertEquals(
+          Set.of("statements-allowlist", "functions-allowlist", "config-allowlist"),
+          found,
+          file.toString());
     }
   }
 
   private static Set<String> candidates(Policy p, BackendProfile profile, Fact... facts) {
-    return candidates(p, new EvalInput("ExecutePlan", "alice", List.of(), "", Facts.of(List.of(facts)), profile));
+    return candidates(
+        p, new EvalInput("ExecutePlan", "alice", List.of(), "", Facts.of(List.of(facts)), profile));
   }
 
   private static Set<String> candidatesForRpc(Policy p, String rpc) {
@@ -140,7 +189,9 @@ final class RuleIndexTest {
   }
 
   private static Set<String> candidates(Policy p, EvalInput in) {
-    return Set.copyOf(new RuleIndex(p.rules()).candidates(in).stream().mapToObj(i -> p.rules().get(i).name()).toList());
+    return Set.copyOf(
+        new RuleIndex(p.rules())
+            .candidates(in).stream().mapToObj(i -> p.rules().get(i).name()).toList());
   }
 
   /** Every rule, but while the profile is unknown, a rule that tests it only with a fact of a kind it needs. */
@@ -149,7 +200,10 @@ final class RuleIndexTest {
     for (int i = 0; i < p.rules().size(); i++) {
       Condition when = p.rules().get(i).when();
       Guard kinds = when == null ? Guard.NONE : when.guard(false);
-      if (in.profile() != null || when == null || !when.needsProfile() || kinds.isNone()
+      if (in.profile() != null
+          || when == null
+          || !when.needsProfile()
+          || kinds.isNone()
           || kinds.anyOf().stream().anyMatch(k -> in.facts().has(k.kind()))) {
         out.set(i);
       }
@@ -158,17 +212,32 @@ final class RuleIndexTest {
   }
 
   private static String randomPolicy(Random r) {
-    StringBuilder y = new StringBuilder("default: ").append(r.nextBoolean() ? "allow" : "deny").append("\nrules:\n");
+    StringBuilder y =
+        new StringBuilder("default: ")
+            .append(r.nextBoolean() ? "allow" : "deny")
+            .append("\nrules:\n");
     int n = 1 + r.nextInt(30);
     for (int i = 0; i < n; i++) {
       // Mostly rules that are only listed, so that a request shows every rule it matches.
       String effect = pick(r, "deny", "allow", "audit", "audit", "audit", "rewrite");
-      y.append("  - name: r").append(i).append("\n    description: d\n    effect: ").append(effect).append('\n');
+      y.append("  - name: r")
+          .append(i)
+          .append("\n    description: d\n    effect: ")
+          .append(effect)
+          .append('\n');
       if (effect.equals("rewrite")) y.append("    rewriter: test_rewriter\n");
       if (r.nextBoolean()) y.append("    mode: shadow\n");
       List<String> match = new ArrayList<>();
-      if (r.nextInt(4) == 0) match.add("rpc: " + pick(r, "ExecutePlan", "[Config, analyzeplan]", "\"*Plan\"", "Exec*",
-          "{regex: \"Exec.*\"}"));
+      if (r.nextInt(4) == 0)
+        match.add(
+            "rpc: "
+                + pick(
+                    r,
+                    "ExecutePlan",
+                    "[Config, analyzeplan]",
+                    "\"*Plan\"",
+                    "Exec*",
+                    "{regex: \"Exec.*\"}"));
       if (r.nextInt(6) == 0) match.add("groups: [g1]");
       if (!match.isEmpty()) y.append("    match: {").append(String.join(", ", match)).append("}\n");
       if (r.nextInt(20) != 0) y.append("    when: ").append(condition(r, 0)).append('\n');
@@ -181,8 +250,15 @@ final class RuleIndexTest {
   private static String condition(Random r, int depth) {
     int what = depth >= 3 ? 0 : r.nextInt(10);
     return switch (what) {
-      case 6, 7 -> "{" + pick(r, "any", "all") + ": [" + condition(r, depth + 1) + ", " + condition(r, depth + 1)
-          + (r.nextBoolean() ? ", " + condition(r, depth + 1) : "") + "]}";
+      case 6, 7 ->
+          "{"
+              + pick(r, "any", "all")
+              + ": ["
+              + condition(r, depth + 1)
+              + ", "
+              + condition(r, depth + 1)
+              + (r.nextBoolean() ? ", " + condition(r, depth + 1) : "")
+              + "]}";
       case 8 -> "{not: " + condition(r, depth + 1) + "}";
       case 9 -> "{backend: {extensions_any: [ext.A]}}";
       default -> factCondition(r);
@@ -236,12 +312,18 @@ final class RuleIndexTest {
       if (r.nextInt(3) == 0) attrs.put("key", value(r));
       facts.add(new Fact(KINDS[r.nextInt(KINDS.length)], value(r), attrs));
     }
-    BackendProfile profile = switch (r.nextInt(3)) {
-      case 0 -> null;
-      case 1 -> WITH_EXT;
-      default -> WITHOUT_EXT;
-    };
-    return new EvalInput(pick(r, RPCS), "alice", r.nextBoolean() ? List.of() : List.of("g1"), "", Facts.of(facts),
+    BackendProfile profile =
+        switch (r.nextInt(3)) {
+          case 0 -> null;
+          case 1 -> WITH_EXT;
+          default -> WITHOUT_EXT;
+        };
+    return new EvalInput(
+        pick(r, RPCS),
+        "alice",
+        r.nextBoolean() ? List.of() : List.of("g1"),
+        "",
+        Facts.of(facts),
         profile);
   }
 

@@ -18,15 +18,16 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 /** The shipped policies: their own test files pass, and every UNCLASSIFIED subkind the inspector emits is refused. */
 final class ShippedPoliciesTest {
   private static final Path POLICIES = Path.of("policies");
-  private static final Pattern UNCLASSIFIED = Pattern.compile("UNCLASSIFIED, \"([a-z_]+)\"|unclassified\\(\"([a-z_]+)\"");
+  private static final Pattern UNCLASSIFIED =
+      Pattern.compile("UNCLASSIFIED, \"([a-z_]+)\"|unclassified\\(\"([a-z_]+)\"");
 
   /** Every subkind written in the inspector's source, so a new one is covered without editing this test. */
   static Set<String> unclassifiedSubkinds() throws IOException {
@@ -42,26 +43,44 @@ final class ShippedPoliciesTest {
 
   static List<Path> shippedPolicies() throws IOException {
     try (Stream<Path> s = Files.list(POLICIES)) {
-      return s.filter(p -> p.toString().endsWith(".yaml") && !p.toString().endsWith("_test.yaml")).sorted().toList();
+      return s.filter(p -> p.toString().endsWith(".yaml") && !p.toString().endsWith("_test.yaml"))
+          .sorted()
+          .toList();
     }
   }
 
   @Test
   void theSweepFindsTheKnownSubkinds() throws IOException {
     Set<String> found = unclassifiedSubkinds();
-    assertTrue(found.containsAll(Set.of("unknown_case", "unknown_field", "unknown_extension", "unparseable_sql",
-        "plan_too_deep", "inspector_error", "variable_substitution", "incomplete_artifact")), found.toString());
+    assertTrue(
+        found.containsAll(
+            Set.of(
+                "unknown_case",
+                "unknown_field",
+                "unknown_extension",
+                "unparseable_sql",
+                "plan_too_deep",
+                "inspector_error",
+                "variable_substitution",
+                "incomplete_artifact")),
+        found.toString());
   }
 
   @Test
   void theMixedLakehousePolicyIsItsRuleThenTheSharedServerPolicy() {
-    Policy shared = PolicyCommand.compilerForTests().compile(POLICIES.resolve("shared-server.yaml"));
-    Policy mixed = PolicyCommand.compilerForTests().compile(POLICIES.resolve("mixed-lakehouse.yaml"));
-    List<String> expected = new java.util.ArrayList<>(List.of("iceberg-time-travel-on-mixed-server"));
+    Policy shared =
+        PolicyCommand.compilerForTests().compile(POLICIES.resolve("shared-server.yaml"));
+    Policy mixed =
+        PolicyCommand.compilerForTests().compile(POLICIES.resolve("mixed-lakehouse.yaml"));
+    List<String> expected =
+        new java.util.ArrayList<>(List.of("iceberg-time-travel-on-mixed-server"));
     expected.addAll(shared.ruleNames());
     assertEquals(expected, mixed.ruleNames());
-    assertEquals(List.of(POLICIES.resolve("mixed-lakehouse.yaml").toString(),
-        POLICIES.resolve("shared-server.yaml").toString()), mixed.files());
+    assertEquals(
+        List.of(
+            POLICIES.resolve("mixed-lakehouse.yaml").toString(),
+            POLICIES.resolve("shared-server.yaml").toString()),
+        mixed.files());
   }
 
   @ParameterizedTest
@@ -71,7 +90,8 @@ final class ShippedPoliciesTest {
     BackendProfile profile = new BackendProfile("4.0.0", List.of(), java.util.Map.of(), null);
     for (String subkind : unclassifiedSubkinds()) {
       for (List<String> groups : List.of(List.<String>of(), List.of("sparkgate-admins"))) {
-        Decision d = Policies.decide(p, groups, profile, Policies.fact(Fact.Kind.UNCLASSIFIED, subkind));
+        Decision d =
+            Policies.decide(p, groups, profile, Policies.fact(Fact.Kind.UNCLASSIFIED, subkind));
         assertEquals(Effect.DENY, d.effect(), file + ": " + subkind + " for " + groups);
       }
     }
@@ -89,13 +109,17 @@ final class ShippedPoliciesTest {
   }
 
   @Test
-  void policyTestCommandFailsOnAFailingCase(@org.junit.jupiter.api.io.TempDir Path dir) throws IOException {
+  void policyTestCommandFailsOnAFailingCase(@org.junit.jupiter.api.io.TempDir Path dir)
+      throws IOException {
     Files.writeString(dir.resolve("p.yaml"), "default: allow\nrules: []\n");
-    Files.writeString(dir.resolve("p_test.yaml"), "cases:\n  - {name: wrong, sql: SELECT 1, expect: deny}\n");
+    Files.writeString(
+        dir.resolve("p_test.yaml"), "cases:\n  - {name: wrong, sql: SELECT 1, expect: deny}\n");
     StringWriter out = new StringWriter();
     CommandLine cli = new CommandLine(new PolicyCommand());
     cli.setOut(new PrintWriter(out));
     assertEquals(1, cli.execute("test", dir.toString()));
-    assertTrue(out.toString().contains("FAIL p_test.yaml:2 wrong: expected deny, got allow"), out.toString());
+    assertTrue(
+        out.toString().contains("FAIL p_test.yaml:2 wrong: expected deny, got allow"),
+        out.toString());
   }
 }

@@ -12,8 +12,13 @@ final class StringMatcherTest {
   /** A list of exact names is one set lookup; it must still match exactly as the globs one by one would. */
   @Test
   void anyOf_exactNamesAndPatterns_matchAsEachWould() {
-    StringMatcher m = StringMatcher.anyOf(List.of(StringMatcher.glob("abs"), StringMatcher.glob("Upper"),
-        StringMatcher.glob("*.system.expire_snapshots"), StringMatcher.regex(Pattern.compile("[-+*/]+"))));
+    StringMatcher m =
+        StringMatcher.anyOf(
+            List.of(
+                StringMatcher.glob("abs"),
+                StringMatcher.glob("Upper"),
+                StringMatcher.glob("*.system.expire_snapshots"),
+                StringMatcher.regex(Pattern.compile("[-+*/]+"))));
     assertTrue(m.matches("ABS"));
     assertTrue(m.matches("upper"));
     assertTrue(m.matches("cat.system.expire_snapshots"));

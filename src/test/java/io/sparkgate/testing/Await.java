@@ -14,6 +14,7 @@ import java.util.function.Supplier;
 public final class Await {
   /** Far beyond what anything the tests wait for takes, even on a loaded two-core machine. */
   public static final Duration TIMEOUT = Duration.ofSeconds(30);
+
   private static final long FIRST_PAUSE_MILLIS = 1;
   private static final long LONGEST_PAUSE_MILLIS = 100;
 
@@ -41,24 +42,31 @@ public final class Await {
   }
 
   /** As above; at the deadline the failure also carries {@code context} (a log's tail, counters). */
-  public static void until(String what, Duration timeout, Condition condition, Supplier<String> context)
+  public static void until(
+      String what, Duration timeout, Condition condition, Supplier<String> context)
       throws Exception {
     value(what, timeout, condition::holds, Boolean::booleanValue, context);
   }
 
   /** The first reading of {@code probe} that is {@code done}; fails after {@link #TIMEOUT} with the last one. */
-  public static <T> T value(String what, Probe<T> probe, Predicate<? super T> done) throws Exception {
+  public static <T> T value(String what, Probe<T> probe, Predicate<? super T> done)
+      throws Exception {
     return value(what, TIMEOUT, probe, done);
   }
 
-  public static <T> T value(String what, Duration timeout, Probe<T> probe, Predicate<? super T> done)
-      throws Exception {
+  public static <T> T value(
+      String what, Duration timeout, Probe<T> probe, Predicate<? super T> done) throws Exception {
     return value(what, timeout, probe, done, () -> null);
   }
 
   /** As above; at the deadline the failure also carries {@code context}. */
-  public static <T> T value(String what, Duration timeout, Probe<T> probe, Predicate<? super T> done,
-      Supplier<String> context) throws Exception {
+  public static <T> T value(
+      String what,
+      Duration timeout,
+      Probe<T> probe,
+      Predicate<? super T> done,
+      Supplier<String> context)
+      throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     long pause = FIRST_PAUSE_MILLIS;
     while (true) {
@@ -69,8 +77,13 @@ public final class Await {
       if (System.nanoTime() - deadline > 0) {
         String seen = last instanceof Boolean ? "" : "; last seen: " + last;
         String more = context.get();
-        throw new AssertionError("timed out after " + timeout.toMillis() + " ms waiting for " + what + seen
-            + (more == null ? "" : "; " + more));
+        throw new AssertionError(
+            "timed out after "
+                + timeout.toMillis()
+                + " ms waiting for "
+                + what
+                + seen
+                + (more == null ? "" : "; " + more));
       }
       TimeUnit.MILLISECONDS.sleep(pause);
       pause = Math.min(LONGEST_PAUSE_MILLIS, pause * 2);

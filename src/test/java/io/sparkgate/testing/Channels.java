@@ -28,7 +28,9 @@ public final class Channels {
 
   /** TLS to 127.0.0.1:{@code port} with {@code client}'s settings (protocols, trust, client identity). */
   public static NettyChannelBuilder tls(int port, SslContext client) {
-    return NettyChannelBuilder.forAddress("127.0.0.1", port).sslContext(client).overrideAuthority("localhost");
+    return NettyChannelBuilder.forAddress("127.0.0.1", port)
+        .sslContext(client)
+        .overrideAuthority("localhost");
   }
 
   /** TLS trusting the CA certificate {@code caPem}, without a client certificate. */
@@ -37,9 +39,15 @@ public final class Channels {
   }
 
   /** TLS trusting {@code caPem}, presenting {@code clientCert} (PEM) with its key. */
-  public static NettyChannelBuilder tls(int port, Path caPem, Path clientCert, Path clientKey) throws IOException {
-    return tls(port, GrpcSslContexts.configure(SslContextBuilder.forClient()
-        .trustManager(caPem.toFile()).keyManager(clientCert.toFile(), clientKey.toFile())).build());
+  public static NettyChannelBuilder tls(int port, Path caPem, Path clientCert, Path clientKey)
+      throws IOException {
+    return tls(
+        port,
+        GrpcSslContexts.configure(
+                SslContextBuilder.forClient()
+                    .trustManager(caPem.toFile())
+                    .keyManager(clientCert.toFile(), clientKey.toFile()))
+            .build());
   }
 
   /** Sends {@code authorization: Bearer <token>} on every call, as the Spark Connect clients do. */

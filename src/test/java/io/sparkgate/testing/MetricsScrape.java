@@ -25,9 +25,12 @@ public final class MetricsScrape {
 
   /** The same, as the text the endpoint sent. */
   public static String text(int port) throws IOException, InterruptedException {
-    HttpResponse<String> response = HTTP.send(
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).GET().build(),
-        HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> response =
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                .GET()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     if (response.statusCode() != 200) {
       throw new IOException("metrics endpoint answered " + response.statusCode());
     }
@@ -47,7 +50,8 @@ public final class MetricsScrape {
       String key = series;
       if (brace > 0) {
         Map<String, String> labels = new TreeMap<>();
-        for (String pair : series.substring(brace + 1, series.length() - 1).split(",(?=[a-z_]+=\")")) {
+        for (String pair :
+            series.substring(brace + 1, series.length() - 1).split(",(?=[a-z_]+=\")")) {
           int eq = pair.indexOf('=');
           labels.put(pair.substring(0, eq), pair.substring(eq + 2, pair.length() - 1));
         }

@@ -47,17 +47,21 @@ public final class TcpRelay implements AutoCloseable {
   }
 
   private static void pipe(Socket from, Socket to) {
-    Thread t = new Thread(() -> {
-      byte[] buf = new byte[64 * 1024];
-      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-        int n;
-        while ((n = in.read(buf)) >= 0) {
-          out.write(buf, 0, n);
-        }
-      } catch (IOException ignored) {
-        // a killed connection ends here
-      }
-    }, "relay-pipe");
+    Thread t =
+        new Thread(
+            () -> {
+              byte[] buf = new byte[64 * 1024];
+              try (InputStream in = from.getInputStream();
+                  OutputStream out = to.getOutputStream()) {
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                  out.write(buf, 0, n);
+                }
+              } catch (IOException ignored) {
+                // a killed connection ends here
+              }
+            },
+            "relay-pipe");
     t.setDaemon(true);
     t.start();
   }

@@ -16,10 +16,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 final class DevCertificatesTest {
   @TempDir Path dir;
@@ -27,8 +27,9 @@ final class DevCertificatesTest {
   @ParameterizedTest
   @EnumSource(KeyType.class)
   void generate_writes_consistent_set(KeyType type) throws Exception {
-    DevCertificates.Generated g = DevCertificates.generate(dir,
-        DevCertificates.Options.defaults().withKeyType(type).withPassword("s3cret"));
+    DevCertificates.Generated g =
+        DevCertificates.generate(
+            dir, DevCertificates.Options.defaults().withKeyType(type).withPassword("s3cret"));
 
     X509Certificate ca = Pem.certificates(Files.readAllBytes(g.caCert())).get(0);
     List<X509Certificate> server = Pem.certificates(Files.readAllBytes(g.serverCert()));
@@ -68,8 +69,10 @@ final class DevCertificatesTest {
 
     if (FileSystems.getDefault().supportedFileAttributeViews().contains("posix")) {
       for (Path secret : List.of(g.caKey(), g.serverKey(), g.clientKey(), g.clientKeyStore())) {
-        assertEquals("rw-------",
-            PosixFilePermissions.toString(Files.getPosixFilePermissions(secret)), secret::toString);
+        assertEquals(
+            "rw-------",
+            PosixFilePermissions.toString(Files.getPosixFilePermissions(secret)),
+            secret::toString);
       }
     }
   }

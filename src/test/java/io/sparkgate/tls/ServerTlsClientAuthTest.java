@@ -36,8 +36,8 @@ final class ServerTlsClientAuthTest {
   private DevCertificates.Generated certs;
 
   static Stream<Arguments> providersAndProtocols() {
-    return Stream.of(SslProvider.OPENSSL, SslProvider.JDK).flatMap(p ->
-        Stream.of("TLSv1.3", "TLSv1.2").map(v -> Arguments.of(p, v)));
+    return Stream.of(SslProvider.OPENSSL, SslProvider.JDK)
+        .flatMap(p -> Stream.of("TLSv1.3", "TLSv1.2").map(v -> Arguments.of(p, v)));
   }
 
   private void start(SslProvider provider) throws Exception {
@@ -64,7 +64,8 @@ final class ServerTlsClientAuthTest {
 
   @ParameterizedTest
   @MethodSource("providersAndProtocols")
-  void mtls_without_client_certificate_refused(SslProvider provider, String protocol) throws Exception {
+  void mtls_without_client_certificate_refused(SslProvider provider, String protocol)
+      throws Exception {
     start(provider);
     channel = channel(server, clientContext(certs.caCert(), protocol));
     assertRefused();
@@ -78,10 +79,18 @@ final class ServerTlsClientAuthTest {
     DevCertificates.Authority other =
         DevCertificates.Authority.create("Unrelated CA", KeyType.RSA, Duration.ofDays(1));
     // Same CN as the legitimate client: only the issuer differs.
-    other.issueClient("dev-user", null, KeyType.RSA, Duration.ofDays(1))
+    other
+        .issueClient("dev-user", null, KeyType.RSA, Duration.ofDays(1))
         .writePem(dir.resolve("other.pem"), dir.resolve("other.key"));
-    channel = channel(server, clientContext(certs.caCert(), protocol, dir.resolve("other.pem"),
-        dir.resolve("other.key"), SslProvider.OPENSSL));
+    channel =
+        channel(
+            server,
+            clientContext(
+                certs.caCert(),
+                protocol,
+                dir.resolve("other.pem"),
+                dir.resolve("other.key"),
+                SslProvider.OPENSSL));
     assertRefused();
   }
 
@@ -90,8 +99,15 @@ final class ServerTlsClientAuthTest {
   void mtls_client_certificate_from_configured_ca_accepted(SslProvider provider, String protocol)
       throws Exception {
     start(provider);
-    channel = channel(server, clientContext(certs.caCert(), protocol, certs.clientCert(),
-        certs.clientKey(), SslProvider.OPENSSL));
+    channel =
+        channel(
+            server,
+            clientContext(
+                certs.caCert(),
+                protocol,
+                certs.clientCert(),
+                certs.clientKey(),
+                SslProvider.OPENSSL));
     TlsTestSupport.CallResult r = check(channel);
     assertEquals(ServingStatus.SERVING, r.status());
     assertEquals(protocol, r.protocol());

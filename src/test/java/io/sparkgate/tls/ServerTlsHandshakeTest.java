@@ -58,7 +58,9 @@ final class ServerTlsHandshakeTest {
   }
 
   @ParameterizedTest
-  @EnumSource(value = SslProvider.class, names = {"OPENSSL", "JDK"})
+  @EnumSource(
+      value = SslProvider.class,
+      names = {"OPENSSL", "JDK"})
   void handshake_tls13_negotiates_h2(SslProvider provider) throws Exception {
     start(provider, KeyType.RSA);
     TlsTestSupport.Handshake h = handshake(server.getPort(), clientContext(ca(), "TLSv1.3"));
@@ -73,7 +75,9 @@ final class ServerTlsHandshakeTest {
   }
 
   @ParameterizedTest
-  @EnumSource(value = SslProvider.class, names = {"OPENSSL", "JDK"})
+  @EnumSource(
+      value = SslProvider.class,
+      names = {"OPENSSL", "JDK"})
   void handshake_tls12_negotiates_h2(SslProvider provider) throws Exception {
     start(provider, KeyType.RSA);
     TlsTestSupport.Handshake h = handshake(server.getPort(), clientContext(ca(), "TLSv1.2"));
@@ -88,13 +92,20 @@ final class ServerTlsHandshakeTest {
   }
 
   @ParameterizedTest
-  @EnumSource(value = SslProvider.class, names = {"OPENSSL", "JDK"})
+  @EnumSource(
+      value = SslProvider.class,
+      names = {"OPENSSL", "JDK"})
   void handshake_tls11_refused(SslProvider provider) throws Exception {
     start(provider, KeyType.RSA);
-    // The client is BoringSSL: the JDK client has TLSv1.1 in jdk.tls.disabledAlgorithms and would fail
+    // The client is BoringSSL: the JDK client has TLSv1.1 in jdk.tls.disabledAlgorithms and would
+    // fail
     // on its own without ever asking the server.
-    SslContext tls11 = SslContextBuilder.forClient().sslProvider(SslProvider.OPENSSL)
-        .trustManager(ca().toFile()).protocols("TLSv1.1").build();
+    SslContext tls11 =
+        SslContextBuilder.forClient()
+            .sslProvider(SslProvider.OPENSSL)
+            .trustManager(ca().toFile())
+            .protocols("TLSv1.1")
+            .build();
     TlsTestSupport.Handshake h = handshake(server.getPort(), tls11);
     assertFalse(h.success(), "a TLS 1.1-only client must not get a session");
     // The server answers the TLS 1.1 ClientHello with a protocol_version alert (both providers).
@@ -106,14 +117,21 @@ final class ServerTlsHandshakeTest {
   }
 
   @ParameterizedTest
-  @EnumSource(value = SslProvider.class, names = {"OPENSSL", "JDK"})
-  void plaintext_client_unavailable_and_server_keeps_serving(SslProvider provider) throws Exception {
+  @EnumSource(
+      value = SslProvider.class,
+      names = {"OPENSSL", "JDK"})
+  void plaintext_client_unavailable_and_server_keeps_serving(SslProvider provider)
+      throws Exception {
     start(provider, KeyType.RSA);
     ManagedChannel plain = TlsTestSupport.plaintextChannel(server);
     try {
-      StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
-          () -> HealthGrpc.newBlockingStub(plain).withDeadlineAfter(10, TimeUnit.SECONDS)
-              .check(HealthCheckRequest.getDefaultInstance()));
+      StatusRuntimeException e =
+          assertThrows(
+              StatusRuntimeException.class,
+              () ->
+                  HealthGrpc.newBlockingStub(plain)
+                      .withDeadlineAfter(10, TimeUnit.SECONDS)
+                      .check(HealthCheckRequest.getDefaultInstance()));
       assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode(), e::toString);
     } finally {
       plain.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -123,7 +141,9 @@ final class ServerTlsHandshakeTest {
   }
 
   @ParameterizedTest
-  @EnumSource(value = SslProvider.class, names = {"OPENSSL", "JDK"})
+  @EnumSource(
+      value = SslProvider.class,
+      names = {"OPENSSL", "JDK"})
   void ec_key_works_with_tls13_and_tls12(SslProvider provider) throws Exception {
     start(provider, KeyType.EC);
     for (String protocol : new String[] {"TLSv1.3", "TLSv1.2"}) {

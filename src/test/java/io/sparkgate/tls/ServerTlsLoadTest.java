@@ -27,8 +27,10 @@ final class ServerTlsLoadTest {
   }
 
   private String loadError(Path cert, Path key, Path ca) {
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> ServerTls.load(cert, key, ca, Duration.ofSeconds(1)).close());
+    IllegalArgumentException e =
+        assertThrows(
+            IllegalArgumentException.class,
+            () -> ServerTls.load(cert, key, ca, Duration.ofSeconds(1)).close());
     return e.getMessage();
   }
 
@@ -39,7 +41,8 @@ final class ServerTlsLoadTest {
   @Test
   void load_broken_key_file_names_file_and_problem() throws Exception {
     Path key = write("broken.key", "this is not a key\n");
-    assertEquals("tls.key_file " + key + ": not a PKCS#8 private key (no PEM 'PRIVATE KEY' block found)",
+    assertEquals(
+        "tls.key_file " + key + ": not a PKCS#8 private key (no PEM 'PRIVATE KEY' block found)",
         loadError(certs.serverCert(), key, null));
   }
 
@@ -53,24 +56,39 @@ final class ServerTlsLoadTest {
     }
     Path key = write("pkcs1.key", pem.toString());
     String message = loadError(certs.serverCert(), key, null);
-    assertTrue(message.startsWith("tls.key_file " + key
-        + ": not a PKCS#8 private key (found a traditional 'RSA PRIVATE KEY' block"), message);
+    assertTrue(
+        message.startsWith(
+            "tls.key_file "
+                + key
+                + ": not a PKCS#8 private key (found a traditional 'RSA PRIVATE KEY' block"),
+        message);
     assertTrue(message.contains("openssl pkcs8 -topk8"), message);
   }
 
   @Test
   void load_encrypted_key_refused() throws Exception {
-    Path key = write("enc.key", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n"
-        + "-----END ENCRYPTED PRIVATE KEY-----\n");
-    assertTrue(loadError(certs.serverCert(), key, null)
-        .startsWith("tls.key_file " + key + ": not a PKCS#8 private key we can use: it is encrypted"));
+    Path key =
+        write(
+            "enc.key",
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n"
+                + "-----END ENCRYPTED PRIVATE KEY-----\n");
+    assertTrue(
+        loadError(certs.serverCert(), key, null)
+            .startsWith(
+                "tls.key_file " + key + ": not a PKCS#8 private key we can use: it is encrypted"));
   }
 
   @Test
   void load_pkcs8_garbage_refused() throws Exception {
-    Path key = write("garbage.key", "-----BEGIN PRIVATE KEY-----\n"
-        + Base64.getEncoder().encodeToString(new byte[64]) + "\n-----END PRIVATE KEY-----\n");
-    assertEquals("tls.key_file " + key
+    Path key =
+        write(
+            "garbage.key",
+            "-----BEGIN PRIVATE KEY-----\n"
+                + Base64.getEncoder().encodeToString(new byte[64])
+                + "\n-----END PRIVATE KEY-----\n");
+    assertEquals(
+        "tls.key_file "
+            + key
             + ": not a PKCS#8 private key of a supported type (RSA or EC required)",
         loadError(certs.serverCert(), key, null));
   }
@@ -78,39 +96,49 @@ final class ServerTlsLoadTest {
   @Test
   void load_missing_and_empty_files() throws Exception {
     Path missing = dir.resolve("nope.pem");
-    assertEquals("tls.cert_file " + missing + ": file does not exist",
+    assertEquals(
+        "tls.cert_file " + missing + ": file does not exist",
         loadError(missing, certs.serverKey(), null));
     Path empty = write("empty.key", "");
-    assertEquals("tls.key_file " + empty + ": file is empty",
-        loadError(certs.serverCert(), empty, null));
-    assertEquals("tls.client_ca_file " + missing + ": file does not exist",
+    assertEquals(
+        "tls.key_file " + empty + ": file is empty", loadError(certs.serverCert(), empty, null));
+    assertEquals(
+        "tls.client_ca_file " + missing + ": file does not exist",
         loadError(certs.serverCert(), certs.serverKey(), missing));
   }
 
   @Test
   void load_cert_file_without_certificates() throws Exception {
-    assertEquals("tls.cert_file " + certs.serverKey() + ": no PEM 'CERTIFICATE' block found",
+    assertEquals(
+        "tls.cert_file " + certs.serverKey() + ": no PEM 'CERTIFICATE' block found",
         loadError(certs.serverKey(), certs.serverKey(), null));
     Path bad = write("bad.pem", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
-    assertEquals("tls.cert_file " + bad + ": certificate #1 is not a valid X.509 certificate",
+    assertEquals(
+        "tls.cert_file " + bad + ": certificate #1 is not a valid X.509 certificate",
         loadError(bad, certs.serverKey(), null));
     Path notPem = write("ca.txt", "hello\n");
-    assertEquals("tls.client_ca_file " + notPem + ": no PEM 'CERTIFICATE' block found",
+    assertEquals(
+        "tls.client_ca_file " + notPem + ": no PEM 'CERTIFICATE' block found",
         loadError(certs.serverCert(), certs.serverKey(), notPem));
   }
 
   @Test
   void load_key_not_matching_certificate() {
     // The client key is a valid PKCS#8 key, just not the server certificate's.
-    assertEquals("tls.key_file " + certs.clientKey() + ": private key does not match the first "
-            + "certificate in tls.cert_file " + certs.serverCert(),
+    assertEquals(
+        "tls.key_file "
+            + certs.clientKey()
+            + ": private key does not match the first "
+            + "certificate in tls.cert_file "
+            + certs.serverCert(),
         loadError(certs.serverCert(), certs.clientKey(), null));
   }
 
   @Test
   void load_ec_key_and_client_ca_succeeds() throws Exception {
-    DevCertificates.Generated ec = DevCertificates.generate(dir.resolve("ec"),
-        DevCertificates.Options.defaults().withKeyType(KeyType.EC));
+    DevCertificates.Generated ec =
+        DevCertificates.generate(
+            dir.resolve("ec"), DevCertificates.Options.defaults().withKeyType(KeyType.EC));
     try (ServerTls tls = ServerTls.load(ec.serverCert(), ec.serverKey(), ec.caCert(), null)) {
       assertTrue(tls.sslContext().isServer());
       assertTrue(tls.sslContext().applicationProtocolNegotiator().protocols().contains("h2"));

@@ -89,10 +89,13 @@ final class ServerTlsReloadTest {
   }
 
   @ParameterizedTest
-  @EnumSource(value = SslProvider.class, names = {"OPENSSL", "JDK"})
+  @EnumSource(
+      value = SslProvider.class,
+      names = {"OPENSSL", "JDK"})
   void reload_rotated_server_certificate_reaches_new_connections_only(SslProvider provider)
       throws Exception {
-    DevCertificates.Generated certs = DevCertificates.generate(dir, DevCertificates.Options.defaults());
+    DevCertificates.Generated certs =
+        DevCertificates.generate(dir, DevCertificates.Options.defaults());
     tls = ServerTls.load(certs.serverCert(), certs.serverKey(), null, RELOAD, provider);
     server = TlsTestSupport.startServer(tls);
     SslContext client = clientContext(certs.caCert(), "TLSv1.3");
@@ -100,25 +103,33 @@ final class ServerTlsReloadTest {
     ManagedChannel before = open(client);
     TlsTestSupport.CallResult first = check(before);
     BigInteger original = first.serverSerial();
-    assertEquals(Pem.certificates(Files.readAllBytes(certs.serverCert())).get(0).getNotAfter().toInstant(),
-        tls.certificateNotAfter(), "the served leaf's expiry");
+    assertEquals(
+        Pem.certificates(Files.readAllBytes(certs.serverCert())).get(0).getNotAfter().toInstant(),
+        tls.certificateNotAfter(),
+        "the served leaf's expiry");
 
-    DevCertificates.Issued rotated = DevCertificates.Authority.load(certs.caCert(), certs.caKey())
-        .issueServer(KeyType.RSA, Duration.ofDays(1));
+    DevCertificates.Issued rotated =
+        DevCertificates.Authority.load(certs.caCert(), certs.caKey())
+            .issueServer(KeyType.RSA, Duration.ofDays(1));
     BigInteger next = rotated.certificate().getSerialNumber();
     assertNotEquals(original, next);
     rotated.writePem(certs.serverCert(), certs.serverKey());
 
-    Await.until("new connections to present serial " + next.toString(16), WAIT,
+    Await.until(
+        "new connections to present serial " + next.toString(16),
+        WAIT,
         () -> next.equals(serialOfNewConnection(certs.caCert())));
-    assertEquals(rotated.certificate().getNotAfter().toInstant(), tls.certificateNotAfter(),
+    assertEquals(
+        rotated.certificate().getNotAfter().toInstant(),
+        tls.certificateNotAfter(),
         "the expiry shown to metrics follows the reload (30 days before, 1 day now)");
 
     // The connection opened before the rotation still carries calls, on its original session.
     TlsTestSupport.CallResult old = check(before);
     assertEquals(ServingStatus.SERVING, old.status());
     assertEquals(original, old.serverSerial());
-    assertEquals(first.clientAddress(), old.clientAddress(), "same connection as before the rotation");
+    assertEquals(
+        first.clientAddress(), old.clientAddress(), "same connection as before the rotation");
 
     TlsTestSupport.CallResult fresh = check(open(clientContext(certs.caCert(), "TLSv1.3")));
     assertEquals(ServingStatus.SERVING, fresh.status());
@@ -127,7 +138,8 @@ final class ServerTlsReloadTest {
 
   @Test
   void reload_bad_files_keep_last_good_material_and_warn_without_key_material() throws Exception {
-    DevCertificates.Generated certs = DevCertificates.generate(dir, DevCertificates.Options.defaults());
+    DevCertificates.Generated certs =
+        DevCertificates.generate(dir, DevCertificates.Options.defaults());
     logs.attach(IdentityReloader.class);
     tls = ServerTls.load(certs.serverCert(), certs.serverKey(), null, RELOAD);
     server = TlsTestSupport.startServer(tls);
@@ -143,27 +155,39 @@ final class ServerTlsReloadTest {
     }
     assertTrue(pkcs1.toString().startsWith("-----BEGIN RSA PRIVATE KEY-----"));
     replace(certs.serverKey(), pkcs1.toString().getBytes(StandardCharsets.US_ASCII));
-    Await.until("a warning about tls.key_file", WAIT,
-        () -> logs.warnings().stream().anyMatch(m -> m.contains("tls.key_file " + certs.serverKey()
-            + ": not a PKCS#8 private key (found a traditional 'RSA PRIVATE KEY' block")));
-    assertEquals(original, serialOfNewConnection(certs.caCert()), "last good certificate still served");
+    Await.until(
+        "a warning about tls.key_file",
+        WAIT,
+        () ->
+            logs.warnings().stream()
+                .anyMatch(
+                    m ->
+                        m.contains(
+                            "tls.key_file "
+                                + certs.serverKey()
+                                + ": not a PKCS#8 private key (found a traditional 'RSA PRIVATE KEY' block")));
+    assertEquals(
+        original, serialOfNewConnection(certs.caCert()), "last good certificate still served");
 
     // 2. A new certificate arrives before its key: mismatch, still the old pair.
-    DevCertificates.Issued rotated = DevCertificates.Authority.load(certs.caCert(), certs.caKey())
-        .issueServer(KeyType.RSA, Duration.ofDays(1));
+    DevCertificates.Issued rotated =
+        DevCertificates.Authority.load(certs.caCert(), certs.caKey())
+            .issueServer(KeyType.RSA, Duration.ofDays(1));
     Path stagedKey = dir.resolve("staged.key");
     rotated.writePem(dir.resolve("staged.pem"), stagedKey);
     replace(certs.serverKey(), goodKey); // back to the loaded pair: nothing to do, nothing to warn
     replace(certs.serverCert(), Files.readAllBytes(dir.resolve("staged.pem")));
-    Await.until("a key/certificate mismatch warning", WAIT,
+    Await.until(
+        "a key/certificate mismatch warning",
+        WAIT,
         () -> logs.warnings().stream().anyMatch(m -> m.contains("does not match")));
     assertEquals(original, serialOfNewConnection(certs.caCert()));
 
     // 3. The matching key lands: the new pair is taken.
     replace(certs.serverKey(), Files.readAllBytes(stagedKey));
     BigInteger next = rotated.certificate().getSerialNumber();
-    Await.until("the rotated certificate", WAIT,
-        () -> next.equals(serialOfNewConnection(certs.caCert())));
+    Await.until(
+        "the rotated certificate", WAIT, () -> next.equals(serialOfNewConnection(certs.caCert())));
 
     // Each bad state warned once (not once per 200 ms poll), and no key material reached the log.
     assertEquals(2, logs.warnings().size(), logs.warnings()::toString);
@@ -176,7 +200,8 @@ final class ServerTlsReloadTest {
 
   @Test
   void reload_rotated_client_ca_changes_which_clients_are_accepted() throws Exception {
-    DevCertificates.Generated certs = DevCertificates.generate(dir, DevCertificates.Options.defaults());
+    DevCertificates.Generated certs =
+        DevCertificates.generate(dir, DevCertificates.Options.defaults());
     Path clientCa = dir.resolve("client-ca.pem");
     Files.copy(certs.caCert(), clientCa);
     tls = ServerTls.load(certs.serverCert(), certs.serverKey(), clientCa, RELOAD);
@@ -184,32 +209,52 @@ final class ServerTlsReloadTest {
 
     DevCertificates.Authority newCa =
         DevCertificates.Authority.create("New Client CA", KeyType.EC, Duration.ofDays(1));
-    newCa.issueClient("alice", "spiffe://dev/alice", KeyType.EC, Duration.ofDays(1))
+    newCa
+        .issueClient("alice", "spiffe://dev/alice", KeyType.EC, Duration.ofDays(1))
         .writePem(dir.resolve("alice.pem"), dir.resolve("alice.key"));
     // Fresh client contexts per connection (no session resumption; see serialOfNewConnection).
-    Callable<SslContext> oldClient = () -> clientContext(certs.caCert(), "TLSv1.3",
-        certs.clientCert(), certs.clientKey(), SslProvider.OPENSSL);
-    Callable<SslContext> newClient = () -> clientContext(certs.caCert(), "TLSv1.3",
-        dir.resolve("alice.pem"), dir.resolve("alice.key"), SslProvider.OPENSSL);
+    Callable<SslContext> oldClient =
+        () ->
+            clientContext(
+                certs.caCert(),
+                "TLSv1.3",
+                certs.clientCert(),
+                certs.clientKey(),
+                SslProvider.OPENSSL);
+    Callable<SslContext> newClient =
+        () ->
+            clientContext(
+                certs.caCert(),
+                "TLSv1.3",
+                dir.resolve("alice.pem"),
+                dir.resolve("alice.key"),
+                SslProvider.OPENSSL);
 
     ManagedChannel established = open(oldClient.call());
     assertEquals(ServingStatus.SERVING, check(established).status());
     assertThrows(StatusRuntimeException.class, () -> check(open(newClient.call())));
 
     newCa.writePem(dir.resolve("new-ca.pem"), dir.resolve("new-ca.key"));
-    Files.move(dir.resolve("new-ca.pem"), clientCa, StandardCopyOption.REPLACE_EXISTING,
+    Files.move(
+        dir.resolve("new-ca.pem"),
+        clientCa,
+        StandardCopyOption.REPLACE_EXISTING,
         StandardCopyOption.ATOMIC_MOVE);
 
-    Await.until("alice's certificate to be accepted", WAIT, () -> {
-      try {
-        return check(open(newClient.call())).status() == ServingStatus.SERVING;
-      } catch (StatusRuntimeException e) {
-        return false;
-      } catch (Exception e) {
-        throw new AssertionError(e);
-      }
-    });
-    StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> check(open(oldClient.call())));
+    Await.until(
+        "alice's certificate to be accepted",
+        WAIT,
+        () -> {
+          try {
+            return check(open(newClient.call())).status() == ServingStatus.SERVING;
+          } catch (StatusRuntimeException e) {
+            return false;
+          } catch (Exception e) {
+            throw new AssertionError(e);
+          }
+        });
+    StatusRuntimeException e =
+        assertThrows(StatusRuntimeException.class, () -> check(open(oldClient.call())));
     assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
     // Already authenticated connections are not re-judged.
     assertEquals(ServingStatus.SERVING, check(established).status());
@@ -246,8 +291,10 @@ final class ServerTlsReloadTest {
     }
 
     List<String> warnings() {
-      return events.stream().filter(e -> e.getLevel() == Level.WARN)
-          .map(ILoggingEvent::getFormattedMessage).toList();
+      return events.stream()
+          .filter(e -> e.getLevel() == Level.WARN)
+          .map(ILoggingEvent::getFormattedMessage)
+          .toList();
     }
 
     List<String> all() {

@@ -23,7 +23,6 @@ import io.grpc.netty.shaded.io.netty.bootstrap.Bootstrap;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
-import io.grpc.netty.shaded.io.netty.util.ReferenceCountUtil;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
@@ -31,6 +30,7 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslHandler;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslProvider;
+import io.grpc.netty.shaded.io.netty.util.ReferenceCountUtil;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.sparkgate.testing.Channels;
 import java.io.IOException;
@@ -65,11 +65,17 @@ final class TlsTestSupport {
   }
 
   /** A gRPC client context trusting {@code caPem}, limited to {@code protocol}, optional client identity. */
-  static SslContext clientContext(Path caPem, String protocol, Path clientCertOrNull,
-      Path clientKeyOrNull, SslProvider provider) throws IOException {
-    SslContextBuilder b = GrpcSslContexts.configure(SslContextBuilder.forClient(), provider)
-        .trustManager(caPem.toFile())
-        .protocols(protocol);
+  static SslContext clientContext(
+      Path caPem,
+      String protocol,
+      Path clientCertOrNull,
+      Path clientKeyOrNull,
+      SslProvider provider)
+      throws IOException {
+    SslContextBuilder b =
+        GrpcSslContexts.configure(SslContextBuilder.forClient(), provider)
+            .trustManager(caPem.toFile())
+            .protocols(protocol);
     if (clientCertOrNull != null) {
       b.keyManager(clientCertOrNull.toFile(), clientKeyOrNull.toFile());
     }
@@ -89,15 +95,20 @@ final class TlsTestSupport {
   }
 
   /** What one health call saw of the TLS session it ran on. */
-  record CallResult(HealthCheckResponse.ServingStatus status, String protocol, BigInteger serverSerial,
-      SSLSession session, java.net.SocketAddress clientAddress) {}
+  record CallResult(
+      HealthCheckResponse.ServingStatus status,
+      String protocol,
+      BigInteger serverSerial,
+      SSLSession session,
+      java.net.SocketAddress clientAddress) {}
 
   /** Makes a health call and reports the TLS session of the connection that carried it. */
   static CallResult check(ManagedChannel channel) {
     SessionCapture capture = new SessionCapture();
-    HealthCheckResponse r = HealthGrpc.newBlockingStub(ClientInterceptors.intercept(channel, capture))
-        .withDeadlineAfter(10, TimeUnit.SECONDS)
-        .check(HealthCheckRequest.getDefaultInstance());
+    HealthCheckResponse r =
+        HealthGrpc.newBlockingStub(ClientInterceptors.intercept(channel, capture))
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .check(HealthCheckRequest.getDefaultInstance());
     SSLSession s = capture.session;
     BigInteger serial;
     try {
@@ -113,58 +124,70 @@ final class TlsTestSupport {
     volatile java.net.SocketAddress local;
 
     @Override
-    public <Q, R> ClientCall<Q, R> interceptCall(MethodDescriptor<Q, R> method, CallOptions options,
-        Channel next) {
+    public <Q, R> ClientCall<Q, R> interceptCall(
+        MethodDescriptor<Q, R> method, CallOptions options, Channel next) {
       return new ForwardingClientCall.SimpleForwardingClientCall<>(next.newCall(method, options)) {
         @Override
         public void start(Listener<R> listener, Metadata headers) {
           ClientCall<Q, R> call = this;
-          super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
-            @Override
-            public void onHeaders(Metadata h) {
-              session = call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION);
-              local = call.getAttributes().get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR);
-              super.onHeaders(h);
-            }
-          }, headers);
+          super.start(
+              new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                @Override
+                public void onHeaders(Metadata h) {
+                  session = call.getAttributes().get(Grpc.TRANSPORT_ATTR_SSL_SESSION);
+                  local = call.getAttributes().get(Grpc.TRANSPORT_ATTR_LOCAL_ADDR);
+                  super.onHeaders(h);
+                }
+              },
+              headers);
         }
       };
     }
   }
 
   /** Outcome of a bare TLS handshake (no HTTP/2 on top). */
-  record Handshake(boolean success, String protocol, String alpn, BigInteger serverSerial,
-      Throwable failure) {}
+  record Handshake(
+      boolean success, String protocol, String alpn, BigInteger serverSerial, Throwable failure) {}
 
   /** A bare Netty TLS client handshake against 127.0.0.1:port. */
   static Handshake handshake(int port, SslContext client) throws InterruptedException {
-    MultiThreadIoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    MultiThreadIoEventLoopGroup group =
+        new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     // Kept from initChannel: a refused handshake can close the channel (and empty its pipeline)
     // before connect() returns, so looking the handler up afterwards would race.
     AtomicReference<SslHandler> handler = new AtomicReference<>();
     try {
-      io.grpc.netty.shaded.io.netty.channel.Channel ch = new Bootstrap().group(group)
-          .channel(NioSocketChannel.class)
-          .handler(new ChannelInitializer<NioSocketChannel>() {
-            @Override
-            protected void initChannel(NioSocketChannel c) {
-              handler.set(client.newHandler(c.alloc(), "localhost", port));
-              c.pipeline().addLast(handler.get());
-              // The outcome is read from the handshake future; drop data and errors quietly.
-              c.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                @Override
-                public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                  ReferenceCountUtil.release(msg);
-                }
+      io.grpc.netty.shaded.io.netty.channel.Channel ch =
+          new Bootstrap()
+              .group(group)
+              .channel(NioSocketChannel.class)
+              .handler(
+                  new ChannelInitializer<NioSocketChannel>() {
+                    @Override
+                    protected void initChannel(NioSocketChannel c) {
+                      handler.set(client.newHandler(c.alloc(), "localhost", port));
+                      c.pipeline().addLast(handler.get());
+                      // The outcome is read from the handshake future; drop data and errors
+                      // quietly.
+                      c.pipeline()
+                          .addLast(
+                              new ChannelInboundHandlerAdapter() {
+                                @Override
+                                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                  ReferenceCountUtil.release(msg);
+                                }
 
-                @Override
-                public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-                  ctx.close();
-                }
-              });
-            }
-          })
-          .connect("127.0.0.1", port).sync().channel();
+                                @Override
+                                public void exceptionCaught(
+                                    ChannelHandlerContext ctx, Throwable cause) {
+                                  ctx.close();
+                                }
+                              });
+                    }
+                  })
+              .connect("127.0.0.1", port)
+              .sync()
+              .channel();
       SslHandler ssl = handler.get();
       if (!ssl.handshakeFuture().await(10, TimeUnit.SECONDS)) {
         fail("handshake timed out");

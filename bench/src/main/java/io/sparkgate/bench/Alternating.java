@@ -33,8 +33,15 @@ final class Alternating {
    * which no call succeeded. For a JVM endpoint, also its heap's activity over the measured calls: bytes
    * allocated per call, collections and their pause (NaN and -1 for the others).
    */
-  record Result(LoadGenerator.Latency latency, double callsPerSecond, long errors, List<Double> bucketP50,
-      List<Double> bucketP99, List<Double> bucketCpuPerCall, double allocatedBytesPerCall, long collections,
+  record Result(
+      LoadGenerator.Latency latency,
+      double callsPerSecond,
+      long errors,
+      List<Double> bucketP50,
+      List<Double> bucketP99,
+      List<Double> bucketCpuPerCall,
+      double allocatedBytesPerCall,
+      long collections,
       long collectionMillis) {}
 
   /** Calls to each endpoint before anything is recorded: connections, caches, the last of the JIT. */
@@ -48,11 +55,17 @@ final class Alternating {
    * direct), whose CPU would not be its own. The heap of an endpoint in {@code jvms} is read once before the
    * first bucket and once after the last, so that reading it disturbs no bucket.
    */
-  static Map<String, Result> run(Map<String, LoadGenerator.Target> targets, Map<String, Process> processes,
-      Map<String, JvmProbe> jvms, Duration length, Duration bucket, Consumer<String> log)
+  static Map<String, Result> run(
+      Map<String, LoadGenerator.Target> targets,
+      Map<String, Process> processes,
+      Map<String, JvmProbe> jvms,
+      Duration length,
+      Duration bucket,
+      Consumer<String> log)
       throws InterruptedException, IOException {
     if (bucket.isZero() || bucket.isNegative() || length.compareTo(bucket) < 0) {
-      throw new IllegalArgumentException("alternating needs a positive bucket no longer than the run");
+      throw new IllegalArgumentException(
+          "alternating needs a positive bucket no longer than the run");
     }
     List<String> names = new ArrayList<>(targets.keySet());
     Map<String, LoadGenerator.Caller> callers = new LinkedHashMap<>();
@@ -75,11 +88,14 @@ final class Alternating {
       int buckets = 0;
       for (long bucketStart = start; bucketStart < end; bucketStart += bucket.toNanos()) {
         if (buckets++ % 20 == 0) {
-          log.accept(String.format("alternating latency: %d s of %d", (bucketStart - start) / 1_000_000_000L,
-              length.toSeconds()));
+          log.accept(
+              String.format(
+                  "alternating latency: %d s of %d",
+                  (bucketStart - start) / 1_000_000_000L, length.toSeconds()));
         }
         Map<String, CpuMeter> cpu = new LinkedHashMap<>();
-        names.stream().filter(processes::containsKey)
+        names.stream()
+            .filter(processes::containsKey)
             .forEach(name -> cpu.put(name, CpuMeter.start(processes.get(name))));
         series.values().forEach(Series::startBucket);
         long bucketEnd = Math.min(end, bucketStart + bucket.toNanos());
@@ -90,10 +106,15 @@ final class Alternating {
           }
         }
         double seconds = (System.nanoTime() - bucketStart) / 1e9;
-        names.forEach(name -> series.get(name)
-            .endBucket(cpu.containsKey(name) ? cpu.get(name).coresUsed() * seconds : Double.NaN));
+        names.forEach(
+            name ->
+                series
+                    .get(name)
+                    .endBucket(
+                        cpu.containsKey(name) ? cpu.get(name).coresUsed() * seconds : Double.NaN));
       }
-      heapActivity(names, jvms).forEach((name, after) -> series.get(name).heap = after.since(heapBefore.get(name)));
+      heapActivity(names, jvms)
+          .forEach((name, after) -> series.get(name).heap = after.since(heapBefore.get(name)));
     } finally {
       callers.values().forEach(LoadGenerator.Caller::close);
     }
@@ -103,8 +124,8 @@ final class Alternating {
     return out;
   }
 
-  private static Map<String, JvmProbe.HeapActivity> heapActivity(List<String> names, Map<String, JvmProbe> jvms)
-      throws IOException {
+  private static Map<String, JvmProbe.HeapActivity> heapActivity(
+      List<String> names, Map<String, JvmProbe> jvms) throws IOException {
     Map<String, JvmProbe.HeapActivity> out = new LinkedHashMap<>();
     for (String name : names) {
       if (jvms.containsKey(name)) {
@@ -138,7 +159,8 @@ final class Alternating {
 
     void endBucket(double cpuSeconds) {
       all.add(bucket);
-      // A bucket without a call (the endpoint failing throughout) keeps its place, so buckets stay paired.
+      // A bucket without a call (the endpoint failing throughout) keeps its place, so buckets stay
+      // paired.
       boolean any = bucket.getTotalCount() > 0;
       LoadGenerator.Latency l = any ? LoadGenerator.Latency.of(bucket) : null;
       p50.add(any ? l.p50() : Double.NaN);
@@ -149,9 +171,16 @@ final class Alternating {
     Result result(double seconds) {
       long calls = all.getTotalCount() + errors;
       boolean known = heap != null && heap.allocatedBytes() >= 0 && calls > 0;
-      return new Result(LoadGenerator.Latency.of(all), all.getTotalCount() / seconds, errors, List.copyOf(p50),
-          List.copyOf(p99), List.copyOf(cpu), known ? (double) heap.allocatedBytes() / calls : Double.NaN,
-          heap == null ? -1 : heap.collections(), heap == null ? -1 : heap.collectionMillis());
+      return new Result(
+          LoadGenerator.Latency.of(all),
+          all.getTotalCount() / seconds,
+          errors,
+          List.copyOf(p50),
+          List.copyOf(p99),
+          List.copyOf(cpu),
+          known ? (double) heap.allocatedBytes() / calls : Double.NaN,
+          heap == null ? -1 : heap.collections(),
+          heap == null ? -1 : heap.collectionMillis());
     }
   }
 }

@@ -50,8 +50,10 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 public class AuditBench {
   private static final int CALLS = 1000;
-  private static final Attributes CLIENT = Attributes.newBuilder()
-      .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, new InetSocketAddress("127.0.0.1", 54321)).build();
+  private static final Attributes CLIENT =
+      Attributes.newBuilder()
+          .set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, new InetSocketAddress("127.0.0.1", 54321))
+          .build();
 
   private byte[] request;
   private byte[] smallResponse;
@@ -100,8 +102,10 @@ public class AuditBench {
     public void open() throws IOException {
       // On tmpfs where there is one, so that the close's fsync does not time a disk.
       Path shm = Path.of("/dev/shm");
-      dir = Files.isDirectory(shm) && Files.isWritable(shm)
-          ? Files.createTempDirectory(shm, "audit-bench") : Files.createTempDirectory("audit-bench");
+      dir =
+          Files.isDirectory(shm) && Files.isWritable(shm)
+              ? Files.createTempDirectory(shm, "audit-bench")
+              : Files.createTempDirectory("audit-bench");
       log = AuditBench.open(dir, CALLS);
       stage = new AuditStage(log, Clock.systemUTC());
     }
@@ -117,9 +121,18 @@ public class AuditBench {
   }
 
   private static AuditLog open(Path dir, int queueSize) throws IOException {
-    return AuditLog.open(new AuditConfig(true, Optional.of(dir.resolve("audit.jsonl")), 1L << 40,
-        Duration.ofDays(365), queueSize, AuditConfig.Fsync.NEVER, AuditConfig.DEFAULT_FSYNC_INTERVAL, false,
-        false), Clock.systemUTC());
+    return AuditLog.open(
+        new AuditConfig(
+            true,
+            Optional.of(dir.resolve("audit.jsonl")),
+            1L << 40,
+            Duration.ofDays(365),
+            queueSize,
+            AuditConfig.Fsync.NEVER,
+            AuditConfig.DEFAULT_FSYNC_INTERVAL,
+            false,
+            false),
+        Clock.systemUTC());
   }
 
   private static void delete(Path dir) throws IOException {
@@ -187,7 +200,8 @@ public class AuditBench {
       record.put("client_address", "/127.0.0.1:54321");
       record.put("session_id", "5b2a6a1e-7d2c-4f0e-9a3c-1f9d1b2c3d4e");
       record.put("client_type", "sparkgate-bench");
-      record.put("request_sha256", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
+      record.put(
+          "request_sha256", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
       record.put("status", "OK");
       record.put("duration_ms", 3L);
       record.put("bytes_in", 1234L);

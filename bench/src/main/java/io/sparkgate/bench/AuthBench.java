@@ -11,11 +11,9 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
@@ -34,8 +32,10 @@ public class AuthBench {
   private Authentication uncached;
   private Metadata headers;
   private Metadata uncachedHeaders;
+
   /** The authenticate stage's part of one authenticated call: what stamps each of its requests. */
   private CallHook stamping;
+
   private byte[] request;
 
   @Setup

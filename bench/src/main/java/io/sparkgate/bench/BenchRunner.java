@@ -38,42 +38,58 @@ public final class BenchRunner {
   static final String STREAM = "nginx-stream";
   static final String FULL = "sparkgate-full";
   static final String TLS = "sparkgate-tls";
+
   /**
    * The variant built from --baseline-jar (TLS only; full features with --baseline-full, some with
    * --baseline-features), to compare a change before and after in one run: run-to-run noise on a shared
    * machine is larger than most changes.
    */
   static final String BASE = "sparkgate-base";
+
   /** The {@link FrameRelay} baseline (with --frame-relay): Java, Netty and TLS relaying HTTP/2 frames. */
   static final String RELAY = "java-relay";
+
   /** The same relay doing Sparkgate full's per-call work ({@link RelayFeatures}), with --frame-relay. */
   static final String RELAY_FULL = "java-relay-full";
+
   private static final long MB = 1_000_000;
+
   /** Warm-up runs in chunks this long, each over new connections. */
   private static final Duration WARMUP_CHUNK = Duration.ofSeconds(5);
+
   /** The JIT counts as quiet when it compiled for at most this share of a chunk. */
   private static final long QUIET_JIT_PERCENT = 2;
+
   /** The warm-up's chunk shapes, in turn: streams beside two closed-loop callers; 0 is one caller alone. */
   private static final int[] WARMUP_SHAPES = {4, 16, 0};
+
   /** However busy the JIT still is, warm-up stops at this multiple of --proxy-warmup. */
   private static final long MAX_WARMUP_FACTOR = 4;
 
   private final Options o;
+
   /** The Sparkgate variants' (and java-relay's) JVMs over JMX: JIT time, and memory for the memory scenarios. */
   private final Map<String, JvmProbe> probes = new LinkedHashMap<>();
+
   /** Per scenario and Sparkgate variant, the JIT's milliseconds in each measured round. */
   private final Map<String, Map<String, List<Long>>> jitMillis = new LinkedHashMap<>();
+
   private final Map<String, Object> json = new LinkedHashMap<>();
   private final StringBuilder table = new StringBuilder();
   private final List<String[]> targets = new ArrayList<>();
+
   /** Scenario -> endpoint -> CPU of the endpoint's processes (for direct: the backend's) per unit of work. */
   private final Map<String, Map<String, Double>> cpuFigures = new LinkedHashMap<>();
+
   /** Every round's CPU figure, by scenario and endpoint, in round order (for the paired comparisons). */
   private final Map<String, Map<String, List<Double>>> cpuRounds = new LinkedHashMap<>();
+
   /** Per interleaved scenario and endpoint, each round's share of its CPU spent in the kernel (CpuMeter). */
   private final Map<String, Map<String, List<Double>>> kernelShareRounds = new LinkedHashMap<>();
+
   /** Scenario -> endpoint -> the key figure of each round (see {@link #interleaved}). */
   private final Map<String, Map<String, List<Double>>> rounds = new LinkedHashMap<>();
+
   /**
    * Closed loop only: endpoint -> each round's p99. A round's p99 rests on its slowest 1% of calls and moved by
    * 140 us between rounds of one proxy where p50 moved by 20: the p99 reported (and judged) is the median of
@@ -92,17 +108,20 @@ public final class BenchRunner {
     boolean jmh = true;
     Path jar = Path.of("target/sparkgate.jar");
     Path baselineJar; // optional: another build, run as "sparkgate-base" for before/after
-    Path baselinePolicy; // optional: the baseline's policy file (an older build cannot read today's)
+    Path
+        baselinePolicy; // optional: the baseline's policy file (an older build cannot read today's)
     Set<String> baselineFeatures; // the baseline's features (Endpoints.FEATURES); null: TLS only
     boolean frameRelay; // also measure the FrameRelay baseline
     Path out = Path.of("bench/results");
     String token;
     Duration warmup = Duration.ofSeconds(5);
-    Duration measure = Duration.ofSeconds(10); // per round: latency and streaming run --rounds of them
+    Duration measure =
+        Duration.ofSeconds(10); // per round: latency and streaming run --rounds of them
     Duration proxyWarmup = Duration.ofSeconds(90); // per Sparkgate variant, before any scenario
     int[] rates = {500, 1000, 2000};
     int[] streams = {1, 4, 16};
-    // Interleaved rounds of the latency and streaming scenarios. Five: with three, one slow round of 10 s could
+    // Interleaved rounds of the latency and streaming scenarios. Five: with three, one slow round
+    // of 10 s could
     // move a streaming median by 10% (bench/README.md, twenty-eighth round).
     int rounds = 5;
     Duration alternating = Duration.ofSeconds(300); // the alternating latency scenario's length
@@ -114,13 +133,18 @@ public final class BenchRunner {
     long slowTotal = 1L << 30;
     long slowRate = 1L << 20;
     int idleSessions = 1000;
+
     /** The JVM options of the Sparkgate processes and the relays: the shipped ones, then --proxy-jvm's. */
     List<String> proxyJvm = new ArrayList<>(Endpoints.SHIPPED_JVM);
+
     List<String> baselineJvm = new ArrayList<>(); // the baseline's JVM options, after --proxy-jvm's
-    Map<String, String> proxyEnv = new LinkedHashMap<>(); // environment of the Sparkgate processes and relays
+    Map<String, String> proxyEnv =
+        new LinkedHashMap<>(); // environment of the Sparkgate processes and relays
     Map<String, String> baselineEnv = new LinkedHashMap<>(); // the baseline's, over --proxy-env's
-    Map<String, String> baselineAudit = new LinkedHashMap<>(); // the baseline's audit keys, over the bench's
-    Map<String, String> proxyListen = new LinkedHashMap<>(); // listen keys of every Sparkgate, over the bench's
+    Map<String, String> baselineAudit =
+        new LinkedHashMap<>(); // the baseline's audit keys, over the bench's
+    Map<String, String> proxyListen =
+        new LinkedHashMap<>(); // listen keys of every Sparkgate, over the bench's
     Map<String, String> baselineListen = new LinkedHashMap<>(); // the baseline's, over --listen's
     List<String> only; // run only the scenarios whose names contain one of these
 
@@ -161,11 +185,15 @@ public final class BenchRunner {
           case "--sessions" -> o.idleSessions = Integer.parseInt(args[++i]);
           case "--proxy-jvm" -> addJvmOption(o.proxyJvm, args[++i]);
           case "--baseline-jvm" -> o.baselineJvm.add(args[++i]);
-          case "--proxy-env" -> putKeyValue(o.proxyEnv, "--proxy-env", "an environment variable", args[++i]);
-          case "--baseline-env" -> putKeyValue(o.baselineEnv, "--baseline-env", "an environment variable", args[++i]);
-          case "--baseline-audit" -> putKeyValue(o.baselineAudit, "--baseline-audit", "an audit key", args[++i]);
+          case "--proxy-env" ->
+              putKeyValue(o.proxyEnv, "--proxy-env", "an environment variable", args[++i]);
+          case "--baseline-env" ->
+              putKeyValue(o.baselineEnv, "--baseline-env", "an environment variable", args[++i]);
+          case "--baseline-audit" ->
+              putKeyValue(o.baselineAudit, "--baseline-audit", "an audit key", args[++i]);
           case "--listen" -> putKeyValue(o.proxyListen, "--listen", "a listen key", args[++i]);
-          case "--baseline-listen" -> putKeyValue(o.baselineListen, "--baseline-listen", "a listen key", args[++i]);
+          case "--baseline-listen" ->
+              putKeyValue(o.baselineListen, "--baseline-listen", "a listen key", args[++i]);
           case "--only" -> o.only = List.of(args[++i].split(","));
           case "--alternating" -> o.alternating = Duration.ofSeconds(Long.parseLong(args[++i]));
           case "--bucket-ms" -> o.bucket = Duration.ofMillis(Long.parseLong(args[++i]));
@@ -175,35 +203,58 @@ public final class BenchRunner {
             o.rounds = Integer.parseInt(args[++i]);
             if (o.rounds < 1) throw new IllegalArgumentException("--rounds must be at least 1");
           }
-          default -> throw new IllegalArgumentException("unknown option " + args[i] + " (see bench/README.md)");
+          default ->
+              throw new IllegalArgumentException(
+                  "unknown option " + args[i] + " (see bench/README.md)");
         }
       }
       if (o.bucket.toMillis() < 100 || o.alternating.compareTo(o.bucket.multipliedBy(2)) < 0) {
-        throw new IllegalArgumentException("--bucket-ms must be at least 100 and --alternating at least two buckets"
-            + " long (the buckets are paired), not " + o.bucket.toMillis() + " ms and " + o.alternating.toSeconds()
-            + " s");
+        throw new IllegalArgumentException(
+            "--bucket-ms must be at least 100 and --alternating at least two buckets"
+                + " long (the buckets are paired), not "
+                + o.bucket.toMillis()
+                + " ms and "
+                + o.alternating.toSeconds()
+                + " s");
       }
       if (o.openCycles < 2 || o.openSlice.toMillis() < 100) {
-        throw new IllegalArgumentException("--open-cycles must be at least 2 (the cycles are paired) and"
-            + " --open-slice-ms at least 100, not " + o.openCycles + " and " + o.openSlice.toMillis());
+        throw new IllegalArgumentException(
+            "--open-cycles must be at least 2 (the cycles are paired) and"
+                + " --open-slice-ms at least 100, not "
+                + o.openCycles
+                + " and "
+                + o.openSlice.toMillis());
       }
-      if ((o.baselineFeatures != null || !o.baselineJvm.isEmpty() || !o.baselineAudit.isEmpty()
-          || !o.baselineListen.isEmpty() || !o.baselineEnv.isEmpty() || o.baselinePolicy != null)
+      if ((o.baselineFeatures != null
+              || !o.baselineJvm.isEmpty()
+              || !o.baselineAudit.isEmpty()
+              || !o.baselineListen.isEmpty()
+              || !o.baselineEnv.isEmpty()
+              || o.baselinePolicy != null)
           && o.baselineJar == null) {
-        throw new IllegalArgumentException("--baseline-full, --baseline-features, --baseline-jvm, --baseline-env,"
-            + " --baseline-audit, --baseline-listen and --baseline-policy need --baseline-jar");
+        throw new IllegalArgumentException(
+            "--baseline-full, --baseline-features, --baseline-jvm, --baseline-env,"
+                + " --baseline-audit, --baseline-listen and --baseline-policy need --baseline-jar");
       }
-      if (o.baselineFeatures != null && !o.baselineFeatures.stream()
-          .allMatch(f -> Endpoints.FEATURES.contains(f) || Endpoints.EXTRA_FEATURES.contains(f))) {
-        throw new IllegalArgumentException("--baseline-features takes a comma list of " + Endpoints.FEATURES
-            + " and " + Endpoints.EXTRA_FEATURES + ", not " + String.join(",", o.baselineFeatures));
+      if (o.baselineFeatures != null
+          && !o.baselineFeatures.stream()
+              .allMatch(
+                  f -> Endpoints.FEATURES.contains(f) || Endpoints.EXTRA_FEATURES.contains(f))) {
+        throw new IllegalArgumentException(
+            "--baseline-features takes a comma list of "
+                + Endpoints.FEATURES
+                + " and "
+                + Endpoints.EXTRA_FEATURES
+                + ", not "
+                + String.join(",", o.baselineFeatures));
       }
       return o;
     }
   }
 
   /** KEY=VALUE into {@code keys}, or a message naming the option. */
-  private static void putKeyValue(Map<String, String> keys, String option, String what, String arg) {
+  private static void putKeyValue(
+      Map<String, String> keys, String option, String what, String arg) {
     String[] kv = arg.split("=", 2);
     if (kv.length != 2 || kv[0].isBlank()) {
       throw new IllegalArgumentException(option + " takes KEY=VALUE (" + what + "), not " + arg);
@@ -247,7 +298,8 @@ public final class BenchRunner {
     jvm.add(option);
   }
 
-  private static final java.util.regex.Pattern COLLECTOR = java.util.regex.Pattern.compile("-XX:\\+Use\\w+GC");
+  private static final java.util.regex.Pattern COLLECTOR =
+      java.util.regex.Pattern.compile("-XX:\\+Use\\w+GC");
 
   public static void main(String[] args) throws Exception {
     Options o = Options.parse(args);
@@ -285,10 +337,20 @@ public final class BenchRunner {
     Map<String, Map<String, Object>> results = new LinkedHashMap<>();
     try (Endpoints ep = new Endpoints(work)) {
       Path certs = work.resolve("certs");
-      Process dev = new ProcessBuilder(Endpoints.javaBin(), "-jar", o.jar.toString(), "dev-certs", "--out",
-          certs.toString()).redirectErrorStream(true).redirectOutput(work.resolve("dev-certs.log").toFile()).start();
+      Process dev =
+          new ProcessBuilder(
+                  Endpoints.javaBin(),
+                  "-jar",
+                  o.jar.toString(),
+                  "dev-certs",
+                  "--out",
+                  certs.toString())
+              .redirectErrorStream(true)
+              .redirectOutput(work.resolve("dev-certs.log").toFile())
+              .start();
       if (dev.waitFor() != 0) {
-        throw new IllegalStateException("dev-certs failed: " + Files.readString(work.resolve("dev-certs.log")));
+        throw new IllegalStateException(
+            "dev-certs failed: " + Files.readString(work.resolve("dev-certs.log")));
       }
       Path ca = certs.resolve("ca.pem");
       Map<String, Process> processes = new LinkedHashMap<>();
@@ -312,10 +374,14 @@ public final class BenchRunner {
           t.put(STREAM, new LoadGenerator.Target(STREAM, "127.0.0.1", p, ca, o.token));
           Endpoints.waitReady(t.get(STREAM), n, Duration.ofSeconds(30));
         } else {
-          log("nginx stream module not found (apt-get install libnginx-mod-stream): no TLS-terminator baseline");
+          log(
+              "nginx stream module not found (apt-get install libnginx-mod-stream): no TLS-terminator baseline");
         }
       } else {
-        log("nginx not used (" + (o.nginx ? "not installed" : "--no-nginx") + "): no nginx baselines");
+        log(
+            "nginx not used ("
+                + (o.nginx ? "not installed" : "--no-nginx")
+                + "): no nginx baselines");
       }
       List<String> variants = new ArrayList<>(List.of(FULL, TLS));
       if (o.baselineJar != null) {
@@ -324,16 +390,34 @@ public final class BenchRunner {
       for (String name : variants) {
         int p = Endpoints.freePort();
         int jmx = Endpoints.freePort();
-        Set<String> features = name.equals(FULL) ? Endpoints.FEATURES
-            : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
-        Path cfg = ep.sparkgateConfig(name, p, backendPort, certs, features,
-            name.equals(BASE) ? o.baselineAudit : Map.of(), listenKeys(name),
-            name.equals(BASE) ? o.baselinePolicy : null);
-        Process sp = ep.startSparkgate(name, name.equals(BASE) ? o.baselineJar : o.jar, cfg, jmx, jvmOptions(name),
-            environment(name));
+        Set<String> features =
+            name.equals(FULL)
+                ? Endpoints.FEATURES
+                : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
+        Path cfg =
+            ep.sparkgateConfig(
+                name,
+                p,
+                backendPort,
+                certs,
+                features,
+                name.equals(BASE) ? o.baselineAudit : Map.of(),
+                listenKeys(name),
+                name.equals(BASE) ? o.baselinePolicy : null);
+        Process sp =
+            ep.startSparkgate(
+                name,
+                name.equals(BASE) ? o.baselineJar : o.jar,
+                cfg,
+                jmx,
+                jvmOptions(name),
+                environment(name));
         processes.put(name, sp);
         // A Sparkgate with JWT authentication accepts only the JWT minted for its configuration.
-        t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, features.contains("jwt") ? ep.jwtToken(name) : o.token));
+        t.put(
+            name,
+            new LoadGenerator.Target(
+                name, "127.0.0.1", p, ca, features.contains("jwt") ? ep.jwtToken(name) : o.token));
         Endpoints.waitReady(t.get(name), sp, Duration.ofSeconds(60));
         probes.put(name, JvmProbe.connect(jmx, sp.pid()));
       }
@@ -342,69 +426,118 @@ public final class BenchRunner {
         for (String name : List.of(RELAY, RELAY_FULL)) {
           int p = Endpoints.freePort();
           int jmx = Endpoints.freePort();
-          // java-relay-full: Sparkgate full's configuration (its listen section unused), and so its JWT.
-          Path cfg = name.equals(RELAY) ? null
-              : ep.sparkgateConfig(name, p, backendPort, certs, Endpoints.FEATURES, Map.of(), Map.of(), null);
-          Process relay = ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg, o.proxyJvm, o.proxyEnv);
+          // java-relay-full: Sparkgate full's configuration (its listen section unused), and so its
+          // JWT.
+          Path cfg =
+              name.equals(RELAY)
+                  ? null
+                  : ep.sparkgateConfig(
+                      name, p, backendPort, certs, Endpoints.FEATURES, Map.of(), Map.of(), null);
+          Process relay =
+              ep.startFrameRelay(name, p, backendPort, certs, jmx, cfg, o.proxyJvm, o.proxyEnv);
           processes.put(name, relay);
-          t.put(name, new LoadGenerator.Target(name, "127.0.0.1", p, ca, cfg == null ? o.token : ep.jwtToken(name)));
+          t.put(
+              name,
+              new LoadGenerator.Target(
+                  name, "127.0.0.1", p, ca, cfg == null ? o.token : ep.jwtToken(name)));
           Endpoints.waitReady(t.get(name), relay, Duration.ofSeconds(60));
           probes.put(name, JvmProbe.connect(jmx, relay.pid()));
           warmed.add(name);
         }
       }
       log("endpoints up: " + t.keySet());
-      // A fresh proxy JVM spends its first minute or two compiling its hot paths: profiled, C2 took 35-45% of
-      // its CPU during the first scenario, with single compilations of Netty's pipeline taking over a second
-      // on this machine. Production proxies run for days, so each Sparkgate gets small calls and streams
+      // A fresh proxy JVM spends its first minute or two compiling its hot paths: profiled, C2 took
+      // 35-45% of
+      // its CPU during the first scenario, with single compilations of Netty's pipeline taking over
+      // a second
+      // on this machine. Production proxies run for days, so each Sparkgate gets small calls and
+      // streams
       // before anything is measured (which also warms the backend); see warmUp for how.
       log("warming up " + warmed + " in turn, at least " + o.proxyWarmup.toSeconds() + " s each");
       warmUp(warmed, t);
 
       // Latency: closed loop, one caller.
       if (wants("latency")) {
-        interleaved("closed-loop latency", "closed_loop", t, processes,
+        interleaved(
+            "closed-loop latency",
+            "closed_loop",
+            t,
+            processes,
             target -> LoadGenerator.closedLoop(target, 1, o.warmup, o.measure),
-            r -> r.latency().p50(), r -> r.latency().p99(), false,
-            // Per call, from the average CPU rate over warm-up and measurement and the measured call rate.
-            "closed_loop_us_per_call", (cores, r) -> cores * 1e6 / r.callsPerSecond(), results);
+            r -> r.latency().p50(),
+            r -> r.latency().p99(),
+            false,
+            // Per call, from the average CPU rate over warm-up and measurement and the measured
+            // call rate.
+            "closed_loop_us_per_call",
+            (cores, r) -> cores * 1e6 / r.callsPerSecond(),
+            results);
       }
-      // The same measurement with the endpoints called in turn (see Alternating): what the latency target is
-      // judged by when it ran, because only it resolves gaps of a few microseconds on a noisy machine.
+      // The same measurement with the endpoints called in turn (see Alternating): what the latency
+      // target is
+      // judged by when it ran, because only it resolves gaps of a few microseconds on a noisy
+      // machine.
       if (wants("alternating")) {
-        log(String.format("alternating latency: %d s, the endpoints called in turn", o.alternating.toSeconds()));
+        log(
+            String.format(
+                "alternating latency: %d s, the endpoints called in turn",
+                o.alternating.toSeconds()));
         Map<String, Process> ownCpu = new LinkedHashMap<>(processes);
         ownCpu.remove(DIRECT); // the backend serves every endpoint's calls here
-        results.computeIfAbsent("alternating", k -> new LinkedHashMap<>())
+        results
+            .computeIfAbsent("alternating", k -> new LinkedHashMap<>())
             .putAll(Alternating.run(t, ownCpu, probes, o.alternating, o.bucket, BenchRunner::log));
       }
       if (wants("open")) {
-        // The endpoints in turn, a slice each per cycle, paired by cycle (see PairedOpenLoop): measured one
-        // window per endpoint, even in interleaved rounds, full's p99 at 2,000/s was two to three times
+        // The endpoints in turn, a slice each per cycle, paired by cycle (see PairedOpenLoop):
+        // measured one
+        // window per endpoint, even in interleaved rounds, full's p99 at 2,000/s was two to three
+        // times
         // TLS-only's in one run and level with it in the next.
         for (int rate : o.rates) {
-          log(String.format("open loop %d/s: %d cycles, each endpoint %d ms (after a %d ms lead-in) per cycle",
-              rate, o.openCycles, o.openSlice.toMillis(), o.openLead.toMillis()));
-          results.computeIfAbsent("open_loop_" + rate, k -> new LinkedHashMap<>()).putAll(
-              PairedOpenLoop.run(t, processes, rate, o.openCycles, o.openLead, o.openSlice, BenchRunner::log));
+          log(
+              String.format(
+                  "open loop %d/s: %d cycles, each endpoint %d ms (after a %d ms lead-in) per cycle",
+                  rate, o.openCycles, o.openSlice.toMillis(), o.openLead.toMillis()));
+          results
+              .computeIfAbsent("open_loop_" + rate, k -> new LinkedHashMap<>())
+              .putAll(
+                  PairedOpenLoop.run(
+                      t, processes, rate, o.openCycles, o.openLead, o.openSlice, BenchRunner::log));
         }
       }
       if (wants("stream")) {
         for (int n : o.streams) {
-          interleaved("streaming x" + n, "streaming_" + n, t, processes,
+          interleaved(
+              "streaming x" + n,
+              "streaming_" + n,
+              t,
+              processes,
               target -> LoadGenerator.streaming(target, n, o.batchBytes, 64, o.warmup, o.measure),
-              LoadGenerator.Streaming::mbPerSecond, null, true,
-              "streaming_" + n + "_cpu_seconds_per_gb", (cores, r) -> cores * 1000 / r.mbPerSecond(), results);
+              LoadGenerator.Streaming::mbPerSecond,
+              null,
+              true,
+              "streaming_" + n + "_cpu_seconds_per_gb",
+              (cores, r) -> cores * 1000 / r.mbPerSecond(),
+              results);
         }
       }
       if (wants("saturation")) {
         for (var e : t.entrySet()) {
           log("saturation, " + Saturation.CALLERS + " callers: " + e.getKey());
-          // An endpoint audits when its configuration has audit, and then its log opened the file at start.
+          // An endpoint audits when its configuration has audit, and then its log opened the file
+          // at start.
           Path auditFile = ep.auditFile(e.getKey());
-          var audit = Files.exists(auditFile) ? new Saturation.Audit(ep.logFile(e.getKey()), auditFile) : null;
-          results.computeIfAbsent("saturation", k -> new LinkedHashMap<>())
-              .put(e.getKey(), Saturation.run(e.getValue(), processes.get(e.getKey()), audit, o.warmup, o.measure));
+          var audit =
+              Files.exists(auditFile)
+                  ? new Saturation.Audit(ep.logFile(e.getKey()), auditFile)
+                  : null;
+          results
+              .computeIfAbsent("saturation", k -> new LinkedHashMap<>())
+              .put(
+                  e.getKey(),
+                  Saturation.run(
+                      e.getValue(), processes.get(e.getKey()), audit, o.warmup, o.measure));
         }
       }
       if (!rounds.isEmpty()) {
@@ -439,7 +572,8 @@ public final class BenchRunner {
       try {
         json.put("jmh", jmh());
       } catch (Exception e) {
-        // Last in the run: an hour of figures must not be lost with it. Written below, then the run fails.
+        // Last in the run: an hour of figures must not be lost with it. Written below, then the run
+        // fails.
         jmhFailure = e;
         json.put("jmh_error", String.valueOf(e));
         log("JMH failed; the other results are written, and the run then fails: " + e);
@@ -448,7 +582,9 @@ public final class BenchRunner {
     json.put("finished", LocalDateTime.now().toString());
     report(results);
     Files.createDirectories(o.out);
-    Path file = o.out.resolve(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").format(LocalDateTime.now()) + ".json");
+    Path file =
+        o.out.resolve(
+            DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").format(LocalDateTime.now()) + ".json");
     json.put("table", table.toString().lines().toList());
     new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
     System.out.println(table);
@@ -491,11 +627,16 @@ public final class BenchRunner {
     int round = 0;
     boolean quiet;
     do {
-      // Three shapes in turn. 4 streams and 16: 16 take code paths (and type profiles) 4 never reach, which the
-      // eleventh round's full run still compiled for up to half a second in its 16-stream windows. And one
-      // caller alone, as the latency scenarios call: a lightly loaded proxy takes branches a busy one never
-      // does (an idle audit writer, event loops that sleep between calls), and the full proxy still compiled
-      // for 728 ms in its first closed-loop window after a warm-up of the two busy shapes (twenty-sixth round).
+      // Three shapes in turn. 4 streams and 16: 16 take code paths (and type profiles) 4 never
+      // reach, which the
+      // eleventh round's full run still compiled for up to half a second in its 16-stream windows.
+      // And one
+      // caller alone, as the latency scenarios call: a lightly loaded proxy takes branches a busy
+      // one never
+      // does (an idle audit writer, event loops that sleep between calls), and the full proxy still
+      // compiled
+      // for 728 ms in its first closed-loop window after a warm-up of the two busy shapes
+      // (twenty-sixth round).
       int streams = WARMUP_SHAPES[round++ % WARMUP_SHAPES.length];
       for (String name : names) {
         ArrayDeque<Long> recent = recentJit.computeIfAbsent(name, n -> new ArrayDeque<>());
@@ -506,31 +647,49 @@ public final class BenchRunner {
       }
       each += chunk.toNanos();
       // Quiet under every shape: the last chunk of each.
-      quiet = round >= WARMUP_SHAPES.length && names.stream()
-          .allMatch(n -> recentJit.get(n).stream().allMatch(ms -> ms <= quietMillis));
+      quiet =
+          round >= WARMUP_SHAPES.length
+              && names.stream()
+                  .allMatch(n -> recentJit.get(n).stream().allMatch(ms -> ms <= quietMillis));
     } while (each < max && (each < min || !quiet));
     for (String name : names) {
       long last = recentJit.get(name).stream().mapToLong(Long::longValue).max().orElse(0);
       boolean q = last <= quietMillis;
-      log(String.format("warmed up %s for %d s: JIT %d ms in all, at most %d ms in each of its last %d chunks of %d s%s",
-          name, TimeUnit.NANOSECONDS.toSeconds(each), probes.get(name).jitMillis() - jitStart.get(name), last,
-          recentJit.get(name).size(), chunk.toSeconds(), q ? "" : o.quick ? " (still compiling: --quick does not wait)"
-              : " (still compiling; stopped at " + MAX_WARMUP_FACTOR + "x --proxy-warmup)"));
+      log(
+          String.format(
+              "warmed up %s for %d s: JIT %d ms in all, at most %d ms in each of its last %d chunks of %d s%s",
+              name,
+              TimeUnit.NANOSECONDS.toSeconds(each),
+              probes.get(name).jitMillis() - jitStart.get(name),
+              last,
+              recentJit.get(name).size(),
+              chunk.toSeconds(),
+              q
+                  ? ""
+                  : o.quick
+                      ? " (still compiling: --quick does not wait)"
+                      : " (still compiling; stopped at "
+                          + MAX_WARMUP_FACTOR
+                          + "x --proxy-warmup)"));
     }
   }
 
   /** One chunk of warm-up on new connections; the JIT's milliseconds meanwhile. */
-  private long warmUpChunk(LoadGenerator.Target target, JvmProbe jit, Duration chunk, int streamCount)
-      throws Exception {
+  private long warmUpChunk(
+      LoadGenerator.Target target, JvmProbe jit, Duration chunk, int streamCount) throws Exception {
     long before = jit.jitMillis();
-    CompletableFuture<?> streams = streamCount == 0 ? CompletableFuture.completedFuture(null)
-        : CompletableFuture.supplyAsync(() -> {
-          try {
-            return LoadGenerator.streaming(target, streamCount, o.batchBytes, 64, Duration.ZERO, chunk);
-          } catch (InterruptedException e) {
-            throw new CompletionException(e);
-          }
-        });
+    CompletableFuture<?> streams =
+        streamCount == 0
+            ? CompletableFuture.completedFuture(null)
+            : CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    return LoadGenerator.streaming(
+                        target, streamCount, o.batchBytes, 64, Duration.ZERO, chunk);
+                  } catch (InterruptedException e) {
+                    throw new CompletionException(e);
+                  }
+                });
     LoadGenerator.closedLoop(target, streamCount == 0 ? 1 : 2, Duration.ZERO, chunk);
     streams.join();
     return jit.jitMillis() - before;
@@ -550,9 +709,18 @@ public final class BenchRunner {
    * same round; every round's key figure is kept in the JSON under "rounds". {@code p99} (null: none) is a
    * round's tail, reported as its median over the rounds (see {@link #closedLoopP99}).
    */
-  private <R> void interleaved(String what, String scenario, Map<String, LoadGenerator.Target> t,
-      Map<String, Process> processes, Measurement<R> measurement, ToDoubleFunction<R> key,
-      ToDoubleFunction<R> p99, boolean higherIsBetter, String cpuScenario, CpuPer<R> cpuPer, Map<String, Map<String, Object>> results)
+  private <R> void interleaved(
+      String what,
+      String scenario,
+      Map<String, LoadGenerator.Target> t,
+      Map<String, Process> processes,
+      Measurement<R> measurement,
+      ToDoubleFunction<R> key,
+      ToDoubleFunction<R> p99,
+      boolean higherIsBetter,
+      String cpuScenario,
+      CpuPer<R> cpuPer,
+      Map<String, Map<String, Object>> results)
       throws Exception {
     List<String> names = new ArrayList<>(t.keySet());
     Map<String, List<R>> byEndpoint = new LinkedHashMap<>();
@@ -560,22 +728,30 @@ public final class BenchRunner {
     for (int round = 0; round < o.rounds; round++) {
       for (int i = 0; i < names.size(); i++) {
         String name = names.get((i + round) % names.size());
-        log(what + ": " + name + (o.rounds > 1 ? " (round " + (round + 1) + " of " + o.rounds + ")" : ""));
+        log(
+            what
+                + ": "
+                + name
+                + (o.rounds > 1 ? " (round " + (round + 1) + " of " + o.rounds + ")" : ""));
         JvmProbe jvm = probes.get(name);
         long jitBefore = jvm == null ? 0 : jvm.jitMillis();
         CpuMeter cpu = CpuMeter.start(processes.get(name));
         R r = measurement.run(t.get(name));
         double cores = cpu.coresUsed();
         double kernel = cpu.kernelShare();
-        kernelShareRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>())
-            .computeIfAbsent(name, k -> new ArrayList<>()).add(kernel);
+        kernelShareRounds
+            .computeIfAbsent(scenario, k -> new LinkedHashMap<>())
+            .computeIfAbsent(name, k -> new ArrayList<>())
+            .add(kernel);
         if (!Double.isNaN(kernel)) {
           log(String.format("  %s: %.0f%% of its CPU in the kernel", name, 100 * kernel));
         }
         if (jvm != null) {
           // Shows whether a proxy was measured at its steady state or while still compiling.
           long jit = jvm.jitMillis() - jitBefore;
-          jitMillis.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).computeIfAbsent(name, k -> new ArrayList<>())
+          jitMillis
+              .computeIfAbsent(scenario, k -> new LinkedHashMap<>())
+              .computeIfAbsent(name, k -> new ArrayList<>())
               .add(jit);
           log("  " + name + ": JIT compiled for " + jit + " ms during this window");
         }
@@ -584,19 +760,25 @@ public final class BenchRunner {
       }
     }
     Map<String, Object> row = results.computeIfAbsent(scenario, k -> new LinkedHashMap<>());
-    Map<String, Double> cpuRow = cpuFigures.computeIfAbsent(cpuScenario, k -> new LinkedHashMap<>());
+    Map<String, Double> cpuRow =
+        cpuFigures.computeIfAbsent(cpuScenario, k -> new LinkedHashMap<>());
     Map<String, List<Double>> keys = new LinkedHashMap<>();
     for (String name : names) { // in the endpoints' own order, whatever order they ran in
       List<R> rs = byEndpoint.get(name);
       Integer[] order = new Integer[rs.size()];
       for (int i = 0; i < order.length; i++) order[i] = i;
-      java.util.Arrays.sort(order, (a, b) -> Double.compare(key.applyAsDouble(rs.get(a)), key.applyAsDouble(rs.get(b))));
+      java.util.Arrays.sort(
+          order,
+          (a, b) -> Double.compare(key.applyAsDouble(rs.get(a)), key.applyAsDouble(rs.get(b))));
       int median = order[(order.length - 1) / 2];
-      if (higherIsBetter && order.length % 2 == 0) median = order[order.length / 2]; // the better of the middle two
+      if (higherIsBetter && order.length % 2 == 0)
+        median = order[order.length / 2]; // the better of the middle two
       row.put(name, rs.get(median));
       cpuRow.put(name, cpuByEndpoint.get(name).get(median));
       keys.put(name, rs.stream().map(key::applyAsDouble).toList());
-      cpuRounds.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).put(name, cpuByEndpoint.get(name));
+      cpuRounds
+          .computeIfAbsent(scenario, k -> new LinkedHashMap<>())
+          .put(name, cpuByEndpoint.get(name));
       if (p99 != null) {
         closedLoopP99.put(name, rs.stream().map(p99::applyAsDouble).toList());
       }
@@ -621,11 +803,14 @@ public final class BenchRunner {
         continue;
       }
       Map<String, Paired> figures = new LinkedHashMap<>();
-      figures.put("p50", Paired.of(rounds.get("closed_loop").get(FULL), rounds.get("closed_loop").get(other)));
+      figures.put(
+          "p50",
+          Paired.of(rounds.get("closed_loop").get(FULL), rounds.get("closed_loop").get(other)));
       figures.put("p99", Paired.of(closedLoopP99.get(FULL), closedLoopP99.get(other)));
       Map<String, List<Double>> cpu = cpuRounds.getOrDefault("closed_loop", Map.of());
       figures.put("cpu/call", Paired.of(cpu.get(FULL), cpu.get(other)));
-      line("%s minus %s, paired by round (us; median of the differences, and the rounds where %s was lower):",
+      line(
+          "%s minus %s, paired by round (us; median of the differences, and the rounds where %s was lower):",
           FULL, other, FULL);
       out.put(FULL + " - " + other, pairedLines("rounds", figures));
     }
@@ -640,24 +825,48 @@ public final class BenchRunner {
    * TLS-only and the baseline bucket by bucket, and the latency target judged on the paired medians.
    */
   private void reportAlternating(Map<String, Object> rows) {
-    line("Small ExecutePlan, closed loop, 1 caller calling the endpoints in turn for %d s (us; all their calls;"
-        + " cpu/call = median of the %d ms buckets, none for direct, whose backend serves every endpoint;"
-        + " for a JVM proxy its heap over all the calls: KB allocated per call, collections and their total ms)",
+    line(
+        "Small ExecutePlan, closed loop, 1 caller calling the endpoints in turn for %d s (us; all their calls;"
+            + " cpu/call = median of the %d ms buckets, none for direct, whose backend serves every endpoint;"
+            + " for a JVM proxy its heap over all the calls: KB allocated per call, collections and their total ms)",
         o.alternating.toSeconds(), o.bucket.toMillis());
-    line("%-15s %9s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s | %8s %5s %6s", "endpoint", "p50", "p99", "p99.9",
-        "calls/s", "errors", "cpu/call", "+p50", "+p99", "p50xdir", "p50xTLS", "p50xL7", "KB/call", "GCs", "GC ms");
+    line(
+        "%-15s %9s %9s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s | %8s %5s %6s",
+        "endpoint",
+        "p50",
+        "p99",
+        "p99.9",
+        "calls/s",
+        "errors",
+        "cpu/call",
+        "+p50",
+        "+p99",
+        "p50xdir",
+        "p50xTLS",
+        "p50xL7",
+        "KB/call",
+        "GCs",
+        "GC ms");
     var d = (Alternating.Result) rows.get(DIRECT);
     for (var e : rows.entrySet()) {
       var r = (Alternating.Result) e.getValue();
       boolean jvm = !Double.isNaN(r.allocatedBytesPerCall());
-      line("%-15s %9.1f %9.1f %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s | %8s %5s %6s", e.getKey(),
+      line(
+          "%-15s %9.1f %9.1f %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s | %8s %5s %6s",
+          e.getKey(),
           r.latency().p50(),
-          r.latency().p99(), r.latency().p999(), r.callsPerSecond(), r.errors(), Paired.median(r.bucketCpuPerCall()),
-          r.latency().p50() - d.latency().p50(), r.latency().p99() - d.latency().p99(),
+          r.latency().p99(),
+          r.latency().p999(),
+          r.callsPerSecond(),
+          r.errors(),
+          Paired.median(r.bucketCpuPerCall()),
+          r.latency().p50() - d.latency().p50(),
+          r.latency().p99() - d.latency().p99(),
           ratio(rows, e.getKey(), DIRECT, x -> ((Alternating.Result) x).latency().p50()),
           ratio(rows, e.getKey(), STREAM, x -> ((Alternating.Result) x).latency().p50()),
           ratio(rows, e.getKey(), L7, x -> ((Alternating.Result) x).latency().p50()),
-          jvm ? String.format("%.1f", r.allocatedBytesPerCall() / 1024) : "-", jvm ? r.collections() : "-",
+          jvm ? String.format("%.1f", r.allocatedBytesPerCall() / 1024) : "-",
+          jvm ? r.collections() : "-",
           jvm ? r.collectionMillis() : "-");
     }
     line("");
@@ -668,22 +877,28 @@ public final class BenchRunner {
       if (full == null || b == null) {
         continue;
       }
-      line("%s minus %s, paired by %d ms bucket (us; median of the differences, its 95%% interval, and the"
-          + " buckets where %s was lower):", FULL, other, o.bucket.toMillis(), FULL);
+      line(
+          "%s minus %s, paired by %d ms bucket (us; median of the differences, its 95%% interval, and the"
+              + " buckets where %s was lower):",
+          FULL, other, o.bucket.toMillis(), FULL);
       Map<String, Paired> figures = new LinkedHashMap<>();
       figures.put("p50", Paired.of(full.bucketP50(), b.bucketP50()));
       figures.put("p99", Paired.of(full.bucketP99(), b.bucketP99()));
       figures.put("cpu/call", Paired.of(full.bucketCpuPerCall(), b.bucketCpuPerCall()));
       out.put(FULL + " - " + other, pairedLines("buckets", figures));
       if (other.equals(L7)) {
-        // Both are added to the same direct path, call by call, so "adds no more than nginx L7 adds" is the
+        // Both are added to the same direct path, call by call, so "adds no more than nginx L7
+        // adds" is the
         // difference itself: met when the median bucket has full no slower.
         alternatingTarget("p50", figures.get("p50"));
         alternatingTarget("p99", figures.get("p99"));
       }
     }
     if (full != null && !rows.containsKey(L7)) {
-      target("Sparkgate full adds <= nginx L7's p50/p99 latency (alternating)", null, "nginx L7 not run");
+      target(
+          "Sparkgate full adds <= nginx L7's p50/p99 latency (alternating)",
+          null,
+          "nginx L7 not run");
     }
     line("");
     json.put("alternating_paired", out);
@@ -694,19 +909,44 @@ public final class BenchRunner {
    * TLS-only and the baseline cycle by cycle. No target: the issue sets none for the open loop.
    */
   private void reportOpenLoop(int rate, Map<String, Object> rows) {
-    line("Small ExecutePlan, open loop at %d/s on one connection, the endpoints in turn: %d cycles of a %d ms slice"
-        + " each (us; all measured calls; 'CO' = corrected for coordinated omission; cpu/call = median slice's CPU"
-        + " of the endpoint's processes per call started)", rate, o.openCycles, o.openSlice.toMillis());
-    line("%-15s %9s %9s %9s %9s %9s %9s %9s %7s %9s | %8s %8s %8s", "endpoint", "achieved", "p50", "p99", "p99.9",
-        "CO p50", "CO p99", "CO p99.9", "errors", "cpu/call", "p99xdir", "p99xTLS", "p99xL7");
+    line(
+        "Small ExecutePlan, open loop at %d/s on one connection, the endpoints in turn: %d cycles of a %d ms slice"
+            + " each (us; all measured calls; 'CO' = corrected for coordinated omission; cpu/call = median slice's CPU"
+            + " of the endpoint's processes per call started)",
+        rate, o.openCycles, o.openSlice.toMillis());
+    line(
+        "%-15s %9s %9s %9s %9s %9s %9s %9s %7s %9s | %8s %8s %8s",
+        "endpoint",
+        "achieved",
+        "p50",
+        "p99",
+        "p99.9",
+        "CO p50",
+        "CO p99",
+        "CO p99.9",
+        "errors",
+        "cpu/call",
+        "p99xdir",
+        "p99xTLS",
+        "p99xL7");
     ToDoubleFunction<Object> coP99 = x -> ((PairedOpenLoop.Result) x).all().corrected().p99();
     for (var e : rows.entrySet()) {
       var r = (PairedOpenLoop.Result) e.getValue();
       var all = r.all();
-      line("%-15s %9.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7d %9.1f | %8s %8s %8s", e.getKey(), all.achievedRate(),
-          all.latency().p50(), all.latency().p99(), all.latency().p999(), all.corrected().p50(),
-          all.corrected().p99(), all.corrected().p999(), all.errors(), Paired.median(r.sliceCpuPerCall()),
-          ratio(rows, e.getKey(), DIRECT, coP99), ratio(rows, e.getKey(), STREAM, coP99),
+      line(
+          "%-15s %9.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %7d %9.1f | %8s %8s %8s",
+          e.getKey(),
+          all.achievedRate(),
+          all.latency().p50(),
+          all.latency().p99(),
+          all.latency().p999(),
+          all.corrected().p50(),
+          all.corrected().p99(),
+          all.corrected().p999(),
+          all.errors(),
+          Paired.median(r.sliceCpuPerCall()),
+          ratio(rows, e.getKey(), DIRECT, coP99),
+          ratio(rows, e.getKey(), STREAM, coP99),
           ratio(rows, e.getKey(), L7, coP99));
     }
     var full = (PairedOpenLoop.Result) rows.get(FULL);
@@ -716,8 +956,10 @@ public final class BenchRunner {
       if (full == null || b == null) {
         continue;
       }
-      line("%s minus %s, paired by cycle (us; median of the differences, its 95%% interval, and the cycles where"
-          + " %s was lower):", FULL, other, FULL);
+      line(
+          "%s minus %s, paired by cycle (us; median of the differences, its 95%% interval, and the cycles where"
+              + " %s was lower):",
+          FULL, other, FULL);
       Map<String, Paired> figures = new LinkedHashMap<>();
       figures.put("CO p50", Paired.of(full.sliceCorrectedP50(), b.sliceCorrectedP50()));
       figures.put("CO p99", Paired.of(full.sliceCorrectedP99(), b.sliceCorrectedP99()));
@@ -733,25 +975,33 @@ public final class BenchRunner {
   /** One line per paired figure (those with enough pairs), naming the pairs {@code unit}; the same as JSON. */
   private Map<String, Object> pairedLines(String unit, Map<String, Paired> figures) {
     Map<String, Object> json = new LinkedHashMap<>();
-    figures.forEach((what, paired) -> {
-      if (paired != null) {
-        line("  %-9s %s", what, paired.describe(unit));
-        json.put(what, paired.toJson());
-      }
-    });
+    figures.forEach(
+        (what, paired) -> {
+          if (paired != null) {
+            line("  %-9s %s", what, paired.describe(unit));
+            json.put(what, paired.toJson());
+          }
+        });
     return json;
   }
 
   private void alternatingTarget(String what, Paired paired) {
-    String name = "Sparkgate full adds <= nginx L7's " + what + " latency (alternating, paired by bucket)";
+    String name =
+        "Sparkgate full adds <= nginx L7's " + what + " latency (alternating, paired by bucket)";
     if (paired == null) {
       target(name, null, "too few buckets");
       return;
     }
     double[] ci = paired.confidence95();
-    target(name, paired.median() <= 0, String.format("full minus L7 %+.1f us%s, lower in %d of %d buckets",
-        paired.median(), ci == null ? "" : String.format(" (95%% %+.1f to %+.1f)", ci[0], ci[1]), paired.lowerIn(),
-        paired.differences().size()));
+    target(
+        name,
+        paired.median() <= 0,
+        String.format(
+            "full minus L7 %+.1f us%s, lower in %d of %d buckets",
+            paired.median(),
+            ci == null ? "" : String.format(" (95%% %+.1f to %+.1f)", ci[0], ci[1]),
+            paired.lowerIn(),
+            paired.differences().size()));
   }
 
   /** "min-max" of an endpoint's rounds, or "-" for a single round. */
@@ -778,7 +1028,8 @@ public final class BenchRunner {
     return sorted.get((sorted.size() - 1) / 2);
   }
 
-  private Map<String, Object> idleSessions(LoadGenerator.Target target, JvmProbe probe) throws Exception {
+  private Map<String, Object> idleSessions(LoadGenerator.Target target, JvmProbe probe)
+      throws Exception {
     log("idle sessions: " + o.idleSessions + " against " + target.name());
     JvmProbe.Sample before = probe.afterGc();
     Map<String, Object> r = new LinkedHashMap<>();
@@ -798,33 +1049,45 @@ public final class BenchRunner {
     return r;
   }
 
-  private Map<String, Object> slowReader(LoadGenerator.Target target, JvmProbe probe) throws Exception {
-    log("slow reader: " + (o.slowTotal >> 20) + " MiB at " + (o.slowRate >> 10) + " KiB/s against " + target.name()
-        + " (about " + o.slowTotal / o.slowRate + " s)");
+  private Map<String, Object> slowReader(LoadGenerator.Target target, JvmProbe probe)
+      throws Exception {
+    log(
+        "slow reader: "
+            + (o.slowTotal >> 20)
+            + " MiB at "
+            + (o.slowRate >> 10)
+            + " KiB/s against "
+            + target.name()
+            + " (about "
+            + o.slowTotal / o.slowRate
+            + " s)");
     AtomicReference<long[]> peaks = new AtomicReference<>(new long[] {0, 0, 0, 0});
     List<JvmProbe.Sample> samples = new ArrayList<>();
     JvmProbe.Sample baseline = probe.afterGc();
-    Thread sampler = new Thread(() -> {
-      int n = 0;
-      while (!Thread.currentThread().isInterrupted()) {
-        try {
-          JvmProbe.Sample s = probe.sample(n++ % 4 == 0);
-          synchronized (samples) {
-            samples.add(s);
-          }
-          long[] p = peaks.get();
-          p[0] = Math.max(p[0], s.heapUsed());
-          p[1] = Math.max(p[1], s.directBuffers());
-          p[2] = Math.max(p[2], s.nmtOther());
-          p[3] = Math.max(p[3], s.rss());
-          Thread.sleep(500);
-        } catch (InterruptedException e) {
-          return;
-        } catch (IOException e) {
-          return;
-        }
-      }
-    }, "memory-sampler");
+    Thread sampler =
+        new Thread(
+            () -> {
+              int n = 0;
+              while (!Thread.currentThread().isInterrupted()) {
+                try {
+                  JvmProbe.Sample s = probe.sample(n++ % 4 == 0);
+                  synchronized (samples) {
+                    samples.add(s);
+                  }
+                  long[] p = peaks.get();
+                  p[0] = Math.max(p[0], s.heapUsed());
+                  p[1] = Math.max(p[1], s.directBuffers());
+                  p[2] = Math.max(p[2], s.nmtOther());
+                  p[3] = Math.max(p[3], s.rss());
+                  Thread.sleep(500);
+                } catch (InterruptedException e) {
+                  return;
+                } catch (IOException e) {
+                  return;
+                }
+              }
+            },
+            "memory-sampler");
     sampler.setDaemon(true);
     sampler.start();
     LoadGenerator.SlowRead read = LoadGenerator.slowRead(target, o.slowTotal, o.slowRate, 1 << 20);
@@ -844,10 +1107,15 @@ public final class BenchRunner {
 
   private List<Map<String, Object>> jmh() throws Exception {
     log("JMH micro-benchmarks");
-    ChainedOptionsBuilder b = new OptionsBuilder().include("io\\.sparkgate\\..*Bench\\..*").forks(1)
-        .shouldFailOnError(true);
+    ChainedOptionsBuilder b =
+        new OptionsBuilder()
+            .include("io\\.sparkgate\\..*Bench\\..*")
+            .forks(1)
+            .shouldFailOnError(true);
     if (o.quick) {
-      b.warmupIterations(1).warmupTime(TimeValue.milliseconds(500)).measurementIterations(2)
+      b.warmupIterations(1)
+          .warmupTime(TimeValue.milliseconds(500))
+          .measurementIterations(2)
           .measurementTime(TimeValue.milliseconds(500));
     }
     List<Map<String, Object>> out = new ArrayList<>();
@@ -873,29 +1141,53 @@ public final class BenchRunner {
   @SuppressWarnings("unchecked")
   private void report(Map<String, Map<String, Object>> results) {
     line("Sparkgate benchmark (%s mode), %s", o.quick ? "quick" : "full", json.get("machine"));
-    line("Ratios: x<name> = this endpoint's figure divided by that endpoint's; 'added' = minus direct.");
+    line(
+        "Ratios: x<name> = this endpoint's figure divided by that endpoint's; 'added' = minus direct.");
     if (o.rounds > 1) {
-      line("Latency and streaming: %d interleaved rounds per endpoint; each endpoint's figures are from its median"
-          + " round (closed-loop p99: the median of the rounds' own), 'rounds' gives the range over all of them.",
+      line(
+          "Latency and streaming: %d interleaved rounds per endpoint; each endpoint's figures are from its median"
+              + " round (closed-loop p99: the median of the rounds' own), 'rounds' gives the range over all of them.",
           o.rounds);
     }
     line("");
     var closed = results.get("closed_loop");
     if (closed != null) {
-      line("Small ExecutePlan, closed loop, 1 caller (microseconds; cpu/call = CPU of the endpoint's processes per"
-          + " call, for direct the backend's)");
-      line("%-15s %9s %11s %9s %11s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s", "endpoint", "p50", "p50 rounds",
-          "p99", "p99 rounds", "p99.9", "calls/s", "errors", "cpu/call", "+p50", "+p99", "p50xdir", "p50xTLS",
+      line(
+          "Small ExecutePlan, closed loop, 1 caller (microseconds; cpu/call = CPU of the endpoint's processes per"
+              + " call, for direct the backend's)");
+      line(
+          "%-15s %9s %11s %9s %11s %9s %9s %9s %9s | %8s %8s | %8s %8s %8s",
+          "endpoint",
+          "p50",
+          "p50 rounds",
+          "p99",
+          "p99 rounds",
+          "p99.9",
+          "calls/s",
+          "errors",
+          "cpu/call",
+          "+p50",
+          "+p99",
+          "p50xdir",
+          "p50xTLS",
           "p50xL7");
       var cpu = cpuFigures.getOrDefault("closed_loop_us_per_call", Map.of());
       for (var e : closed.entrySet()) {
         var r = (LoadGenerator.ClosedLoop) e.getValue();
         var d = (LoadGenerator.ClosedLoop) closed.get(DIRECT);
-        line("%-15s %9.1f %11s %9.1f %11s %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s", e.getKey(),
-            r.latency().p50(), spread("closed_loop", e.getKey()), p99(e.getKey(), r),
-            spread(closedLoopP99.get(e.getKey())), r.latency().p999(), r.callsPerSecond(), r.errors(),
+        line(
+            "%-15s %9.1f %11s %9.1f %11s %9.1f %9.0f %9d %9.1f | %8.1f %8.1f | %8s %8s %8s",
+            e.getKey(),
+            r.latency().p50(),
+            spread("closed_loop", e.getKey()),
+            p99(e.getKey(), r),
+            spread(closedLoopP99.get(e.getKey())),
+            r.latency().p999(),
+            r.callsPerSecond(),
+            r.errors(),
             cpu.getOrDefault(e.getKey(), 0.0),
-            r.latency().p50() - d.latency().p50(), p99(e.getKey(), r) - p99(DIRECT, d),
+            r.latency().p50() - d.latency().p50(),
+            p99(e.getKey(), r) - p99(DIRECT, d),
             ratio(closed, e.getKey(), DIRECT, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()),
             ratio(closed, e.getKey(), STREAM, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()),
             ratio(closed, e.getKey(), L7, x -> ((LoadGenerator.ClosedLoop) x).latency().p50()));
@@ -909,11 +1201,15 @@ public final class BenchRunner {
         var d = dr.latency();
         var f = fr.latency();
         var n = nr.latency();
-        target("Sparkgate full adds <= nginx L7's p50 latency", f.p50() - d.p50() <= n.p50() - d.p50(),
+        target(
+            "Sparkgate full adds <= nginx L7's p50 latency",
+            f.p50() - d.p50() <= n.p50() - d.p50(),
             String.format("+%.1f us vs +%.1f us", f.p50() - d.p50(), n.p50() - d.p50()));
         double fullP99 = p99(FULL, fr) - p99(DIRECT, dr);
         double l7P99 = p99(L7, nr) - p99(DIRECT, dr);
-        target("Sparkgate full adds <= nginx L7's p99 latency (median of rounds)", fullP99 <= l7P99,
+        target(
+            "Sparkgate full adds <= nginx L7's p99 latency (median of rounds)",
+            fullP99 <= l7P99,
             String.format("+%.1f us vs +%.1f us", fullP99, l7P99));
       } else {
         target("Sparkgate full adds <= nginx L7's p50/p99 latency", null, "nginx L7 not run");
@@ -934,15 +1230,31 @@ public final class BenchRunner {
       if (st == null) {
         continue;
       }
-      line("Streaming ExecutePlan, %d concurrent stream(s) of %d KiB batches (MB/s, 1 MB = 10^6 bytes; cpu/GB ="
-          + " CPU seconds of the endpoint's processes per GB)", s, o.batchBytes / 1024);
-      line("%-15s %9s %11s %9s %7s %8s | %8s %8s %8s", "endpoint", "MB/s", "MB/s rounds", "calls", "errors",
-          "cpu/GB", "xdirect", "xTLS-term", "xL7");
+      line(
+          "Streaming ExecutePlan, %d concurrent stream(s) of %d KiB batches (MB/s, 1 MB = 10^6 bytes; cpu/GB ="
+              + " CPU seconds of the endpoint's processes per GB)",
+          s, o.batchBytes / 1024);
+      line(
+          "%-15s %9s %11s %9s %7s %8s | %8s %8s %8s",
+          "endpoint",
+          "MB/s",
+          "MB/s rounds",
+          "calls",
+          "errors",
+          "cpu/GB",
+          "xdirect",
+          "xTLS-term",
+          "xL7");
       var cpu = cpuFigures.getOrDefault("streaming_" + s + "_cpu_seconds_per_gb", Map.of());
       for (var e : st.entrySet()) {
         var r = (LoadGenerator.Streaming) e.getValue();
-        line("%-15s %9.1f %11s %9d %7d %8.2f | %8s %8s %8s", e.getKey(), r.mbPerSecond(),
-            spread("streaming_" + s, e.getKey()), r.calls(), r.errors(),
+        line(
+            "%-15s %9.1f %11s %9d %7d %8.2f | %8s %8s %8s",
+            e.getKey(),
+            r.mbPerSecond(),
+            spread("streaming_" + s, e.getKey()),
+            r.calls(),
+            r.errors(),
             cpu.getOrDefault(e.getKey(), 0.0),
             ratio(st, e.getKey(), DIRECT, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
             ratio(st, e.getKey(), STREAM, x -> ((LoadGenerator.Streaming) x).mbPerSecond()),
@@ -953,35 +1265,64 @@ public final class BenchRunner {
         double f = ((LoadGenerator.Streaming) st.get(FULL)).mbPerSecond();
         if (st.containsKey(L7)) {
           double n = ((LoadGenerator.Streaming) st.get(L7)).mbPerSecond();
-          target("streaming x" + s + ": Sparkgate full >= nginx L7", f >= n, String.format("%.0f vs %.0f MB/s", f, n));
+          target(
+              "streaming x" + s + ": Sparkgate full >= nginx L7",
+              f >= n,
+              String.format("%.0f vs %.0f MB/s", f, n));
         } else {
           target("streaming x" + s + ": Sparkgate full >= nginx L7", null, "nginx L7 not run");
         }
         if (st.containsKey(STREAM)) {
           double n = ((LoadGenerator.Streaming) st.get(STREAM)).mbPerSecond();
-          target("streaming x" + s + ": Sparkgate full >= 85% of TLS terminator", f >= 0.85 * n,
+          target(
+              "streaming x" + s + ": Sparkgate full >= 85% of TLS terminator",
+              f >= 0.85 * n,
               String.format("%.0f vs %.0f MB/s (%.0f%%)", f, n, 100 * f / n));
         } else {
-          target("streaming x" + s + ": Sparkgate full >= 85% of TLS terminator", null, "nginx stream not run");
+          target(
+              "streaming x" + s + ": Sparkgate full >= 85% of TLS terminator",
+              null,
+              "nginx stream not run");
         }
       }
     }
     var saturation = results.get("saturation");
     if (saturation != null) {
-      line("Small ExecutePlan at saturation, %d callers each on its own connection (microseconds; 'audit dropped' ="
-          + " calls whose audit record the proxy could not queue; 'lag' = milliseconds the audit file trailed the"
-          + " load when it stopped)", Saturation.CALLERS);
-      line("%-15s %9s %9s %9s %9s %7s %9s %13s %8s | %8s %8s %8s", "endpoint", "calls/s", "p50", "p99", "p99.9",
-          "errors", "cpu/call", "audit dropped", "lag", "callsxdir", "xTLS-term", "xL7");
+      line(
+          "Small ExecutePlan at saturation, %d callers each on its own connection (microseconds; 'audit dropped' ="
+              + " calls whose audit record the proxy could not queue; 'lag' = milliseconds the audit file trailed the"
+              + " load when it stopped)",
+          Saturation.CALLERS);
+      line(
+          "%-15s %9s %9s %9s %9s %7s %9s %13s %8s | %8s %8s %8s",
+          "endpoint",
+          "calls/s",
+          "p50",
+          "p99",
+          "p99.9",
+          "errors",
+          "cpu/call",
+          "audit dropped",
+          "lag",
+          "callsxdir",
+          "xTLS-term",
+          "xL7");
       ToDoubleFunction<Object> calls = x -> ((Saturation.Result) x).load().callsPerSecond();
       for (var e : saturation.entrySet()) {
         var r = (Saturation.Result) e.getValue();
-        line("%-15s %9.0f %9.1f %9.1f %9.1f %7d %9.1f %13s %8s | %8s %8s %8s", e.getKey(),
-            r.load().callsPerSecond(), r.load().latency().p50(), r.load().latency().p99(), r.load().latency().p999(),
-            r.load().errors(), r.cpuMicrosPerCall(),
+        line(
+            "%-15s %9.0f %9.1f %9.1f %9.1f %7d %9.1f %13s %8s | %8s %8s %8s",
+            e.getKey(),
+            r.load().callsPerSecond(),
+            r.load().latency().p50(),
+            r.load().latency().p99(),
+            r.load().latency().p999(),
+            r.load().errors(),
+            r.cpuMicrosPerCall(),
             r.auditDropped() == null ? "-" : r.auditDropped(),
             r.auditLagMillis() == null ? "-" : String.format("%.0f", r.auditLagMillis()),
-            ratio(saturation, e.getKey(), DIRECT, calls), ratio(saturation, e.getKey(), STREAM, calls),
+            ratio(saturation, e.getKey(), DIRECT, calls),
+            ratio(saturation, e.getKey(), STREAM, calls),
             ratio(saturation, e.getKey(), L7, calls));
       }
       line("");
@@ -990,67 +1331,102 @@ public final class BenchRunner {
     if (memory != null && memory.get("idle_sessions") instanceof Map<?, ?> idle) {
       long heap = (Long) idle.get("heap_bytes_per_session");
       long rss = (Long) idle.get("rss_bytes_per_session");
-      line("Idle sessions against Sparkgate full: %s open in %.1f s; per session after GC: heap %+d B, RSS %+d B,"
-          + " native 'Other' %+d B", idle.get("sessions"), (Double) idle.get("open_seconds"), heap, rss,
+      line(
+          "Idle sessions against Sparkgate full: %s open in %.1f s; per session after GC: heap %+d B, RSS %+d B,"
+              + " native 'Other' %+d B",
+          idle.get("sessions"),
+          (Double) idle.get("open_seconds"),
+          heap,
+          rss,
           (Long) idle.get("nmt_other_bytes_per_session"));
       target("idle sessions: heap growth <= 100 KB each", heap <= 100_000, heap + " B/session");
-      target("idle sessions: RSS growth <= 100 KB each", rss <= 100_000, rss + " B/session (RSS includes"
-          + " thread stacks, malloc arenas and the JIT)");
+      target(
+          "idle sessions: RSS growth <= 100 KB each",
+          rss <= 100_000,
+          rss + " B/session (RSS includes" + " thread stacks, malloc arenas and the JIT)");
       line("");
     }
     if (memory != null && memory.get("slow_reader") instanceof Map<?, ?> slow) {
       var read = (LoadGenerator.SlowRead) slow.get("read");
       long heap = (Long) slow.get("peak_heap_used");
-      line("Slow reader against Sparkgate full: %d MiB in %.0f s (%.2f MB/s), status %s; peak heap used %d MiB, "
-          + "NIO direct %d MiB, native 'Other' %d MiB, RSS %d MiB (%s samples)", read.bytes() >> 20, read.seconds(),
-          read.mbPerSecond(), read.status(), heap >> 20, (Long) slow.get("peak_direct_buffers") >> 20,
-          (Long) slow.get("peak_nmt_other") >> 20, (Long) slow.get("peak_rss") >> 20, slow.get("samples"));
-      target("slow reader (" + (read.bytes() >> 20) + " MiB): proxy heap < 256 MB throughout",
-          heap < 256L * 1024 * 1024 && "OK".equals(read.status()), (heap >> 20) + " MiB peak heap used");
+      line(
+          "Slow reader against Sparkgate full: %d MiB in %.0f s (%.2f MB/s), status %s; peak heap used %d MiB, "
+              + "NIO direct %d MiB, native 'Other' %d MiB, RSS %d MiB (%s samples)",
+          read.bytes() >> 20,
+          read.seconds(),
+          read.mbPerSecond(),
+          read.status(),
+          heap >> 20,
+          (Long) slow.get("peak_direct_buffers") >> 20,
+          (Long) slow.get("peak_nmt_other") >> 20,
+          (Long) slow.get("peak_rss") >> 20,
+          slow.get("samples"));
+      target(
+          "slow reader (" + (read.bytes() >> 20) + " MiB): proxy heap < 256 MB throughout",
+          heap < 256L * 1024 * 1024 && "OK".equals(read.status()),
+          (heap >> 20) + " MiB peak heap used");
       line("");
     }
     var jmh = (List<Map<String, Object>>) json.get("jmh");
     if (jmh != null) {
       line("JMH micro-benchmarks (average time per operation)");
       for (Map<String, Object> m : jmh) {
-        line("  %-45s %-22s %12.1f ± %8.1f %s", m.get("benchmark"), m.get("params"), (Double) m.get("score"),
-            (Double) m.get("error"), m.get("unit"));
+        line(
+            "  %-45s %-22s %12.1f ± %8.1f %s",
+            m.get("benchmark"),
+            m.get("params"),
+            (Double) m.get("score"),
+            (Double) m.get("error"),
+            m.get("unit"));
       }
       line("");
     }
     Double tokenNs = jmhNanos(jmh, "bench.AuthBench.tokenVerifyCached", null, null);
-    target("cached token verification < 5 us", tokenNs == null ? null : tokenNs < 5_000,
+    target(
+        "cached token verification < 5 us",
+        tokenNs == null ? null : tokenNs < 5_000,
         tokenNs == null ? "JMH not run" : String.format("%.2f us", tokenNs / 1e3));
     Double inspectNs = jmhNanos(jmh, "bench.InspectBench.inspect", "shape", "plan-10000");
-    target("inspection of a 10,000-node plan < 1 ms", inspectNs == null ? null : inspectNs < 1_000_000,
+    target(
+        "inspection of a 10,000-node plan < 1 ms",
+        inspectNs == null ? null : inspectNs < 1_000_000,
         inspectNs == null ? "JMH not run" : String.format("%.2f ms", inspectNs / 1e6));
     Double one = jmhNanos(jmh, "bench.PolicyBench.decide", "rules", "1");
     Double many = jmhNanos(jmh, "bench.PolicyBench.decide", "rules", "1000");
     // "A small constant": 1,000 rules may cost at most half a microsecond more than one rule.
-    target("policy evaluation flat in the number of rules (1000 rules <= 1 rule + 0.5 us)",
+    target(
+        "policy evaluation flat in the number of rules (1000 rules <= 1 rule + 0.5 us)",
         one == null || many == null ? null : many - one <= 500,
-        one == null || many == null ? "JMH not run"
+        one == null || many == null
+            ? "JMH not run"
             : String.format("1 rule %.2f us, 1000 rules %.2f us", one / 1e3, many / 1e3));
     line("Targets");
     for (String[] tg : targets) {
       line("  %-9s %-58s %s", tg[0], tg[1], tg[2]);
     }
-    json.put("targets", targets.stream().map(x -> Map.of("status", x[0], "target", x[1], "detail", x[2])).toList());
+    json.put(
+        "targets",
+        targets.stream().map(x -> Map.of("status", x[0], "target", x[1], "detail", x[2])).toList());
   }
 
   /** A JMH score in nanoseconds per operation, or null when that benchmark (with that parameter) did not run. */
-  private static Double jmhNanos(List<Map<String, Object>> jmh, String benchmark, String param, String value) {
+  private static Double jmhNanos(
+      List<Map<String, Object>> jmh, String benchmark, String param, String value) {
     if (jmh == null) {
       return null;
     }
     for (Map<String, Object> m : jmh) {
       @SuppressWarnings("unchecked")
       Map<String, String> params = (Map<String, String>) m.get("params");
-      if (benchmark.equals(m.get("benchmark")) && (param == null || value.equals(params.get(param)))) {
+      if (benchmark.equals(m.get("benchmark"))
+          && (param == null || value.equals(params.get(param)))) {
         double score = (Double) m.get("score");
         String unit = String.valueOf(m.get("unit"));
-        return unit.startsWith("ns") ? score : unit.startsWith("us") ? score * 1e3 : unit.startsWith("ms") ? score * 1e6
-            : unit.startsWith("s/") ? score * 1e9 : null;
+        return unit.startsWith("ns")
+            ? score
+            : unit.startsWith("us")
+                ? score * 1e3
+                : unit.startsWith("ms") ? score * 1e6 : unit.startsWith("s/") ? score * 1e9 : null;
       }
     }
     return null;
@@ -1060,7 +1436,8 @@ public final class BenchRunner {
     targets.add(new String[] {met == null ? "n/a" : met ? "MET" : "NOT MET", what, detail});
   }
 
-  private static String ratio(Map<String, Object> row, String name, String base, ToDoubleFunction<Object> f) {
+  private static String ratio(
+      Map<String, Object> row, String name, String base, ToDoubleFunction<Object> f) {
     Object b = row.get(base);
     if (b == null) {
       return "-";
@@ -1074,22 +1451,32 @@ public final class BenchRunner {
   }
 
   private static void log(String s) {
-    System.err.println("[bench " + LocalDateTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss")) + "] " + s);
+    System.err.println(
+        "[bench " + LocalDateTime.now().format(DateTimeFormatter.ofPattern("HH:mm:ss")) + "] " + s);
   }
 
   private static String machine() {
     String cpu = "?";
     try {
-      cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
-          .findFirst().map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("?");
+      cpu =
+          Files.readAllLines(Path.of("/proc/cpuinfo")).stream()
+              .filter(l -> l.startsWith("model name"))
+              .findFirst()
+              .map(l -> l.substring(l.indexOf(':') + 1).trim())
+              .orElse("?");
     } catch (IOException e) {
       // not Linux
     }
     var os = ManagementFactory.getOperatingSystemMXBean();
-    return String.format("%d cores (%s), %d GiB RAM, Java %s, %s %s, load average %.2f at start",
-        Runtime.getRuntime().availableProcessors(), cpu,
+    return String.format(
+        "%d cores (%s), %d GiB RAM, Java %s, %s %s, load average %.2f at start",
+        Runtime.getRuntime().availableProcessors(),
+        cpu,
         ((com.sun.management.OperatingSystemMXBean) os).getTotalMemorySize() >> 30,
-        System.getProperty("java.version"), os.getName(), os.getVersion(), os.getSystemLoadAverage());
+        System.getProperty("java.version"),
+        os.getName(),
+        os.getVersion(),
+        os.getSystemLoadAverage());
   }
 
   static void sleep(Duration d) throws InterruptedException {

@@ -65,13 +65,15 @@ final class CpuMeter {
     for (ProcessHandle h : withDescendants(p).toList()) {
       try {
         String stat = Files.readString(Path.of("/proc", Long.toString(h.pid()), "stat"));
-        // After the command name, which may hold spaces and parentheses: state is field 3, utime 14, stime 15.
+        // After the command name, which may hold spaces and parentheses: state is field 3, utime
+        // 14, stime 15.
         String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
         ticks[0] += Long.parseLong(f[11]);
         ticks[1] += Long.parseLong(f[12]);
       } catch (IOException | RuntimeException e) {
         if (h.equals(p)) {
-          return null; // not Linux, or the process is gone; a descendant may end between listing and reading
+          return null; // not Linux, or the process is gone; a descendant may end between listing
+          // and reading
         }
       }
     }

@@ -38,16 +38,20 @@ final class Endpoints implements AutoCloseable {
   private final List<Process> processes = new ArrayList<>();
   static final String ISSUER = "https://sparkgate-bench.invalid/issuer";
   static final String AUDIENCE = "sparkgate-bench";
+
   /** The features a Sparkgate variant can have besides TLS; all of them make "Sparkgate full". */
   static final Set<String> FEATURES =
       Collections.unmodifiableSet(new LinkedHashSet<>(List.of("jwt", "policy", "audit")));
+
   /**
    * Features a baseline may add that "full" (as the issue defines it) does not have: the Prometheus endpoint,
    * measured as full plus metrics against full.
    */
   static final Set<String> EXTRA_FEATURES = Set.of("metrics");
+
   /** The token each variant with JWT accepts, by name; set by {@link #sparkgateConfig}. */
   private final Map<String, String> jwtTokens = new HashMap<>();
+
   private Process backend;
 
   Endpoints(Path work) {
@@ -84,7 +88,8 @@ final class Endpoints implements AutoCloseable {
   Process start(String name, List<String> command, Map<String, String> env) throws IOException {
     Path log = logFile(name);
     Files.createDirectories(log.getParent());
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    ProcessBuilder pb =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     pb.environment().putAll(env);
     Process p = pb.start();
     processes.add(p);
@@ -94,8 +99,18 @@ final class Endpoints implements AutoCloseable {
   /** The fake backend in its own JVM, so that its garbage and threads are not the load generator's. */
   int startBackend() throws IOException, InterruptedException {
     int port = freePort();
-    backend = start("backend", List.of(javaBin(), "-Xms512m", "-Xmx1g", "-cp", System.getProperty("java.class.path"),
-        BenchBackend.class.getName(), "--port", Integer.toString(port)));
+    backend =
+        start(
+            "backend",
+            List.of(
+                javaBin(),
+                "-Xms512m",
+                "-Xmx1g",
+                "-cp",
+                System.getProperty("java.class.path"),
+                BenchBackend.class.getName(),
+                "--port",
+                Integer.toString(port)));
     return port;
   }
 
@@ -112,11 +127,18 @@ final class Endpoints implements AutoCloseable {
    * collector and transparent huge pages for the heap and the compiled code (docs/operations.md, "JVM
    * settings"; bench/README.md, decision log, fifteenth and twenty-first rounds).
    */
-  static final List<String> SHIPPED_JVM = List.of("-XX:+UseParallelGC", "-XX:+UseTransparentHugePages");
+  static final List<String> SHIPPED_JVM =
+      List.of("-XX:+UseParallelGC", "-XX:+UseTransparentHugePages");
 
   /** A proxy JVM with JMX on a loopback port and native memory tracking, for the memory scenarios. */
-  Process startSparkgate(String name, Path jar, Path config, int jmxPort, List<String> extraJvmOptions,
-      Map<String, String> env) throws IOException {
+  Process startSparkgate(
+      String name,
+      Path jar,
+      Path config,
+      int jmxPort,
+      List<String> extraJvmOptions,
+      Map<String, String> env)
+      throws IOException {
     List<String> cmd = new ArrayList<>(List.of(javaBin(), "-XX:NativeMemoryTracking=summary"));
     cmd.addAll(jmxOptions(jmxPort));
     cmd.addAll(extraJvmOptions);
@@ -128,15 +150,35 @@ final class Endpoints implements AutoCloseable {
    * The {@link FrameRelay} baseline in its own JVM, with JMX like Sparkgate's (its warm-up watches the JIT);
    * with a Sparkgate configuration (null: none), it also does Sparkgate's per-call work ({@link RelayFeatures}).
    */
-  Process startFrameRelay(String name, int port, int backendPort, Path certs, int jmxPort, Path config,
-      List<String> extraJvmOptions, Map<String, String> env) throws IOException {
+  Process startFrameRelay(
+      String name,
+      int port,
+      int backendPort,
+      Path certs,
+      int jmxPort,
+      Path config,
+      List<String> extraJvmOptions,
+      Map<String, String> env)
+      throws IOException {
     // Netty's leak detector off, as the sparkgate command sets it (cli/NettyDefaults).
-    List<String> cmd = new ArrayList<>(List.of(javaBin(), "-Dio.grpc.netty.shaded.io.netty.leakDetection.level=disabled"));
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(javaBin(), "-Dio.grpc.netty.shaded.io.netty.leakDetection.level=disabled"));
     cmd.addAll(jmxOptions(jmxPort));
     cmd.addAll(extraJvmOptions);
-    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), FrameRelay.class.getName(),
-        "--port", Integer.toString(port), "--backend-port", Integer.toString(backendPort),
-        "--cert", certs.resolve("server.pem").toString(), "--key", certs.resolve("server.key").toString()));
+    cmd.addAll(
+        List.of(
+            "-cp",
+            System.getProperty("java.class.path"),
+            FrameRelay.class.getName(),
+            "--port",
+            Integer.toString(port),
+            "--backend-port",
+            Integer.toString(backendPort),
+            "--cert",
+            certs.resolve("server.pem").toString(),
+            "--key",
+            certs.resolve("server.key").toString()));
     if (config != null) {
       cmd.addAll(List.of("--config", config.toString()));
     }
@@ -160,33 +202,52 @@ final class Endpoints implements AutoCloseable {
    * (--baseline-audit: what an audit setting costs), {@code listen} adds listen keys (--listen), and
    * {@code policy}, when not null, replaces the shipped policy (--baseline-policy: an older build's own).
    */
-  Path sparkgateConfig(String name, int port, int backendPort, Path certs, Set<String> features,
-      Map<String, String> audit, Map<String, String> listen, Path policy) throws IOException {
+  Path sparkgateConfig(
+      String name,
+      int port,
+      int backendPort,
+      Path certs,
+      Set<String> features,
+      Map<String, String> audit,
+      Map<String, String> listen,
+      Path policy)
+      throws IOException {
     Path dir = work.resolve(name);
     Files.createDirectories(dir);
     StringBuilder y = new StringBuilder();
-    y.append("# Written by the benchmark runner (bench/src/main/java/io/sparkgate/bench/Endpoints.java).\n");
-    y.append("listen:\n  address: 127.0.0.1\n  port: ").append(port).append("\n  plaintext: false\n");
+    y.append(
+        "# Written by the benchmark runner (bench/src/main/java/io/sparkgate/bench/Endpoints.java).\n");
+    y.append("listen:\n  address: 127.0.0.1\n  port: ")
+        .append(port)
+        .append("\n  plaintext: false\n");
     y.append("  max_inbound_message_size: 128MiB\n  max_concurrent_streams: 10000\n");
     listen.forEach((k, v) -> y.append("  ").append(k).append(": ").append(v).append('\n'));
     y.append("tls:\n  cert_file: ").append(certs.resolve("server.pem")).append('\n');
     y.append("  key_file: ").append(certs.resolve("server.key")).append('\n');
     y.append("backend:\n  address: 127.0.0.1:").append(backendPort).append('\n');
     if (features.contains("policy")) {
-      // The policy stage re-reads the backend's profile (three typed unary calls with a deadline) every 5
-      // minutes by default. The first re-read after the forwarding path is compiled trips C2's type and
-      // branch speculation there (gRPC's client call code is shared by both), and the hot path ran C1-compiled
-      // for about a minute: at 300 s of uptime, inside the first scenario after warm-up. Re-read often, so
+      // The policy stage re-reads the backend's profile (three typed unary calls with a deadline)
+      // every 5
+      // minutes by default. The first re-read after the forwarding path is compiled trips C2's type
+      // and
+      // branch speculation there (gRPC's client call code is shared by both), and the hot path ran
+      // C1-compiled
+      // for about a minute: at 300 s of uptime, inside the first scenario after warm-up. Re-read
+      // often, so
       // the warm-up sees it happen and the JIT settles with it (twenty-sixth round).
       y.append("  profile:\n    refresh_interval: ").append(PROFILE_REFRESH_SECONDS).append("s\n");
     }
     if (features.contains("audit")) {
       y.append("audit:\n  file: ").append(auditFile(name)).append('\n');
-      // Small calls write about 3 MB of records a second: at the default 100 MiB the file rotated (and a
-      // background thread compressed 100 MiB) once every half-minute or so, inside one window in three and
-      // the first time only after the warm-up, where it cost a second of JIT as well. At 16 MiB every window
+      // Small calls write about 3 MB of records a second: at the default 100 MiB the file rotated
+      // (and a
+      // background thread compressed 100 MiB) once every half-minute or so, inside one window in
+      // three and
+      // the first time only after the warm-up, where it cost a second of JIT as well. At 16 MiB
+      // every window
       // carries its share of rotation and compression, as a proxy that has run for days would.
-      Map<String, String> keys = new LinkedHashMap<>(); // in this order, so configurations diff cleanly
+      Map<String, String> keys =
+          new LinkedHashMap<>(); // in this order, so configurations diff cleanly
       keys.put("max_file_size", "16MiB");
       keys.put("fsync", "batch");
       keys.putAll(audit);
@@ -201,11 +262,14 @@ final class Endpoints implements AutoCloseable {
       y.append("    audience: ").append(AUDIENCE).append('\n');
     }
     if (features.contains("policy")) {
-      Path file = policy != null ? policy : repoRoot().resolve("policies").resolve("shared-server.yaml");
+      Path file =
+          policy != null ? policy : repoRoot().resolve("policies").resolve("shared-server.yaml");
       y.append("policy:\n  file: ").append(file).append('\n');
     }
     if (features.contains("metrics")) {
-      y.append("metrics:\n  address: 127.0.0.1\n  port: 0\n"); // on, and never scraped: the per-call cost only
+      y.append(
+          "metrics:\n  address: 127.0.0.1\n  port: 0\n"); // on, and never scraped: the per-call
+      // cost only
     }
     Path file = dir.resolve("sparkgate.yaml");
     Files.writeString(file, y.toString());
@@ -220,7 +284,9 @@ final class Endpoints implements AutoCloseable {
   /** The repository root: the working directory of run.sh, or its parent when run from bench/. */
   static Path repoRoot() {
     Path cwd = Path.of("").toAbsolutePath();
-    return Files.exists(cwd.resolve("policies").resolve("shared-server.yaml")) ? cwd : cwd.getParent();
+    return Files.exists(cwd.resolve("policies").resolve("shared-server.yaml"))
+        ? cwd
+        : cwd.getParent();
   }
 
   /** A fresh RSA key, its public half as a JWKS file, and an RS256 token signed with it valid for a day. */
@@ -229,15 +295,18 @@ final class Endpoints implements AutoCloseable {
       RSAKey key = new RSAKeyGenerator(2048).keyID("bench-" + System.nanoTime()).generate();
       Files.writeString(jwksFile, new JWKSet(key.toPublicJWK()).toString());
       Instant now = Instant.now();
-      JWTClaimsSet claims = new JWTClaimsSet.Builder()
-          .issuer(ISSUER)
-          .audience(AUDIENCE)
-          .subject("bench")
-          .issueTime(Date.from(now.minusSeconds(60)))
-          .notBeforeTime(Date.from(now.minusSeconds(60)))
-          .expirationTime(Date.from(now.plus(Duration.ofHours(11))))
-          .build();
-      SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.RS256).keyID(key.getKeyID()).build(), claims);
+      JWTClaimsSet claims =
+          new JWTClaimsSet.Builder()
+              .issuer(ISSUER)
+              .audience(AUDIENCE)
+              .subject("bench")
+              .issueTime(Date.from(now.minusSeconds(60)))
+              .notBeforeTime(Date.from(now.minusSeconds(60)))
+              .expirationTime(Date.from(now.plus(Duration.ofHours(11))))
+              .build();
+      SignedJWT jwt =
+          new SignedJWT(
+              new JWSHeader.Builder(JWSAlgorithm.RS256).keyID(key.getKeyID()).build(), claims);
       jwt.sign(new RSASSASigner(key));
       return jwt.serialize();
     } catch (JOSEException e) {
@@ -246,7 +315,8 @@ final class Endpoints implements AutoCloseable {
   }
 
   static Path nginxBinary() {
-    for (String dir : System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin").split(File.pathSeparator)) {
+    for (String dir :
+        System.getenv().getOrDefault("PATH", "/usr/sbin:/usr/bin").split(File.pathSeparator)) {
       Path p = Path.of(dir, "nginx");
       if (Files.isExecutable(p)) {
         return p;
@@ -257,7 +327,10 @@ final class Endpoints implements AutoCloseable {
   }
 
   static Path streamModule() {
-    for (String p : List.of("/usr/lib/nginx/modules/ngx_stream_module.so", "/usr/share/nginx/modules/ngx_stream_module.so")) {
+    for (String p :
+        List.of(
+            "/usr/lib/nginx/modules/ngx_stream_module.so",
+            "/usr/share/nginx/modules/ngx_stream_module.so")) {
       if (Files.exists(Path.of(p))) {
         return Path.of(p);
       }
@@ -268,7 +341,9 @@ final class Endpoints implements AutoCloseable {
   /** nginx as a TLS-terminating L7 gRPC proxy to a keepalive upstream, tuned for this job. */
   Process startNginxL7(Path nginx, int port, int backendPort, Path certs) throws IOException {
     Path prefix = work.resolve("nginx-l7");
-    String conf = common(prefix) + """
+    String conf =
+        common(prefix)
+            + """
         http {
           access_log off;
           sendfile on;
@@ -304,14 +379,22 @@ final class Endpoints implements AutoCloseable {
             }
           }
         }
-        """.formatted(backendPort, port, certs.resolve("server.pem"), certs.resolve("server.key"));
+        """
+                .formatted(
+                    backendPort, port, certs.resolve("server.pem"), certs.resolve("server.key"));
     return startNginx("nginx-l7", nginx, prefix, conf);
   }
 
   /** nginx's stream module terminating TLS (ALPN h2) and relaying bytes: the practical limit. */
-  Process startNginxStream(Path nginx, Path module, int port, int backendPort, Path certs) throws IOException {
+  Process startNginxStream(Path nginx, Path module, int port, int backendPort, Path certs)
+      throws IOException {
     Path prefix = work.resolve("nginx-stream");
-    String conf = "load_module " + module + ";\n" + common(prefix) + """
+    String conf =
+        "load_module "
+            + module
+            + ";\n"
+            + common(prefix)
+            + """
         stream {
           ssl_protocols TLSv1.2 TLSv1.3;
           ssl_session_cache shared:SSLS:10m;
@@ -330,7 +413,9 @@ final class Endpoints implements AutoCloseable {
             proxy_pass spark_connect;
           }
         }
-        """.formatted(backendPort, port, certs.resolve("server.pem"), certs.resolve("server.key"));
+        """
+                .formatted(
+                    backendPort, port, certs.resolve("server.pem"), certs.resolve("server.key"));
     return startNginx("nginx-stream", nginx, prefix, conf);
   }
 
@@ -345,17 +430,30 @@ final class Endpoints implements AutoCloseable {
           worker_connections 16384;
           multi_accept on;
         }
-        """.formatted(prefix);
+        """
+        .formatted(prefix);
   }
 
   private Process startNginx(String name, Path nginx, Path prefix, String conf) throws IOException {
     Files.createDirectories(prefix.resolve("tmp"));
     // Temp paths inside the prefix, so the run never writes under /var.
-    conf = conf.replace("http {\n", "http {\n  client_body_temp_path %1$s/tmp/body;\n  proxy_temp_path %1$s/tmp/proxy;\n  fastcgi_temp_path %1$s/tmp/fastcgi;\n  uwsgi_temp_path %1$s/tmp/uwsgi;\n  scgi_temp_path %1$s/tmp/scgi;\n".formatted(prefix));
+    conf =
+        conf.replace(
+            "http {\n",
+            "http {\n  client_body_temp_path %1$s/tmp/body;\n  proxy_temp_path %1$s/tmp/proxy;\n  fastcgi_temp_path %1$s/tmp/fastcgi;\n  uwsgi_temp_path %1$s/tmp/uwsgi;\n  scgi_temp_path %1$s/tmp/scgi;\n"
+                .formatted(prefix));
     Path file = prefix.resolve("nginx.conf");
     Files.writeString(file, conf);
-    return start(name, List.of(nginx.toString(), "-e", prefix.resolve("error.log").toString(), "-p",
-        prefix.toString(), "-c", file.toString()));
+    return start(
+        name,
+        List.of(
+            nginx.toString(),
+            "-e",
+            prefix.resolve("error.log").toString(),
+            "-p",
+            prefix.toString(),
+            "-c",
+            file.toString()));
   }
 
   @Override
@@ -375,12 +473,14 @@ final class Endpoints implements AutoCloseable {
     }
   }
 
-  static void waitReady(LoadGenerator.Target target, Process process, Duration timeout) throws InterruptedException {
+  static void waitReady(LoadGenerator.Target target, Process process, Duration timeout)
+      throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     RuntimeException last = null;
     while (System.nanoTime() < deadline) {
       if (process != null && !process.isAlive()) {
-        throw new IllegalStateException(target.name() + " exited with " + process.exitValue() + " (see its log)");
+        throw new IllegalStateException(
+            target.name() + " exited with " + process.exitValue() + " (see its log)");
       }
       try {
         LoadGenerator.probe(target);

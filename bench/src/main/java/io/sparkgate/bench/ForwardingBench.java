@@ -64,22 +64,31 @@ public class ForwardingBench {
   public void setUp() {
     message = BenchProtocol.batchForBench(size);
     sink.buffer = new byte[message.length + 64];
-    executePlan = executePlan(new ProxyRegistry(new UnusedChannel(), "backend-secret", CallHook.Factory.PASS_THROUGH));
+    executePlan =
+        executePlan(
+            new ProxyRegistry(
+                new UnusedChannel(), "backend-secret", CallHook.Factory.PASS_THROUGH));
     requests = executePlan.getMethodDescriptor().getRequestMarshaller();
     responses = executePlan.getMethodDescriptor().getResponseMarshaller();
     serverCall.method = executePlan.getMethodDescriptor();
     clientHeaders = new Metadata();
-    put(clientHeaders, "authorization", "Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl");
+    put(
+        clientHeaders,
+        "authorization",
+        "Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl");
     put(clientHeaders, "user-agent", "grpc-java-netty/1.70.0");
     put(clientHeaders, "x-spark-connect-session", "5b2a6a1e-7d2c-4f0e-9a3c-1f9d1b2c3d4e");
     put(clientHeaders, "x-user-defined", "spark-client");
     put(clientHeaders, "grpc-accept-encoding", "gzip");
   }
 
-  @SuppressWarnings("unchecked") // the proxy forwards every method as byte[] requests and Payload responses
+  @SuppressWarnings(
+      "unchecked") // the proxy forwards every method as byte[] requests and Payload responses
   private static ServerMethodDefinition<byte[], Payload> executePlan(ProxyRegistry registry) {
-    return (ServerMethodDefinition<byte[], Payload>) registry.lookupMethod(
-        MethodDescriptor.generateFullMethodName(ProxyRegistry.SERVICE_NAME, "ExecutePlan"), null);
+    return (ServerMethodDefinition<byte[], Payload>)
+        registry.lookupMethod(
+            MethodDescriptor.generateFullMethodName(ProxyRegistry.SERVICE_NAME, "ExecutePlan"),
+            null);
   }
 
   private static void put(Metadata m, String k, String v) {

@@ -81,36 +81,51 @@ public final class FrameRelay {
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
-    SslContext tls = SslContextBuilder.forServer(cert, key)
-        .sslProvider(SslProvider.OPENSSL)
-        .applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
-            ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
-            ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT, ApplicationProtocolNames.HTTP_2))
-        .build();
-    EventLoopGroup loops = new MultiThreadIoEventLoopGroup(
-        Runtime.getRuntime().availableProcessors(), EpollIoHandler.newFactory());
+    SslContext tls =
+        SslContextBuilder.forServer(cert, key)
+            .sslProvider(SslProvider.OPENSSL)
+            .applicationProtocolConfig(
+                new ApplicationProtocolConfig(
+                    ApplicationProtocolConfig.Protocol.ALPN,
+                    ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                    ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+                    ApplicationProtocolNames.HTTP_2))
+            .build();
+    EventLoopGroup loops =
+        new MultiThreadIoEventLoopGroup(
+            Runtime.getRuntime().availableProcessors(), EpollIoHandler.newFactory());
     InetSocketAddress backend = new InetSocketAddress("127.0.0.1", backendPort);
     RelayFeatures features = config == null ? null : RelayFeatures.start(config, backendPort);
-    Channel server = new ServerBootstrap()
-        .group(loops)
-        .channel(EpollServerSocketChannel.class)
-        .childOption(ChannelOption.TCP_NODELAY, true)
-        .childOption(ChannelOption.AUTO_READ, false) // until its backend connection is up
-        .childHandler(new ChannelInitializer<SocketChannel>() {
-          @Override
-          protected void initChannel(SocketChannel ch) {
-            ch.pipeline().addLast(tls.newHandler(ch.alloc()), codec(true), new ClientSide(backend, features));
-          }
-        })
-        .bind("127.0.0.1", port).sync().channel();
+    Channel server =
+        new ServerBootstrap()
+            .group(loops)
+            .channel(EpollServerSocketChannel.class)
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.AUTO_READ, false) // until its backend connection is up
+            .childHandler(
+                new ChannelInitializer<SocketChannel>() {
+                  @Override
+                  protected void initChannel(SocketChannel ch) {
+                    ch.pipeline()
+                        .addLast(
+                            tls.newHandler(ch.alloc()),
+                            codec(true),
+                            new ClientSide(backend, features));
+                  }
+                })
+            .bind("127.0.0.1", port)
+            .sync()
+            .channel();
     System.out.println("frame relay listening on " + server.localAddress());
     server.closeFuture().sync();
   }
 
   private static Http2FrameCodec codec(boolean server) {
-    Http2Settings settings = Http2Settings.defaultSettings().initialWindowSize(WINDOW).maxConcurrentStreams(10_000);
+    Http2Settings settings =
+        Http2Settings.defaultSettings().initialWindowSize(WINDOW).maxConcurrentStreams(10_000);
     return (server ? Http2FrameCodecBuilder.forServer() : Http2FrameCodecBuilder.forClient())
-        .initialSettings(settings).build();
+        .initialSettings(settings)
+        .build();
   }
 
   /** One client connection: opens its backend connection on the same event loop, then relays. */
@@ -119,8 +134,10 @@ public final class FrameRelay {
     private final RelayFeatures features; // null: relay only
     private final Map<Http2FrameStream, Http2FrameStream> toBackend = new IdentityHashMap<>();
     private final Map<Http2FrameStream, Http2FrameStream> toClient = new IdentityHashMap<>();
+
     /** With features: client streams whose request is still arriving, and backend streams' calls. */
     private final Map<Http2FrameStream, Pending> pending = new IdentityHashMap<>();
+
     private final Map<Http2FrameStream, RelayFeatures.Call> calls = new IdentityHashMap<>();
     private Channel client;
     private Channel backend;
@@ -135,31 +152,36 @@ public final class FrameRelay {
     public void channelActive(ChannelHandlerContext ctx) {
       client = ctx.channel();
       backendSide = new BackendSide();
-      ChannelFuture connect = new Bootstrap()
-          .group(client.eventLoop())
-          .channel(EpollSocketChannel.class)
-          .option(ChannelOption.TCP_NODELAY, true)
-          .handler(new ChannelInitializer<SocketChannel>() {
-            @Override
-            protected void initChannel(SocketChannel ch) {
-              ch.pipeline().addLast(codec(false), backendSide);
+      ChannelFuture connect =
+          new Bootstrap()
+              .group(client.eventLoop())
+              .channel(EpollSocketChannel.class)
+              .option(ChannelOption.TCP_NODELAY, true)
+              .handler(
+                  new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                      ch.pipeline().addLast(codec(false), backendSide);
+                    }
+                  })
+              .connect(backendAddress);
+      connect.addListener(
+          f -> {
+            if (!f.isSuccess()) {
+              client.close();
+              return;
             }
-          })
-          .connect(backendAddress);
-      connect.addListener(f -> {
-        if (!f.isSuccess()) {
-          client.close();
-          return;
-        }
-        backend = connect.channel();
-        client.config().setAutoRead(true);
-        client.read();
-      });
+            backend = connect.channel();
+            client.config().setAutoRead(true);
+            client.read();
+          });
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-      if (features != null && msg instanceof Http2HeadersFrame h && !toBackend.containsKey(h.stream())) {
+      if (features != null
+          && msg instanceof Http2HeadersFrame h
+          && !toBackend.containsKey(h.stream())) {
         pending.put(h.stream(), new Pending(h.headers(), ctx.alloc().compositeBuffer()));
         return;
       }
@@ -167,7 +189,10 @@ public final class FrameRelay {
         Pending p = pending.get(d.stream());
         p.body.addComponent(true, d.content()); // the frame's buffer now belongs to the body
         int credit = d.initialFlowControlledBytes();
-        if (credit > 0 && d.stream().state().remoteSideOpen()) { // a closed stream's bytes return by themselves
+        if (credit > 0
+            && d.stream()
+                .state()
+                .remoteSideOpen()) { // a closed stream's bytes return by themselves
           client.write(new DefaultHttp2WindowUpdateFrame(credit).stream(d.stream()));
         }
         if (d.isEndStream()) {
@@ -218,7 +243,10 @@ public final class FrameRelay {
       byte[] message;
       try {
         if (p.body.readableBytes() < 5 || p.body.readByte() != 0) {
-          refuse(in, Status.UNIMPLEMENTED.withDescription("the feature relay takes one uncompressed message"));
+          refuse(
+              in,
+              Status.UNIMPLEMENTED.withDescription(
+                  "the feature relay takes one uncompressed message"));
           return;
         }
         message = new byte[p.body.readInt()];
@@ -243,15 +271,24 @@ public final class FrameRelay {
           headers.add(e.getKey(), e.getValue());
         }
       }
-      ByteBuf framed = client.alloc().buffer(5 + forward.length).writeByte(0).writeInt(forward.length).writeBytes(forward);
+      ByteBuf framed =
+          client
+              .alloc()
+              .buffer(5 + forward.length)
+              .writeByte(0)
+              .writeInt(forward.length)
+              .writeBytes(forward);
       backend.write(new DefaultHttp2HeadersFrame(headers, false).stream(out));
       backend.write(new DefaultHttp2DataFrame(framed, true).stream(out));
     }
 
     /** A trailers-only answer, as gRPC's server sends a refusal. */
     private void refuse(Http2FrameStream in, Status status) {
-      Http2Headers trailers = new DefaultHttp2Headers().status("200").add("content-type", "application/grpc")
-          .add("grpc-status", Integer.toString(status.getCode().value()));
+      Http2Headers trailers =
+          new DefaultHttp2Headers()
+              .status("200")
+              .add("content-type", "application/grpc")
+              .add("grpc-status", Integer.toString(status.getCode().value()));
       if (status.getDescription() != null) {
         trailers.add("grpc-message", status.getDescription());
       }
@@ -282,7 +319,8 @@ public final class FrameRelay {
     }
 
     /** Writes a DATA frame to the other side and returns its bytes to the sender once written. */
-    private static void relayData(Http2DataFrame d, Http2FrameStream out, Channel to, Channel from) {
+    private static void relayData(
+        Http2DataFrame d, Http2FrameStream out, Channel to, Channel from) {
       if (out == null) {
         d.release();
         return;
@@ -290,11 +328,12 @@ public final class FrameRelay {
       int credit = d.initialFlowControlledBytes();
       Http2FrameStream in = d.stream();
       to.write(new DefaultHttp2DataFrame(d.content(), d.isEndStream(), d.padding()).stream(out))
-          .addListener(f -> {
-            if (credit > 0 && f.isSuccess() && in.state().remoteSideOpen()) {
-              from.write(new DefaultHttp2WindowUpdateFrame(credit).stream(in));
-            }
-          });
+          .addListener(
+              f -> {
+                if (credit > 0 && f.isSuccess() && in.state().remoteSideOpen()) {
+                  from.write(new DefaultHttp2WindowUpdateFrame(credit).stream(in));
+                }
+              });
     }
 
     /** The backend connection's frames, relayed to the client stream each backend stream serves. */
@@ -312,7 +351,11 @@ public final class FrameRelay {
             client.write(new DefaultHttp2HeadersFrame(h.headers(), h.isEndStream()).stream(in));
             if (h.isEndStream()) {
               CharSequence code = h.headers().get("grpc-status");
-              end(h.stream(), code == null ? Status.UNKNOWN : Status.fromCodeValue(Integer.parseInt(code.toString())));
+              end(
+                  h.stream(),
+                  code == null
+                      ? Status.UNKNOWN
+                      : Status.fromCodeValue(Integer.parseInt(code.toString())));
               forget(h.stream());
             }
           }

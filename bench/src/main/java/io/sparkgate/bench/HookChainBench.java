@@ -7,9 +7,7 @@ import io.sparkgate.Sparkgate;
 import io.sparkgate.auth.Authentication;
 import io.sparkgate.call.Pipeline;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
-import io.sparkgate.forward.CallHook;
 import io.sparkgate.policy.PolicyStage;
-import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -17,7 +15,6 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -45,10 +42,13 @@ public class HookChainBench {
 
   @Setup
   public void setup() throws Exception {
-    SecurityFixtures.Jwt jwt = SecurityFixtures.jwt(10_000, Endpoints.repoRoot().resolve("policies").resolve("shared-server.yaml"));
+    SecurityFixtures.Jwt jwt =
+        SecurityFixtures.jwt(
+            10_000, Endpoints.repoRoot().resolve("policies").resolve("shared-server.yaml"));
     Authentication auth = Authentication.create(jwt.config().auth());
     // Nothing listens there: the backend profile stays unknown, as for a backend that is not Spark.
-    backend = ManagedChannelBuilder.forTarget(jwt.config().backend().address()).usePlaintext().build();
+    backend =
+        ManagedChannelBuilder.forTarget(jwt.config().backend().address()).usePlaintext().build();
     policy = PolicyStage.start(jwt.config(), backend, IcebergTimeTravelPolicyRewriter.all());
     stages = Pipeline.of(Sparkgate.stages(jwt.config(), auth, null, policy));
     headers = SecurityFixtures.bearer(jwt.token());

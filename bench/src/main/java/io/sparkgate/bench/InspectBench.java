@@ -18,7 +18,6 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
@@ -47,20 +46,22 @@ public class InspectBench {
 
   @Setup
   public void setup() {
-    requests = switch (shape) {
-      case "plan-10" -> one(SecurityFixtures.unionTree(11));
-      case "plan-1000" -> one(SecurityFixtures.unionTree(1001));
-      case "plan-10000" -> one(SecurityFixtures.unionTree(10001));
-      case "sql-1KB" -> distinct(SecurityFixtures.sql(1024).getSql().getQuery());
-      case "sql-1KB-repeated" -> one(SecurityFixtures.sql(1024));
-      case "sql-100KB" -> one(SecurityFixtures.sql(100 * 1024));
-      default -> throw new IllegalArgumentException(shape);
-    };
+    requests =
+        switch (shape) {
+          case "plan-10" -> one(SecurityFixtures.unionTree(11));
+          case "plan-1000" -> one(SecurityFixtures.unionTree(1001));
+          case "plan-10000" -> one(SecurityFixtures.unionTree(10001));
+          case "sql-1KB" -> distinct(SecurityFixtures.sql(1024).getSql().getQuery());
+          case "sql-1KB-repeated" -> one(SecurityFixtures.sql(1024));
+          case "sql-100KB" -> one(SecurityFixtures.sql(100 * 1024));
+          default -> throw new IllegalArgumentException(shape);
+        };
     session = BackendProfile.UNKNOWN.freshSession();
     Facts facts = inspector.inspect("ExecutePlan", requests[0], session);
     if (facts.has(Fact.Kind.UNCLASSIFIED)) {
       // A bound hit would measure the refusal, not the inspection.
-      throw new IllegalStateException(shape + " was not fully inspected: " + facts.ofKind(Fact.Kind.UNCLASSIFIED));
+      throw new IllegalStateException(
+          shape + " was not fully inspected: " + facts.ofKind(Fact.Kind.UNCLASSIFIED));
     }
   }
 
@@ -73,7 +74,9 @@ public class InspectBench {
     byte[][] out = new byte[DISTINCT][];
     for (int i = 0; i < DISTINCT; i++) {
       String query = sql + " AND t.id <> " + i;
-      out[i] = SecurityFixtures.request(Relation.newBuilder().setSql(SQL.newBuilder().setQuery(query)).build());
+      out[i] =
+          SecurityFixtures.request(
+              Relation.newBuilder().setSql(SQL.newBuilder().setQuery(query)).build());
     }
     return out;
   }

@@ -22,7 +22,8 @@ import javax.management.remote.JMXServiceURL;
  * much its heap allocates and collects.
  */
 final class JvmProbe implements AutoCloseable {
-  private static final Pattern NMT_OTHER = Pattern.compile("Other \\(reserved=(\\d+)KB, committed=(\\d+)KB\\)");
+  private static final Pattern NMT_OTHER =
+      Pattern.compile("Other \\(reserved=(\\d+)KB, committed=(\\d+)KB\\)");
   private final JMXConnector connector;
   private final MBeanServerConnection mbeans;
   private final MemoryMXBean memory;
@@ -39,7 +40,9 @@ final class JvmProbe implements AutoCloseable {
    */
   record HeapActivity(long allocatedBytes, long collections, long collectionMillis) {
     HeapActivity since(HeapActivity earlier) {
-      return new HeapActivity(allocatedBytes - earlier.allocatedBytes, collections - earlier.collections,
+      return new HeapActivity(
+          allocatedBytes - earlier.allocatedBytes,
+          collections - earlier.collections,
           collectionMillis - earlier.collectionMillis);
     }
   }
@@ -47,16 +50,19 @@ final class JvmProbe implements AutoCloseable {
   private JvmProbe(JMXConnector connector, long pid) throws IOException {
     this.connector = connector;
     this.mbeans = connector.getMBeanServerConnection();
-    this.memory = ManagementFactory.newPlatformMXBeanProxy(mbeans, ManagementFactory.MEMORY_MXBEAN_NAME,
-        MemoryMXBean.class);
-    this.jit = ManagementFactory.newPlatformMXBeanProxy(mbeans, ManagementFactory.COMPILATION_MXBEAN_NAME,
-        CompilationMXBean.class);
+    this.memory =
+        ManagementFactory.newPlatformMXBeanProxy(
+            mbeans, ManagementFactory.MEMORY_MXBEAN_NAME, MemoryMXBean.class);
+    this.jit =
+        ManagementFactory.newPlatformMXBeanProxy(
+            mbeans, ManagementFactory.COMPILATION_MXBEAN_NAME, CompilationMXBean.class);
     this.pid = pid;
     this.collectors = ManagementFactory.getPlatformMXBeans(mbeans, GarbageCollectorMXBean.class);
   }
 
   static JvmProbe connect(int jmxPort, long pid) throws IOException, InterruptedException {
-    JMXServiceURL url = new JMXServiceURL("service:jmx:rmi:///jndi/rmi://127.0.0.1:" + jmxPort + "/jmxrmi");
+    JMXServiceURL url =
+        new JMXServiceURL("service:jmx:rmi:///jndi/rmi://127.0.0.1:" + jmxPort + "/jmxrmi");
     IOException last = null;
     for (int i = 0; i < 50; i++) {
       try {
@@ -78,8 +84,11 @@ final class JvmProbe implements AutoCloseable {
   HeapActivity heapActivity() throws IOException {
     long allocated;
     try {
-      allocated = (Long) mbeans.getAttribute(new ObjectName(ManagementFactory.THREAD_MXBEAN_NAME),
-          "TotalThreadAllocatedBytes");
+      allocated =
+          (Long)
+              mbeans.getAttribute(
+                  new ObjectName(ManagementFactory.THREAD_MXBEAN_NAME),
+                  "TotalThreadAllocatedBytes");
     } catch (IOException e) {
       throw e;
     } catch (Exception e) {
@@ -98,7 +107,10 @@ final class JvmProbe implements AutoCloseable {
     long heap = memory.getHeapMemoryUsage().getUsed();
     long direct;
     try {
-      direct = (Long) mbeans.getAttribute(new ObjectName("java.nio:type=BufferPool,name=direct"), "MemoryUsed");
+      direct =
+          (Long)
+              mbeans.getAttribute(
+                  new ObjectName("java.nio:type=BufferPool,name=direct"), "MemoryUsed");
     } catch (Exception e) {
       direct = -1;
     }
@@ -116,8 +128,12 @@ final class JvmProbe implements AutoCloseable {
 
   private long nmtOther() {
     try {
-      Object out = mbeans.invoke(new ObjectName("com.sun.management:type=DiagnosticCommand"), "vmNativeMemory",
-          new Object[] {new String[] {"summary"}}, new String[] {String[].class.getName()});
+      Object out =
+          mbeans.invoke(
+              new ObjectName("com.sun.management:type=DiagnosticCommand"),
+              "vmNativeMemory",
+              new Object[] {new String[] {"summary"}},
+              new String[] {String[].class.getName()});
       Matcher m = NMT_OTHER.matcher(String.valueOf(out));
       return m.find() ? Long.parseLong(m.group(2)) * 1024 : -1;
     } catch (Exception e) {

@@ -31,7 +31,10 @@ final class PairedOpenLoop {
    * and its processes' CPU per call started (lead-in included), in cycle order (NaN for a slice in which no
    * call succeeded).
    */
-  record Result(LoadGenerator.OpenLoop all, List<Double> sliceCorrectedP50, List<Double> sliceCorrectedP99,
+  record Result(
+      LoadGenerator.OpenLoop all,
+      List<Double> sliceCorrectedP50,
+      List<Double> sliceCorrectedP99,
       List<Double> sliceCpuPerCall) {}
 
   private PairedOpenLoop() {}
@@ -42,18 +45,27 @@ final class PairedOpenLoop {
    * in {@code processes} is measured over each of its slices (the backend's for direct: in direct's slice it
    * serves no one else).
    */
-  static Map<String, Result> run(Map<String, LoadGenerator.Target> targets, Map<String, Process> processes,
-      int rate, int cycles, Duration lead, Duration slice, Consumer<String> log) throws InterruptedException {
+  static Map<String, Result> run(
+      Map<String, LoadGenerator.Target> targets,
+      Map<String, Process> processes,
+      int rate,
+      int cycles,
+      Duration lead,
+      Duration slice,
+      Consumer<String> log)
+      throws InterruptedException {
     if (rate < 1 || cycles < 2 || slice.isZero() || slice.isNegative() || lead.isNegative()) {
-      throw new IllegalArgumentException("the paired open loop needs a positive rate and slice, a lead-in of zero"
-          + " or more and at least two cycles (they are paired)");
+      throw new IllegalArgumentException(
+          "the paired open loop needs a positive rate and slice, a lead-in of zero"
+              + " or more and at least two cycles (they are paired)");
     }
     List<String> names = new ArrayList<>(targets.keySet());
     Map<String, ManagedChannel> channels = new LinkedHashMap<>();
     Map<String, Series> series = new LinkedHashMap<>();
     byte[] request = BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), 16, 1);
     Random shuffle = new Random(11); // the same orders in every run
-    double callsStarted = rate * (lead.toNanos() + slice.toNanos()) / 1e9; // per slice, lead-in included
+    double callsStarted =
+        rate * (lead.toNanos() + slice.toNanos()) / 1e9; // per slice, lead-in included
     List<String> order = new ArrayList<>(names);
     try {
       for (String name : names) {
@@ -64,7 +76,9 @@ final class PairedOpenLoop {
       }
       for (int c = 0; c < cycles; c++) {
         if (c % 10 == 0) {
-          log.accept(String.format("open loop %d/s, endpoints in turn: cycle %d of %d", rate, c + 1, cycles));
+          log.accept(
+              String.format(
+                  "open loop %d/s, endpoints in turn: cycle %d of %d", rate, c + 1, cycles));
         }
         Collections.shuffle(order, shuffle); // no endpoint always follows the same one
         for (String name : order) {
@@ -72,7 +86,8 @@ final class PairedOpenLoop {
           Process process = processes.get(name);
           CpuMeter cpu = process == null ? null : CpuMeter.start(process);
           LoadGenerator.OpenWindow w =
-              LoadGenerator.openWindow(channels.get(name), request, rate, lead, slice, s.raw, s.corrected);
+              LoadGenerator.openWindow(
+                  channels.get(name), request, rate, lead, slice, s.raw, s.corrected);
           s.slice(w, cpu == null ? Double.NaN : cpu.cpuSeconds() * 1e6 / callsStarted);
         }
       }
@@ -117,8 +132,15 @@ final class PairedOpenLoop {
     }
 
     Result result(int rate) {
-      var all = new LoadGenerator.OpenLoop(rate, seconds > 0 ? completed / seconds : 0, seconds, errors, late,
-          LoadGenerator.Latency.of(allRaw), LoadGenerator.Latency.of(allCorrected));
+      var all =
+          new LoadGenerator.OpenLoop(
+              rate,
+              seconds > 0 ? completed / seconds : 0,
+              seconds,
+              errors,
+              late,
+              LoadGenerator.Latency.of(allRaw),
+              LoadGenerator.Latency.of(allCorrected));
       return new Result(all, List.copyOf(p50), List.copyOf(p99), List.copyOf(cpu));
     }
   }

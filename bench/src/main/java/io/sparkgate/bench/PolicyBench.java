@@ -3,13 +3,13 @@ package io.sparkgate.bench;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
+import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.policy.Decision;
 import io.sparkgate.policy.Effect;
 import io.sparkgate.policy.Policy;
 import io.sparkgate.policy.PolicyCompiler;
 import io.sparkgate.policy.PolicyEngine;
 import io.sparkgate.policy.ProfileSource;
-import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import java.io.StringReader;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +23,6 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
@@ -64,10 +63,13 @@ public class PolicyBench {
 
   @Setup
   public void setup() {
-    PolicyCompiler compiler = new PolicyCompiler(Effect.ALLOW, IcebergTimeTravelPolicyRewriter.all().keySet());
-    Policy policy = compiler.compile("bench-" + rules + ".yaml", new StringReader(policyYaml(rules)));
+    PolicyCompiler compiler =
+        new PolicyCompiler(Effect.ALLOW, IcebergTimeTravelPolicyRewriter.all().keySet());
+    Policy policy =
+        compiler.compile("bench-" + rules + ".yaml", new StringReader(policyYaml(rules)));
     if (policy.ruleNames().size() != rules) {
-      throw new IllegalStateException("compiled " + policy.ruleNames().size() + " rules, wanted " + rules);
+      throw new IllegalStateException(
+          "compiled " + policy.ruleNames().size() + " rules, wanted " + rules);
     }
     engine = new PolicyEngine(() -> policy, ProfileSource.fixed(BackendProfile.UNKNOWN));
     enriched = inspect("SELECT upper(o.name), o.amount FROM sales.orders o WHERE o.amount > 10");
@@ -76,17 +78,22 @@ public class PolicyBench {
       throw new IllegalStateException("a rule matched the benchmark request: " + d);
     }
     // The rules are live: a function they name is refused.
-    Decision named = engine.decide("ExecutePlan", "bench", List.of("analysts"), "", inspect("SELECT nothing_0(1)"));
+    Decision named =
+        engine.decide(
+            "ExecutePlan", "bench", List.of("analysts"), "", inspect("SELECT nothing_0(1)"));
     if (!named.refused() || !named.rule().equals("rule-0")) {
       throw new IllegalStateException("rule-0 did not refuse nothing_0(): " + named);
     }
   }
 
   private Facts inspect(String sql) {
-    byte[] request = SecurityFixtures.request(io.sparkgate.proto.spark.Relation.newBuilder()
-        .setSql(io.sparkgate.proto.spark.SQL.newBuilder().setQuery(sql))
-        .build());
-    return engine.enrich(new Inspector().inspect("ExecutePlan", request, BackendProfile.UNKNOWN.freshSession()));
+    byte[] request =
+        SecurityFixtures.request(
+            io.sparkgate.proto.spark.Relation.newBuilder()
+                .setSql(io.sparkgate.proto.spark.SQL.newBuilder().setQuery(sql))
+                .build());
+    return engine.enrich(
+        new Inspector().inspect("ExecutePlan", request, BackendProfile.UNKNOWN.freshSession()));
   }
 
   @Benchmark

@@ -44,12 +44,16 @@ final class RelayFeatures {
   static RelayFeatures start(Path configFile, int backendPort) throws IOException {
     ProxyConfig config = ProxyConfig.load(configFile);
     if (!config.policy().enabled() || !config.audit().enabled()) {
-      throw new IllegalArgumentException(configFile + ": the relay's features need policy and audit sections");
+      throw new IllegalArgumentException(
+          configFile + ": the relay's features need policy and audit sections");
     }
-    ManagedChannel backend = ManagedChannelBuilder.forAddress("127.0.0.1", backendPort).usePlaintext().build();
+    ManagedChannel backend =
+        ManagedChannelBuilder.forAddress("127.0.0.1", backendPort).usePlaintext().build();
     PolicyStage policy = PolicyStage.start(config, backend, IcebergTimeTravelPolicyRewriter.all());
-    AuditStage audit = new AuditStage(AuditLog.open(config.audit(), Clock.systemUTC()), Clock.systemUTC());
-    return new RelayFeatures(Pipeline.of(Sparkgate.stages(config, Authentication.create(config.auth()), audit, policy)));
+    AuditStage audit =
+        new AuditStage(AuditLog.open(config.audit(), Clock.systemUTC()), Clock.systemUTC());
+    return new RelayFeatures(
+        Pipeline.of(Sparkgate.stages(config, Authentication.create(config.auth()), audit, policy)));
   }
 
   /** A call whose request headers have arrived. */
@@ -78,8 +82,11 @@ final class RelayFeatures {
     private boolean ended;
 
     Call(Metadata headers, SocketAddress remote) {
-      this.call = new io.sparkgate.call.Call("ExecutePlan", headers,
-          Attributes.newBuilder().set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote).build());
+      this.call =
+          new io.sparkgate.call.Call(
+              "ExecutePlan",
+              headers,
+              Attributes.newBuilder().set(Grpc.TRANSPORT_ATTR_REMOTE_ADDR, remote).build());
     }
 
     /** Runs the request through the stages: the bytes to forward, or null when refused. */

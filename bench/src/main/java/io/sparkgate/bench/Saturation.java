@@ -24,10 +24,13 @@ import java.util.stream.Stream;
 final class Saturation {
   /** Callers, each on its own connection: on two cores, enough that the proxy, not the callers, is the limit. */
   static final int CALLERS = 16;
+
   /** What the proxy logs, once per record it could not queue (AuditInterceptor). */
   private static final String DROPPED = "audit record dropped";
+
   /** Enough of the file's end to hold its last complete record (a small call's is well under 2 KiB). */
   private static final int TAIL_BYTES = 64 * 1024;
+
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Where an auditing endpoint's evidence is: its process log and its current audit file. */
@@ -39,13 +42,18 @@ final class Saturation {
    * (milliseconds from the start of the last call in the audit file to the end of the load; null if the file
    * had no complete record then, as just after a rotation). Both null for an endpoint without an audit log.
    */
-  record Result(LoadGenerator.ClosedLoop load, double cpuMicrosPerCall, Long auditDropped, Double auditLagMillis) {}
+  record Result(
+      LoadGenerator.ClosedLoop load,
+      double cpuMicrosPerCall,
+      Long auditDropped,
+      Double auditLagMillis) {}
 
   private Saturation() {}
 
   /** One measurement of {@code endpoint}'s processes; {@code audit} is null for an endpoint that does not audit. */
-  static Result run(LoadGenerator.Target target, Process endpoint, Audit audit, Duration warmup,
-      Duration measure) throws InterruptedException {
+  static Result run(
+      LoadGenerator.Target target, Process endpoint, Audit audit, Duration warmup, Duration measure)
+      throws InterruptedException {
     long before = audit == null ? 0 : droppedLines(audit.proxyLog());
     CpuMeter cpu = CpuMeter.start(endpoint);
     LoadGenerator.ClosedLoop load = LoadGenerator.closedLoop(target, CALLERS, warmup, measure);
@@ -77,7 +85,8 @@ final class Saturation {
       byte[] tail = new byte[n];
       f.seek(length - n);
       f.readFully(tail);
-      // The writer's buffer can reach the file mid-record: only a line with its newline is complete.
+      // The writer's buffer can reach the file mid-record: only a line with its newline is
+      // complete.
       int end = lastIndexOf(tail, n);
       if (end < 0) {
         return null;

@@ -2,10 +2,10 @@ package io.sparkgate.bench;
 
 import io.grpc.Attributes;
 import io.grpc.Metadata;
-import io.grpc.StatusException;
-import io.sparkgate.call.Call;
 import io.grpc.MethodDescriptor;
+import io.grpc.StatusException;
 import io.sparkgate.auth.Authentication;
+import io.sparkgate.call.Call;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.Plan;
@@ -24,7 +24,8 @@ import java.nio.file.Path;
  */
 public final class SecurityFixtures {
   public static final MethodDescriptor<byte[], byte[]> EXECUTE_PLAN =
-      MethodDescriptor.newBuilder(BenchProtocol.RawMarshaller.INSTANCE, BenchProtocol.RawMarshaller.INSTANCE)
+      MethodDescriptor.newBuilder(
+              BenchProtocol.RawMarshaller.INSTANCE, BenchProtocol.RawMarshaller.INSTANCE)
           .setFullMethodName(BenchProtocol.SERVICE + "/ExecutePlan")
           .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
           .build();
@@ -92,15 +93,20 @@ public final class SecurityFixtures {
   /** A balanced UNION ALL tree of range relations with {@code nodes} relations in all (odd counts exact). */
   public static Relation unionTree(int nodes) {
     if (nodes <= 1) {
-      return Relation.newBuilder().setRange(Range.newBuilder().setStart(0).setEnd(10).setStep(1)).build();
+      return Relation.newBuilder()
+          .setRange(Range.newBuilder().setStart(0).setEnd(10).setStep(1))
+          .build();
     }
     int rest = nodes - 1;
     int left = rest / 2;
-    return Relation.newBuilder().setSetOp(SetOperation.newBuilder()
-        .setLeftInput(unionTree(Math.max(1, left)))
-        .setRightInput(unionTree(Math.max(1, rest - left)))
-        .setSetOpType(SetOperation.SetOpType.SET_OP_TYPE_UNION)
-        .setIsAll(true)).build();
+    return Relation.newBuilder()
+        .setSetOp(
+            SetOperation.newBuilder()
+                .setLeftInput(unionTree(Math.max(1, left)))
+                .setRightInput(unionTree(Math.max(1, rest - left)))
+                .setSetOpType(SetOperation.SetOpType.SET_OP_TYPE_UNION)
+                .setIsAll(true))
+        .build();
   }
 
   /** A SQL relation of about {@code chars} characters: a wide projection of arithmetic over one table. */

@@ -17,9 +17,12 @@ class CpuMeterTest {
 
   @Test
   void oneByteReadsAndWritesSpendMostOfTheirTimeInTheKernel() throws Exception {
-    double share = kernelShareOf("exec dd if=/dev/zero of=/dev/null bs=1 count=3000000 2>/dev/null");
-    // Not "above 0.6": on a 6.18 kernel with page-table isolation dd spent 55-60% in the kernel (time(1) agreed),
-    // as the user-side half of each system call's entry and exit counts as user time. A loop spends under 1%.
+    double share =
+        kernelShareOf("exec dd if=/dev/zero of=/dev/null bs=1 count=3000000 2>/dev/null");
+    // Not "above 0.6": on a 6.18 kernel with page-table isolation dd spent 55-60% in the kernel
+    // (time(1) agreed),
+    // as the user-side half of each system call's entry and exit counts as user time. A loop spends
+    // under 1%.
     assertTrue(share > 0.4, "dd's kernel share at one byte per system call: " + share);
   }
 
@@ -33,7 +36,8 @@ class CpuMeterTest {
     CpuMeter meter = CpuMeter.start(p);
     double share = Double.NaN;
     while (p.isAlive()) {
-      double now = meter.kernelShare(); // read while it runs: once it has exited, /proc has nothing to read
+      double now =
+          meter.kernelShare(); // read while it runs: once it has exited, /proc has nothing to read
       share = Double.isNaN(now) ? share : now;
       Thread.sleep(50);
     }

@@ -18,19 +18,25 @@ import org.openjdk.jmh.runner.options.TimeValue;
 class JmhSmokeTest {
   @Test
   void everyBenchmarkRunsWithoutError() throws Exception {
-    Collection<RunResult> results = new Runner(new OptionsBuilder()
-        .include("io\\.sparkgate\\..*Bench\\..*")
-        .forks(0)
-        .warmupIterations(0)
-        .measurementIterations(1)
-        .measurementTime(TimeValue.milliseconds(20))
-        .shouldFailOnError(true)
-        .output("target/jmh-smoke.txt") // the table is not read here; the results are
-        .build()).run();
-    assertFalse(results.isEmpty(), "no benchmarks found: is the annotation processor's list on the class path?");
+    Collection<RunResult> results =
+        new Runner(
+                new OptionsBuilder()
+                    .include("io\\.sparkgate\\..*Bench\\..*")
+                    .forks(0)
+                    .warmupIterations(0)
+                    .measurementIterations(1)
+                    .measurementTime(TimeValue.milliseconds(20))
+                    .shouldFailOnError(true)
+                    .output("target/jmh-smoke.txt") // the table is not read here; the results are
+                    .build())
+            .run();
+    assertFalse(
+        results.isEmpty(),
+        "no benchmarks found: is the annotation processor's list on the class path?");
     for (RunResult r : results) {
       double score = r.getPrimaryResult().getScore();
-      assertTrue(score > 0 && Double.isFinite(score), r.getParams().getBenchmark() + " scored " + score);
+      assertTrue(
+          score > 0 && Double.isFinite(score), r.getParams().getBenchmark() + " scored " + score);
     }
   }
 }

@@ -14,8 +14,11 @@ class PairedTest {
 
   @Test
   void differencesAreTakenInsideEachRound() {
-    // The machine drifts by 100 us between rounds; the first endpoint is 10 us faster in every round but one.
-    Paired p = Paired.of(List.of(90.0, 190.0, 295.0, 390.0, 490.0), List.of(100.0, 200.0, 290.0, 400.0, 500.0));
+    // The machine drifts by 100 us between rounds; the first endpoint is 10 us faster in every
+    // round but one.
+    Paired p =
+        Paired.of(
+            List.of(90.0, 190.0, 295.0, 390.0, 490.0), List.of(100.0, 200.0, 290.0, 400.0, 500.0));
 
     assertEquals(List.of(-10.0, -10.0, 5.0, -10.0, -10.0), p.differences());
     assertEquals(-10.0, p.median());
@@ -58,13 +61,16 @@ class PairedTest {
 
   @Test
   void sixRoundsGiveTheRangeAndFiveNoInterval() {
-    // 1/64 = 0.016 that all six fall on one side of the median: the range is a 96.9% interval. With five,
+    // 1/64 = 0.016 that all six fall on one side of the median: the range is a 96.9% interval. With
+    // five,
     // 1/32 = 0.031 is already above 2.5%.
-    Paired six = Paired.of(List.of(3.0, -1.0, 4.0, 1.0, 5.0, 9.0), List.of(0.0, 0.0, 0.0, 0.0, 0.0, 0.0));
+    Paired six =
+        Paired.of(List.of(3.0, -1.0, 4.0, 1.0, 5.0, 9.0), List.of(0.0, 0.0, 0.0, 0.0, 0.0, 0.0));
     Paired five = Paired.of(List.of(3.0, -1.0, 4.0, 1.0, 5.0), List.of(0.0, 0.0, 0.0, 0.0, 0.0));
 
     assertArrayEquals(new double[] {-1.0, 9.0}, six.confidence95());
-    assertEquals("+3.5, 95% -1.0 to +9.0 (lower in 1 of 6 rounds: +3, -1, +4, +1, +5, +9)", six.describe());
+    assertEquals(
+        "+3.5, 95% -1.0 to +9.0 (lower in 1 of 6 rounds: +3, -1, +4, +1, +5, +9)", six.describe());
     assertNull(five.confidence95());
     assertFalse(five.toJson().containsKey("ci95"));
   }
