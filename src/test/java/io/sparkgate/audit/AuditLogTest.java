@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.config.AuditConfig;
+import io.sparkgate.testing.Await;
 import io.sparkgate.testing.FakeTime;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -304,19 +305,12 @@ final class AuditLogTest {
         });
   }
 
-  /** Sleeps between looks: a spinning test thread would take one of two cores from the writer it waits for. */
+  /** Sleeps between looks ({@link Await}): a spinning test thread would take one of two cores from the writer. */
   private static void waitFor(java.util.function.BooleanSupplier condition) {
-    long deadline = System.nanoTime() + 30_000_000_000L;
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("condition not reached in 30 s");
-      }
-      try {
-        Thread.sleep(5);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError("interrupted", e);
-      }
+    try {
+      Await.until("the audit writer", condition::getAsBoolean);
+    } catch (Exception e) {
+      throw new AssertionError(e);
     }
   }
 }

@@ -29,6 +29,7 @@ import io.sparkgate.proto.spark.ExecutePlanResponse;
 import io.sparkgate.proto.spark.Plan;
 import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.SQL;
+import io.sparkgate.testing.Await;
 import io.sparkgate.testing.FakeSparkConnect;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,11 +89,8 @@ final class AuditStageTest {
     client = InProcessChannelBuilder.forName(proxyName).build();
     try {
       calls.run();
-      long deadline = System.nanoTime() + 5_000_000_000L;
-      while (auditLog.written() < 1 && System.nanoTime() < deadline) {
-        Thread.sleep(
-            10); // the record of a cancelled call is written by a callback that may still be queued
-      }
+      // The record of a cancelled call is written by a callback that may still be queued.
+      Await.until("the call's audit record", () -> auditLog.written() >= 1);
     } finally {
       client.shutdownNow();
       proxy.shutdown().awaitTermination(5, TimeUnit.SECONDS);
