@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
-import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.Descriptors;
 import io.grpc.Status;
 import io.grpc.StatusException;
@@ -19,7 +18,7 @@ import io.sparkgate.proto.spark.Plan;
 import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
-import java.io.ByteArrayOutputStream;
+import io.sparkgate.testing.WireBytes;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -47,20 +46,9 @@ final class UserContextRewriterTest {
     assertEquals(true, checked >= 12, "all 12 forwarded methods: " + checked);
   }
 
-  private static byte[] field(int number, ByteString value) throws Exception {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    CodedOutputStream out = CodedOutputStream.newInstance(bytes);
-    out.writeBytes(number, value);
-    out.flush();
-    return bytes.toByteArray();
-  }
-
-  private static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (byte[] p : parts) {
-      out.writeBytes(p);
-    }
-    return out.toByteArray();
+  /** A length-delimited field, as protobuf writes one (the shared builder, over a ByteString). */
+  private static byte[] field(int number, ByteString value) {
+    return WireBytes.field(number, value.toByteArray());
   }
 
   @Test
@@ -84,12 +72,13 @@ final class UserContextRewriterTest {
                 .toByteString());
     // An unknown field (from a newer client) must survive byte for byte too.
     byte[] unknown = field(4242, ByteString.copyFrom(new byte[] {0, 1, 2, (byte) 0xff}));
-    byte[] original = concat(session, field(2, declared.toByteString()), plan, unknown);
+    byte[] original = WireBytes.concat(session, field(2, declared.toByteString()), plan, unknown);
 
     byte[] rewritten = overwrite.rewrite(original, ALICE);
 
     UserContext expected = UserContext.newBuilder().setUserId("alice").setUserName("alice").build();
-    assertArrayEquals(concat(session, field(2, expected.toByteString()), plan, unknown), rewritten);
+    assertArrayEquals(
+        WireBytes.concat(session, field(2, expected.toByteString()), plan, unknown), rewritten);
     ExecutePlanRequest parsed = ExecutePlanRequest.parseFrom(rewritten);
     assertEquals("alice", parsed.getUserContext().getUserId());
     assertEquals(0, parsed.getUserContext().getExtensionsCount());
@@ -100,14 +89,15 @@ final class UserContextRewriterTest {
   void rewrite_unknownFieldsOfUserContext_dropped() throws Exception {
     // A field UserContext does not have (a newer client's, or one a plugin might read as identity).
     byte[] declared =
-        concat(
+        WireBytes.concat(
             UserContext.newBuilder().setUserId("alice").build().toByteArray(),
             field(77, ByteString.copyFromUtf8("impersonate=bob")));
     byte[] original =
-        concat(field(1, ByteString.copyFromUtf8("s")), field(2, ByteString.copyFrom(declared)));
+        WireBytes.concat(
+            field(1, ByteString.copyFromUtf8("s")), field(2, ByteString.copyFrom(declared)));
     byte[] rewritten = reject.rewrite(original, ALICE);
     assertArrayEquals(
-        concat(
+        WireBytes.concat(
             field(1, ByteString.copyFromUtf8("s")),
             field(
                 2,
@@ -126,7 +116,7 @@ final class UserContextRewriterTest {
   void reject_readsTheLastUserIdOfEachDeclaredContext_asProtobufDoes() throws Exception {
     // Two user_id values in one context: protobuf keeps the last, and so must the check.
     byte[] twice =
-        concat(
+        WireBytes.concat(
             field(1, ByteString.copyFromUtf8("alice")), field(1, ByteString.copyFromUtf8("bob")));
     StatusException e =
         assertThrows(
@@ -134,7 +124,7 @@ final class UserContextRewriterTest {
             () -> reject.rewrite(field(2, ByteString.copyFrom(twice)), ALICE));
     assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
     byte[] bobThenAlice =
-        concat(
+        WireBytes.concat(
             field(1, ByteString.copyFromUtf8("bob")), field(1, ByteString.copyFromUtf8("alice")));
     assertEquals(
         "alice",
@@ -164,7 +154,7 @@ final class UserContextRewriterTest {
                 .setUserName("alice")
                 .build()
                 .toByteString());
-    assertArrayEquals(concat(original, expectedTail), rewritten);
+    assertArrayEquals(WireBytes.concat(original, expectedTail), rewritten);
   }
 
   @Test
@@ -174,9 +164,9 @@ final class UserContextRewriterTest {
     byte[] c = field(2, UserContext.newBuilder().setUserName("y").build().toByteString());
     byte[] session = field(1, ByteString.copyFromUtf8("s"));
     byte[] clientType = field(4, ByteString.copyFromUtf8("t"));
-    byte[] rewritten = overwrite.rewrite(concat(a, session, b, c, clientType), ALICE);
+    byte[] rewritten = overwrite.rewrite(WireBytes.concat(a, session, b, c, clientType), ALICE);
     assertArrayEquals(
-        concat(
+        WireBytes.concat(
             field(
                 2,
                 UserContext.newBuilder()
