@@ -3,6 +3,8 @@ package io.sparkgate.inspect;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.antlr.v4.runtime.ParserRuleContext;
 import org.antlr.v4.runtime.Token;
 import org.antlr.v4.runtime.tree.ParseTree;
@@ -357,15 +359,22 @@ final class SqlListener extends SqlBaseParserBaseListener {
       }
       return;
     }
-    String rest = stripSemicolons(text.remainder(ctx.SET().getSymbol()).strip());
-    int eq = rest.indexOf('=');
-    if (eq < 0) {
+    // Spark matches the raw text after SET (comments included) against these forms and refuses
+    // anything else as a parse error; whatever it would refuse is not read here as a key.
+    String raw = text.remainder(ctx.SET().getSymbol()).strip();
+    Matcher set = SET_KEY_VALUE.matcher(raw);
+    if (set.matches()) {
+      configSet(set.group(1), set.group(2).strip());
+      return;
+    }
+    String rest = stripSemicolons(raw);
+    if (rest.isEmpty() || rest.equals("-v") || SET_KEY.matcher(rest).matches()) {
       // SET key reads one setting; SET and SET -v list them all.
-      String key = rest.isEmpty() || rest.equals("-v") ? "*" : SqlText.unquoteIdentifier(rest);
+      String key = rest.isEmpty() || rest.equals("-v") ? "*" : rest;
       sink.fact(Fact.Kind.CONFIG_READ, "sql").put("key", key).put("where", where).emit();
       return;
     }
-    configSet(rest.substring(0, eq).strip(), rest.substring(eq + 1).strip());
+    sink.unclassified("unparseable_sql", where, "SET in a form Spark refuses: " + rest);
   }
 
   @Override
@@ -418,6 +427,12 @@ final class SqlListener extends SqlBaseParserBaseListener {
         .put("where", where)
         .emit();
   }
+
+  /** Spark's {@code configKeyValueDef} and {@code configKeyDef} (SparkSqlParser), matched whole. */
+  private static final Pattern SET_KEY_VALUE =
+      Pattern.compile("([a-zA-Z_\\d\\\\.:]+)\\s*=([^;]*);*");
+
+  private static final Pattern SET_KEY = Pattern.compile("([a-zA-Z_\\d\\\\.:]+)");
 
   private static String stripSemicolons(String s) {
     int end = s.length();

@@ -137,6 +137,20 @@ final class SqlInspectorTest {
         "k",
         inspector.inspectSql("RESET k", session).ofKind(Fact.Kind.CONFIG_UNSET).get(0).get("key"));
     assertTrue(inspector.inspectSql("SET k", session).ofKind(Fact.Kind.CONFIG_SET).isEmpty());
+    // Spark reads the raw text after SET, comments included, and refuses a form it cannot match.
+    for (String hidden :
+        List.of(
+            "SET /* x */ spark.connect.authenticate.token",
+            "SET spark.connect.authenticate.token -- x",
+            "SET /* x */ a.b=c")) {
+      Facts facts = inspector.inspectSql(hidden, session);
+      assertEquals(1, facts.ofKind(Fact.Kind.UNCLASSIFIED).size(), hidden);
+      assertTrue(facts.ofKind(Fact.Kind.CONFIG_READ).isEmpty(), hidden);
+      assertTrue(facts.ofKind(Fact.Kind.CONFIG_SET).isEmpty(), hidden);
+    }
+    assertEquals(
+        "a.b",
+        inspector.inspectSql("SET a.b ;", session).ofKind(Fact.Kind.CONFIG_READ).get(0).get("key"));
     assertEquals(
         "UTC",
         inspector
