@@ -108,7 +108,7 @@ public final class Sparkgate implements AutoCloseable {
             () ->
                 BackendTransport.plaintext(
                         NettyChannelBuilder.forAddress(
-                            config.backend().host(), config.backend().port()))
+                            config.firstBackend().host(), config.firstBackend().port()))
                     .maxInboundMessageSize(maxMessage)
                     .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
                     // Backend callbacks only hand bytes to the client's transport: no need for a
@@ -137,7 +137,7 @@ public final class Sparkgate implements AutoCloseable {
                 t.certFile(), t.keyFile(), t.clientCaFile().orElse(null), t.reloadInterval());
       }
       HealthStatusManager health = new HealthStatusManager();
-      String token = config.backend().token().map(Secret::reveal).orElse(null);
+      String token = config.firstBackend().token().map(Secret::reveal).orElse(null);
       Authentication auth = Authentication.create(config.auth());
       AuditStage audit = null;
       if (config.audit().enabled()) {
@@ -214,7 +214,7 @@ public final class Sparkgate implements AutoCloseable {
           listen.address(),
           server.getPort(),
           tls != null ? "TLS" : "plaintext",
-          config.backend().address());
+          config.firstBackend().address());
       return new Sparkgate(
           config, server, loops, tls, health, callExecutor, auditLog, policy, metrics);
     } catch (IOException | RuntimeException e) {
@@ -244,7 +244,7 @@ public final class Sparkgate implements AutoCloseable {
     } else if (audit != null) {
       stages.add(InspectStage.headOnly(new Inspector()));
     }
-    stages.add(new RouteStage(config.backend().address()));
+    stages.add(new RouteStage(config.firstBackend().address()));
     return List.copyOf(stages);
   }
 

@@ -17,14 +17,41 @@ public record BackendConfig(
     this(host, port, token, BackendProfileConfig.defaults());
   }
 
+  /** One entry of a pool's {@code backends}: {@code "host:port"}, or a mapping like the {@code backend} section. */
+  static BackendConfig readEntry(YamlNode node) {
+    if (node.isScalar()) {
+      return address(node, node.text(), Optional.empty(), BackendProfileConfig.defaults());
+    }
+    if (!node.isMapping()) {
+      throw node.error("must be host:port or a mapping with address, token_file, profile");
+    }
+    return read(node);
+  }
+
   static BackendConfig read(YamlNode node) {
     node.allowOnly("address", "token", "token_file", "profile");
     String address =
         node.requiredString(
             "address", "host:port of the Spark Connect server, e.g. localhost:15002");
+    if (node.has("token") && node.has("token_file")) {
+      throw node.error("set token or token_file, not both");
+    }
+    Optional<Secret> token = node.optionalString("token").map(Secret::new);
+    if (token.isEmpty()) {
+      token = node.existingFile("token_file").map(p -> Secret.readFile(node, "token_file", p));
+    }
+    BackendProfileConfig profile =
+        node.has("profile")
+            ? BackendProfileConfig.read(node.section("profile"))
+            : BackendProfileConfig.defaults();
+    return address(node, address, token, profile);
+  }
+
+  private static BackendConfig address(
+      YamlNode node, String address, Optional<Secret> token, BackendProfileConfig profile) {
     int colon = address.lastIndexOf(':');
     if (colon <= 0 || colon == address.length() - 1) {
-      throw node.errorAt("address", "must be host:port, got '" + address + "'");
+      throw problem(node, "must be host:port, got '" + address + "'");
     }
     String host = address.substring(0, colon);
     if (host.startsWith("[") && host.endsWith("]")) {
@@ -34,39 +61,20 @@ public record BackendConfig(
     try {
       port = Integer.parseInt(address.substring(colon + 1));
     } catch (NumberFormatException e) {
-      throw node.errorAt(
-          "address", "port must be a number, got '" + address.substring(colon + 1) + "'");
+      throw problem(node, "port must be a number, got '" + address.substring(colon + 1) + "'");
     }
     if (port < 1 || port > 65535) {
-      throw node.errorAt("address", "port must be between 1 and 65535, got " + port);
+      throw problem(node, "port must be between 1 and 65535, got " + port);
     }
-    if (node.has("token") && node.has("token_file")) {
-      throw node.error("set token or token_file, not both");
-    }
-    Optional<Secret> token = node.optionalString("token").map(Secret::new);
-    if (token.isEmpty()) {
-      token = node.existingFile("token_file").map(p -> new Secret(readFirstLine(node, p)));
-    }
-    BackendProfileConfig profile =
-        node.has("profile")
-            ? BackendProfileConfig.read(node.section("profile"))
-            : BackendProfileConfig.defaults();
     return new BackendConfig(host, port, token, profile);
+  }
+
+  /** An error about the address, whether the entry is the address itself or a mapping holding it. */
+  private static RuntimeException problem(YamlNode node, String message) {
+    return node.isMapping() ? node.errorAt("address", message) : node.error(message);
   }
 
   public String address() {
     return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
-  }
-
-  private static String readFirstLine(YamlNode node, java.nio.file.Path file) {
-    try {
-      String text = java.nio.file.Files.readString(file).strip();
-      if (text.isEmpty() || text.contains("\n")) {
-        throw node.errorAt("token_file", file + " must hold exactly one line, the token");
-      }
-      return text;
-    } catch (java.io.IOException e) {
-      throw node.errorAt("token_file", "cannot read " + file + ": " + e.getMessage());
-    }
   }
 }

@@ -6,23 +6,63 @@ import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * The whole, validated configuration of one proxy. Built once at start from one YAML file; immutable.
  *
  * @param tls absent only when {@code listen.plaintext} is true
+ * @param pools the backend pools by name, in file order; a file with {@code backend:} has one, {@code default}
+ * @param routes which principals go to which pool, first match wins; never empty (one pool: everyone to it)
  * @param metrics the Prometheus endpoint; {@link MetricsConfig#disabled()} without a metrics section
  */
 public record ProxyConfig(
     Path source,
     ListenConfig listen,
     Optional<TlsConfig> tls,
-    BackendConfig backend,
+    Map<String, PoolConfig> pools,
+    List<RouteConfig> routes,
+    SessionsConfig sessions,
+    HealthConfig health,
+    QuotasConfig quotas,
     AuthConfig auth,
     AuditConfig audit,
     PolicyConfig policy,
     MetricsConfig metrics) {
+
+  public ProxyConfig {
+    pools = Collections.unmodifiableMap(new LinkedHashMap<>(pools));
+    routes = List.copyOf(routes);
+  }
+
+  /** One backend, everyone routed to it, memory sessions, no quotas (tests, tools). */
+  public ProxyConfig(
+      Path source,
+      ListenConfig listen,
+      Optional<TlsConfig> tls,
+      BackendConfig backend,
+      AuthConfig auth,
+      AuditConfig audit,
+      PolicyConfig policy,
+      MetricsConfig metrics) {
+    this(
+        source,
+        listen,
+        tls,
+        Map.of(PoolConfig.DEFAULT, PoolConfig.single(backend)),
+        List.of(new RouteConfig(MatchConfig.ANYONE, PoolConfig.DEFAULT)),
+        SessionsConfig.memory(),
+        HealthConfig.defaults(),
+        QuotasConfig.none(),
+        auth,
+        audit,
+        policy,
+        metrics);
+  }
 
   /** A configuration without a policy section (no policy stage). */
   public ProxyConfig(
@@ -47,6 +87,28 @@ public record ProxyConfig(
     this(source, listen, tls, backend, auth, audit, policy, MetricsConfig.disabled());
   }
 
+  /** The pool of this name; the configuration's own names only. */
+  public PoolConfig pool(String name) {
+    PoolConfig p = pools.get(name);
+    if (p == null) throw new IllegalArgumentException("no pool " + name);
+    return p;
+  }
+
+  /** The policy file of a pool: its own, else {@code policy.file}; empty when policies are off. */
+  public Optional<Path> policyOf(String pool) {
+    return pool(pool).policy().or(policy::file);
+  }
+
+  /** Whether requests are checked against a policy (every pool then has one). */
+  public boolean policyEnabled() {
+    return policyOf(pools.keySet().iterator().next()).isPresent();
+  }
+
+  /** The first pool's first backend: what tools that talk to one server use. */
+  public BackendConfig firstBackend() {
+    return pools.values().iterator().next().backends().get(0);
+  }
+
   /** Reads and validates a configuration file, or explains precisely why it cannot be used. */
   public static ProxyConfig load(Path file) {
     String text;
@@ -63,13 +125,25 @@ public record ProxyConfig(
       throw root.error("the file is empty; see proxy/sparkgate.yaml for a complete example");
     }
     if (!root.isMapping()) {
-      throw root.error("the top level must be a mapping of sections (listen, tls, backend, ...)");
+      throw root.error("the top level must be a mapping of sections (listen, tls, pools, ...)");
     }
     return read(file, root);
   }
 
   static ProxyConfig read(Path file, YamlNode root) {
-    root.allowOnly("listen", "tls", "backend", "auth", "audit", "policy", "metrics");
+    root.allowOnly(
+        "listen",
+        "tls",
+        "backend",
+        "pools",
+        "routes",
+        "sessions",
+        "health",
+        "quotas",
+        "auth",
+        "audit",
+        "policy",
+        "metrics");
     ListenConfig listen = ListenConfig.read(root.section("listen"));
     Optional<TlsConfig> tls;
     if (listen.plaintext()) {
@@ -87,9 +161,33 @@ public record ProxyConfig(
       }
       tls = Optional.of(TlsConfig.read(root.section("tls")));
     }
-    if (!root.has("backend")) {
+    Map<String, PoolConfig> pools;
+    if (root.has("pools")) {
+      if (root.has("backend")) {
+        throw root.errorAt(
+            "backend", "and pools are both set: move the backend into a pool (pools replaces it)");
+      }
+      pools = PoolConfig.readAll(root.section("pools"));
+    } else if (root.has("backend")) {
+      pools =
+          Map.of(
+              PoolConfig.DEFAULT, PoolConfig.single(BackendConfig.read(root.section("backend"))));
+    } else {
       throw root.errorAt(
-          "backend", "is required: backend.address is the host:port of the Spark Connect server");
+          "pools",
+          "is required: pools.<name>.backends lists the Spark Connect servers (host:port);"
+              + " or backend.address for a single server");
+    }
+    List<RouteConfig> routes;
+    if (root.has("routes")) {
+      routes = RouteConfig.readAll(root, pools.keySet());
+      if (routes.isEmpty())
+        throw root.errorAt("routes", "is empty: every principal would be refused");
+    } else if (pools.size() == 1) {
+      routes = List.of(new RouteConfig(MatchConfig.ANYONE, pools.keySet().iterator().next()));
+    } else {
+      throw root.errorAt(
+          "routes", "is required with more than one pool: which principals go to which pool");
     }
     AuthConfig auth = AuthConfig.read(root);
     if (auth.clientCert().isPresent() && tls.flatMap(TlsConfig::clientCaFile).isEmpty()) {
@@ -102,6 +200,21 @@ public record ProxyConfig(
         root.has("audit") ? AuditConfig.read(root.section("audit")) : AuditConfig.disabled();
     PolicyConfig policy =
         root.has("policy") ? PolicyConfig.read(root.section("policy")) : PolicyConfig.disabled();
+    if (!policy.enabled()) {
+      List<String> with =
+          pools.values().stream()
+              .filter(p -> p.policy().isPresent())
+              .map(PoolConfig::name)
+              .toList();
+      if (!with.isEmpty() && with.size() < pools.size()) {
+        throw root.errorAt(
+            "policy",
+            "is not set, but pools "
+                + with
+                + " have a policy and others do not: a pool without one would check nothing;"
+                + " set policy.file (the default) or give every pool its policy");
+      }
+    }
     MetricsConfig metrics =
         root.has("metrics")
             ? MetricsConfig.read(root.section("metrics"))
@@ -116,7 +229,13 @@ public record ProxyConfig(
         file,
         listen,
         tls,
-        BackendConfig.read(root.section("backend")),
+        pools,
+        routes,
+        root.has("sessions")
+            ? SessionsConfig.read(root.section("sessions"))
+            : SessionsConfig.memory(),
+        root.has("health") ? HealthConfig.read(root.section("health")) : HealthConfig.defaults(),
+        root.has("quotas") ? QuotasConfig.read(root.section("quotas")) : QuotasConfig.none(),
         auth,
         audit,
         policy,

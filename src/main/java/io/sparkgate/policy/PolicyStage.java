@@ -52,7 +52,7 @@ public final class PolicyStage implements AutoCloseable {
             new PolicyCompiler(
                 Effect.valueOf(config.policy().defaultEffect().toUpperCase(java.util.Locale.ROOT)),
                 rewriters.keySet()));
-    BackendProfileConfig pc = config.backend().profile();
+    BackendProfileConfig pc = config.firstBackend().profile();
     BackendProfiler profiler = new BackendProfiler(backend, "sparkgate-profiler", 10_000);
     ProfileSource profiles =
         new ProfileSource(

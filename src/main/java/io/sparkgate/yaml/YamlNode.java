@@ -237,6 +237,14 @@ public final class YamlNode {
     return v;
   }
 
+  /** The items of a list whose items may be strings or mappings (each named {@code key[i]}); empty if unset. */
+  public List<YamlNode> list(String key) {
+    YamlNode v = value(key);
+    if (v == null) return List.of();
+    if (!v.isSequence()) throw v.error(v.mustBe("a list"));
+    return v.items();
+  }
+
   /** A list of mappings, each read as its own section named {@code key[i]}. */
   public List<YamlNode> sectionList(String key) {
     YamlNode v = value(key);

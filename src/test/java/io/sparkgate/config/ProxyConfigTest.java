@@ -47,9 +47,9 @@ final class ProxyConfigTest {
     assertEquals(java.time.Duration.ZERO, config.listen().eventLoopSpin());
     assertEquals(dir.resolve("server.pem"), config.tls().orElseThrow().certFile());
     assertTrue(config.tls().orElseThrow().clientCaFile().isEmpty());
-    assertEquals("localhost", config.backend().host());
-    assertEquals(15002, config.backend().port());
-    assertTrue(config.backend().token().isEmpty());
+    assertEquals("localhost", config.firstBackend().host());
+    assertEquals(15002, config.firstBackend().port());
+    assertTrue(config.firstBackend().token().isEmpty());
   }
 
   @Test
@@ -84,11 +84,11 @@ final class ProxyConfigTest {
                     + "policy:\n  file: p.yaml\n  default_effect: allow\n"));
     assertEquals(dir.resolve("p.yaml"), config.policy().file().orElseThrow());
     assertEquals("allow", config.policy().defaultEffect());
-    assertEquals(Duration.ofSeconds(30), config.backend().profile().refreshInterval());
-    assertEquals(java.util.List.of("a.B"), config.backend().profile().extensions().orElseThrow());
+    assertEquals(Duration.ofSeconds(30), config.firstBackend().profile().refreshInterval());
+    assertEquals(java.util.List.of("a.B"), config.firstBackend().profile().extensions().orElseThrow());
     assertEquals(
         "org.apache.iceberg.spark.SparkCatalog",
-        config.backend().profile().catalogs().orElseThrow().get("iceberg"));
+        config.firstBackend().profile().catalogs().orElseThrow().get("iceberg"));
     String message =
         error(
             "listen:\n  port: 0\n"
@@ -261,7 +261,7 @@ final class ProxyConfigTest {
     assertTrue(
         error(TLS + "backend:\n  address: localhost:99999\n")
             .contains("backend.address: port must be between 1 and 65535"));
-    assertTrue(error(TLS).contains("backend: is required"));
+    assertTrue(error(TLS).contains("pools: is required"));
   }
 
   @Test
@@ -280,7 +280,7 @@ final class ProxyConfigTest {
   @Test
   void backendToken_neverPrinted() throws IOException {
     ProxyConfig config = ProxyConfig.load(write(TLS + BACKEND + "  token: s3cr3t-value\n"));
-    assertEquals("s3cr3t-value", config.backend().token().orElseThrow().reveal());
+    assertEquals("s3cr3t-value", config.firstBackend().token().orElseThrow().reveal());
     assertFalse(config.toString().contains("s3cr3t-value"), config.toString());
   }
 
@@ -293,7 +293,7 @@ final class ProxyConfigTest {
     assertTrue(
         error("- listen\n")
             .endsWith(
-                "sparkgate.yaml:1: the top level must be a mapping of sections (listen, tls, backend, ...)"));
+                "sparkgate.yaml:1: the top level must be a mapping of sections (listen, tls, pools, ...)"));
     assertTrue(error("listen: [1, 2\n").contains("sparkgate.yaml:2:1: not valid YAML"));
     Path missing = dir.resolve("nope.yaml");
     assertTrue(

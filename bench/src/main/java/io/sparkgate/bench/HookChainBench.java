@@ -48,7 +48,9 @@ public class HookChainBench {
     Authentication auth = Authentication.create(jwt.config().auth());
     // Nothing listens there: the backend profile stays unknown, as for a backend that is not Spark.
     backend =
-        ManagedChannelBuilder.forTarget(jwt.config().backend().address()).usePlaintext().build();
+        ManagedChannelBuilder.forTarget(jwt.config().firstBackend().address())
+            .usePlaintext()
+            .build();
     policy = PolicyStage.start(jwt.config(), backend, IcebergTimeTravelPolicyRewriter.all());
     stages = Pipeline.of(Sparkgate.stages(jwt.config(), auth, null, policy));
     headers = SecurityFixtures.bearer(jwt.token());

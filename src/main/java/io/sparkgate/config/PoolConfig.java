@@ -1,0 +1,82 @@
+package io.sparkgate.config;
+
+import io.sparkgate.yaml.YamlNode;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * One pool of interchangeable Spark Connect servers ({@code pools.<name>}): the same Spark, extensions and
+ * catalogs on each, so one profile and one policy serve the whole pool; a session lives on one of them.
+ *
+ * @param policy the pool's own policy file; empty: {@code policy.file}
+ */
+public record PoolConfig(String name, List<BackendConfig> backends, Optional<Path> policy) {
+  private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,62}");
+
+  public PoolConfig {
+    backends = List.copyOf(backends);
+    if (backends.isEmpty()) throw new IllegalArgumentException("a pool needs a backend");
+  }
+
+  /** The pool a configuration with only {@code backend:} has. */
+  public static PoolConfig single(BackendConfig backend) {
+    return new PoolConfig(DEFAULT, List.of(backend), Optional.empty());
+  }
+
+  /** The name of the one pool of a configuration with {@code backend:} instead of {@code pools:}. */
+  public static final String DEFAULT = "default";
+
+  /** What the pool's backends are (version, extensions, catalogs): the same for each, checked when read. */
+  public BackendProfileConfig profile() {
+    return backends.get(0).profile();
+  }
+
+  /** The backend of this address, if it is one of the pool's. */
+  public Optional<BackendConfig> backend(String address) {
+    return backends.stream().filter(b -> b.address().equals(address)).findFirst();
+  }
+
+  static Map<String, PoolConfig> readAll(YamlNode pools) {
+    if (pools.entries().isEmpty()) {
+      throw pools.error("must name at least one pool, e.g. analytics: {backends: [spark-a:15002]}");
+    }
+    Map<String, PoolConfig> out = new LinkedHashMap<>();
+    Set<String> addresses = new HashSet<>();
+    for (String name : pools.entries().keySet()) {
+      YamlNode node = pools.section(name);
+      if (!NAME.matcher(name).matches()) {
+        throw node.error(
+            "a pool name is lower-case letters, digits, '_', '.' and '-' (it is a metric label)");
+      }
+      node.allowOnly("backends", "policy");
+      List<YamlNode> entries = node.list("backends");
+      if (entries.isEmpty()) {
+        throw node.errorAt("backends", "is required: the pool's Spark Connect servers, host:port");
+      }
+      List<BackendConfig> backends = new ArrayList<>();
+      for (YamlNode entry : entries) {
+        BackendConfig b = BackendConfig.readEntry(entry);
+        if (!addresses.add(b.address())) {
+          throw entry.error(
+              b.address()
+                  + " is listed twice: a Spark server holds its sessions for one pool only");
+        }
+        if (!b.profile().equals(backends.isEmpty() ? b.profile() : backends.get(0).profile())) {
+          throw entry.error(
+              "its profile differs from the pool's first backend: a pool's servers must be"
+                  + " interchangeable (put different servers in different pools)");
+        }
+        backends.add(b);
+      }
+      out.put(name, new PoolConfig(name, backends, node.existingFile("policy")));
+    }
+    return out;
+  }
+}
