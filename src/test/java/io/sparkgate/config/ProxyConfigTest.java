@@ -85,7 +85,8 @@ final class ProxyConfigTest {
     assertEquals(dir.resolve("p.yaml"), config.policy().file().orElseThrow());
     assertEquals("allow", config.policy().defaultEffect());
     assertEquals(Duration.ofSeconds(30), config.firstBackend().profile().refreshInterval());
-    assertEquals(java.util.List.of("a.B"), config.firstBackend().profile().extensions().orElseThrow());
+    assertEquals(
+        java.util.List.of("a.B"), config.firstBackend().profile().extensions().orElseThrow());
     assertEquals(
         "org.apache.iceberg.spark.SparkCatalog",
         config.firstBackend().profile().catalogs().orElseThrow().get("iceberg"));

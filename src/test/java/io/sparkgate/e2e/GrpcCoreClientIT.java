@@ -13,6 +13,7 @@ import io.sparkgate.audit.AuditVerifier;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
 import io.sparkgate.testing.AuditLines;
 import io.sparkgate.testing.Await;
+import io.sparkgate.testing.DebianPackages;
 import io.sparkgate.tls.DevCertificates;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

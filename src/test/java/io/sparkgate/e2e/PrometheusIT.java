@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparkgate.Sparkgate;
 import io.sparkgate.testing.Await;
+import io.sparkgate.testing.DebianPackages;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.ServerSocket;

@@ -1,4 +1,4 @@
-package io.sparkgate.e2e;
+package io.sparkgate.testing;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Assumptions;
  * {@code .ci/setup} installs them (as root), and {@code .ci/run} calls it. When one is missing the test is
  * skipped with the reason, unless {@code SPARKGATE_CI=1} ({@code .ci/run} sets it), which makes it a failure.
  */
-final class DebianPackages {
+public final class DebianPackages {
   /** Set to {@code 1} by {@code .ci/run}: there, a package a test needs is part of the build, not optional. */
   static final String CI = "SPARKGATE_CI";
 
@@ -26,7 +26,7 @@ final class DebianPackages {
    * @param pkg the Debian package that provides it
    * @param neededFor what the test uses it for, for the message
    */
-  static <T> T require(String pkg, String neededFor, Supplier<T> found) {
+  public static <T> T require(String pkg, String neededFor, Supplier<T> found) {
     return require(pkg, neededFor, found, "1".equals(System.getenv(CI)));
   }
 
@@ -49,7 +49,7 @@ final class DebianPackages {
   }
 
   /** The first of {@code candidates} that runs {@code args} with exit status 0, or null. */
-  static String firstWorking(List<String> candidates, String... args) {
+  public static String firstWorking(List<String> candidates, String... args) {
     for (String candidate : candidates) {
       List<String> command = new ArrayList<>(List.of(candidate));
       command.addAll(List.of(args));

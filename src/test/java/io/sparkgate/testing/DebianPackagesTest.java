@@ -1,4 +1,4 @@
-package io.sparkgate.e2e;
+package io.sparkgate.testing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
