@@ -14,10 +14,14 @@ import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
 import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
+import io.sparkgate.call.PoolStages;
+import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
+import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
+import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
-import io.sparkgate.config.Secret;
+import io.sparkgate.config.SessionsConfig;
 import io.sparkgate.forward.BackendTransport;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.EventLoops;
@@ -26,14 +30,18 @@ import io.sparkgate.inspect.Inspector;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.metrics.ProxyMetrics;
 import io.sparkgate.policy.PolicyStage;
-import io.sparkgate.route.RouteStage;
+import io.sparkgate.redis.Redis;
+import io.sparkgate.route.Router;
 import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -43,9 +51,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A running proxy: the client-facing server (TLS, health service, the Spark Connect methods) joined to one
- * backend channel. Every call passes the stages in the order it meets them: authenticate, inspect, decide,
- * route, then forward, with audit around them all ({@link Pipeline}). Start it with {@link #start}; {@link
+ * A running proxy: the client-facing server (TLS, health service, the Spark Connect methods) joined to the
+ * backends of its pools. Every call passes the stages in the order it meets them: authenticate, route,
+ * inspect and decide by its pool's policy, place, then forward, with audit around them all ({@link
+ * Pipeline}). Start it with {@link #start}; {@link
  * #close} stops it gracefully.
  */
 public final class Sparkgate implements AutoCloseable {
@@ -69,7 +78,9 @@ public final class Sparkgate implements AutoCloseable {
   private final HealthStatusManager health;
   private final ExecutorService callExecutor;
   private final AuditLog auditLog; // null when audit is off
-  private final PolicyStage policy; // null when there is no policy section
+  private final Map<String, PolicyStage> policies; // by pool; empty without policies
+  private final Router router;
+  private final Redis redis; // null with sessions.store: memory
   private final ProxyMetrics metrics; // null when there is no metrics section
 
   private Sparkgate(
@@ -80,7 +91,9 @@ public final class Sparkgate implements AutoCloseable {
       HealthStatusManager health,
       ExecutorService callExecutor,
       AuditLog auditLog,
-      PolicyStage policy,
+      Map<String, PolicyStage> policies,
+      Router router,
+      Redis redis,
       ProxyMetrics metrics) {
     this.config = config;
     this.server = server;
@@ -89,7 +102,9 @@ public final class Sparkgate implements AutoCloseable {
     this.health = health;
     this.callExecutor = callExecutor;
     this.auditLog = auditLog;
-    this.policy = policy;
+    this.policies = policies;
+    this.router = router;
+    this.redis = redis;
     this.metrics = metrics;
   }
 
@@ -101,31 +116,22 @@ public final class Sparkgate implements AutoCloseable {
   static Sparkgate start(ProxyConfig config, CallHook.Factory hooks) throws IOException {
     ListenConfig listen = config.listen();
     int maxMessage = (int) listen.maxInboundMessageBytes();
+    Map<String, String> tokens = backendTokens(config);
     EventLoops loops =
         EventLoops.start(
             listen.eventLoops(),
             listen.eventLoopSpin(),
-            () ->
-                BackendTransport.plaintext(
-                        NettyChannelBuilder.forAddress(
-                            config.firstBackend().host(), config.firstBackend().port()))
-                    .maxInboundMessageSize(maxMessage)
-                    .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
-                    // Backend callbacks only hand bytes to the client's transport: no need for a
-                    // thread hop.
-                    .directExecutor()
-                    // The client retries if it wants to: a proxy replaying an ExecutePlan could run
-                    // it twice, and
-                    // gRPC's retry machinery buffers every message of every call even when it never
-                    // retries.
-                    .disableRetry());
+            address -> backendChannel(address, maxMessage),
+            config.firstBackend().address());
     ServerTls tls = null;
     AuditLog auditLog = null;
-    PolicyStage policy = null;
+    Map<String, PolicyStage> policies = new LinkedHashMap<>();
+    Router router = null;
+    Redis redis = null;
     ProxyMetrics metrics = null;
     // Calls run on the event loops (see EventLoops) except for request messages too large to
-    // inspect there,
-    // which go to this fixed pool: a flood of large requests cannot grow the proxy's thread count.
+    // inspect there (or waiting on the session registry), which go to this fixed pool: a flood of
+    // them cannot grow the proxy's thread count.
     ExecutorService callExecutor =
         Executors.newFixedThreadPool(
             Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), new CallThreadFactory());
@@ -137,7 +143,6 @@ public final class Sparkgate implements AutoCloseable {
                 t.certFile(), t.keyFile(), t.clientCaFile().orElse(null), t.reloadInterval());
       }
       HealthStatusManager health = new HealthStatusManager();
-      String token = config.firstBackend().token().map(Secret::reveal).orElse(null);
       Authentication auth = Authentication.create(config.auth());
       AuditStage audit = null;
       if (config.audit().enabled()) {
@@ -146,26 +151,36 @@ public final class Sparkgate implements AutoCloseable {
       } else {
         log.warn("no audit section in the configuration: calls are NOT audited");
       }
-      if (config.policy().enabled()) {
-        // The profiler asks the backend as the proxy does, so it needs the backend token too.
-        Channel profiled =
-            token == null
-                ? loops.anyBackend()
-                : ClientInterceptors.intercept(
-                    loops.anyBackend(), MetadataUtils.newAttachHeadersInterceptor(bearer(token)));
-        policy = PolicyStage.start(config, profiled, IcebergTimeTravelPolicyRewriter.all());
+      if (config.sessions().store() == SessionsConfig.Store.REDIS) {
+        redis = Redis.connect(config.sessions());
+      }
+      router =
+          Router.start(
+              config, address -> withToken(loops.backend(address), tokens.get(address)), redis);
+      if (config.policyEnabled()) {
+        for (PoolConfig pool : config.pools().values()) {
+          // The profiler asks the backend as the proxy does, so it needs the backend token too.
+          String first = pool.backends().get(0).address();
+          policies.put(
+              pool.name(),
+              PolicyStage.start(
+                  config,
+                  pool.name(),
+                  withToken(loops.backend(first), tokens.get(first)),
+                  IcebergTimeTravelPolicyRewriter.all()));
+        }
       } else {
         log.warn(
             "no policy section in the configuration: requests are NOT checked against any policy");
       }
-      List<Stage> stages = new ArrayList<>(stages(config, auth, audit, policy));
+      List<Stage> stages = new ArrayList<>(stages(config, auth, audit, policies, router));
       if (hooks != CallHook.Factory.PASS_THROUGH) {
         stages.add(
             call ->
                 hooks.newCall(
                     ProxyRegistry.method(call.method()), call.headers(), call.transport()));
       }
-      ProxyRegistry methods = new ProxyRegistry(loops, callExecutor, token, Pipeline.of(stages));
+      ProxyRegistry methods = new ProxyRegistry(loops, callExecutor, tokens, Pipeline.of(stages));
       NettyServerBuilder builder =
           loops
               .serve(
@@ -190,11 +205,12 @@ public final class Sparkgate implements AutoCloseable {
         metrics.watch(auth);
         metrics.watch(loops);
         metrics.watch(methods);
+        metrics.watch(router);
         if (audit != null) {
           metrics.watch(auditLog, audit);
         }
-        if (policy != null) {
-          metrics.watch(policy);
+        for (var p : policies.entrySet()) {
+          metrics.watch(p.getKey(), p.getValue());
         }
         if (tls != null) {
           metrics.watch(tls);
@@ -210,25 +226,104 @@ public final class Sparkgate implements AutoCloseable {
       health.setStatus("", ServingStatus.SERVING);
       health.setStatus(ProxyRegistry.SERVICE_NAME, ServingStatus.SERVING);
       log.info(
-          "Sparkgate listening on {}:{} ({}), forwarding to {}",
+          "Sparkgate listening on {}:{} ({}), forwarding to {} (sessions: {})",
           listen.address(),
           server.getPort(),
           tls != null ? "TLS" : "plaintext",
-          config.firstBackend().address());
+          router.pools(),
+          config.sessions().store().name().toLowerCase(java.util.Locale.ROOT));
       return new Sparkgate(
-          config, server, loops, tls, health, callExecutor, auditLog, policy, metrics);
+          config,
+          server,
+          loops,
+          tls,
+          health,
+          callExecutor,
+          auditLog,
+          policies,
+          router,
+          redis,
+          metrics);
     } catch (IOException | RuntimeException e) {
-      release(loops, callExecutor, tls, auditLog, policy, metrics);
+      release(loops, callExecutor, tls, auditLog, policies, router, redis, metrics);
       throw e;
     }
   }
 
+  private static NettyChannelBuilder backendChannel(String address, int maxMessage) {
+    int colon = address.lastIndexOf(':');
+    String host = address.substring(0, colon);
+    if (host.startsWith("[")) host = host.substring(1, host.length() - 1);
+    return BackendTransport.plaintext(
+            NettyChannelBuilder.forAddress(host, Integer.parseInt(address.substring(colon + 1))))
+        .maxInboundMessageSize(maxMessage)
+        .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
+        // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.
+        .directExecutor()
+        // The client retries if it wants to: a proxy replaying an ExecutePlan could run it twice,
+        // and gRPC's retry machinery buffers every message of every call even when it never
+        // retries.
+        .disableRetry();
+  }
+
+  /** The token of each backend that has one, by {@code host:port}. */
+  private static Map<String, String> backendTokens(ProxyConfig config) {
+    Map<String, String> tokens = new HashMap<>();
+    for (PoolConfig pool : config.pools().values()) {
+      for (BackendConfig b : pool.backends()) {
+        b.token().ifPresent(t -> tokens.put(b.address(), t.reveal()));
+      }
+    }
+    return Map.copyOf(tokens);
+  }
+
+  private static Channel withToken(Channel channel, String token) {
+    return token == null
+        ? channel
+        : ClientInterceptors.intercept(
+            channel, MetadataUtils.newAttachHeadersInterceptor(bearer(token)));
+  }
+
   /**
    * The stages of every call, in the order a call meets them: audit (when on) around them all, authenticate,
-   * inspect, decide (with a policy; without one, inspect reads only the request head the audit record needs),
-   * route.
+   * route (the pool and the backend holding the session), then the pool's own inspect and decide (without a
+   * policy, inspect reads only the request head), and last the placement of a new session.
    *
    * @param audit null without an audit section
+   * @param policies each pool's policy stage; empty without policies
+   */
+  public static List<Stage> stages(
+      ProxyConfig config,
+      Authentication auth,
+      AuditStage audit,
+      Map<String, PolicyStage> policies,
+      Router router) {
+    List<Stage> stages = new ArrayList<>();
+    if (audit != null) {
+      stages.add(audit);
+    }
+    stages.add(auth.stage());
+    stages.add(router.routeStage());
+    if (!policies.isEmpty()) {
+      Map<String, Pipeline> byPool = new HashMap<>();
+      Inspector inspector = new Inspector();
+      policies.forEach(
+          (pool, policy) ->
+              byPool.put(
+                  pool,
+                  Pipeline.of(InspectStage.full(inspector, policy.sessions()), policy.stage())));
+      stages.add(new PoolStages(byPool::get));
+    } else {
+      stages.add(InspectStage.headOnly(new Inspector()));
+    }
+    stages.add(router.placeStage());
+    return List.copyOf(stages);
+  }
+
+  /**
+   * The stages of a proxy with one backend and no session registry (tools and benchmarks that build the
+   * pipeline themselves): every call is routed to the first backend.
+   *
    * @param policy null without a policy section
    */
   public static List<Stage> stages(
@@ -244,7 +339,13 @@ public final class Sparkgate implements AutoCloseable {
     } else if (audit != null) {
       stages.add(InspectStage.headOnly(new Inspector()));
     }
-    stages.add(new RouteStage(config.firstBackend().address()));
+    Route only =
+        new Route(config.pools().keySet().iterator().next(), config.firstBackend().address());
+    stages.add(
+        call -> {
+          call.route(only);
+          return CallHook.PASS_THROUGH;
+        });
     return List.copyOf(stages);
   }
 
@@ -284,7 +385,7 @@ public final class Sparkgate implements AutoCloseable {
       Thread.currentThread().interrupt();
     } finally {
       server.shutdownNow();
-      release(loops, callExecutor, tls, auditLog, policy, metrics);
+      release(loops, callExecutor, tls, auditLog, policies, router, redis, metrics);
     }
     log.info("Sparkgate stopped");
   }
@@ -295,18 +396,24 @@ public final class Sparkgate implements AutoCloseable {
       ExecutorService callExecutor,
       ServerTls tls,
       AuditLog auditLog,
-      PolicyStage policy,
+      Map<String, PolicyStage> policies,
+      Router router,
+      Redis redis,
       ProxyMetrics metrics) {
     if (metrics != null) {
       metrics.close();
+    }
+    if (router != null) {
+      router.close();
     }
     callExecutor.shutdownNow();
     loops.close();
     if (tls != null) {
       tls.close();
     }
-    if (policy != null) {
-      policy.close();
+    policies.values().forEach(PolicyStage::close);
+    if (redis != null) {
+      redis.close();
     }
     if (auditLog != null) {
       auditLog.close();

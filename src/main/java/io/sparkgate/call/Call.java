@@ -3,6 +3,7 @@ package io.sparkgate.call;
 import io.grpc.Attributes;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
+import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.SessionView;
 import java.net.SocketAddress;
@@ -26,6 +27,7 @@ public final class Call {
   private volatile Facts facts = Facts.empty();
   private volatile SessionView session = SessionView.DEFAULT;
   private volatile Decided decided;
+  private volatile String pool;
   private volatile Route route;
 
   /** What the decide stage concluded for the latest request message: the effect's label and its rule. */
@@ -112,6 +114,21 @@ public final class Call {
     this.decided = new Decided(effect, rule);
   }
 
+  /** The host the client dialled ({@code :authority}); empty when the transport did not say. */
+  public String authority() {
+    String authority = transport.get(ProxyRegistry.AUTHORITY);
+    return authority == null ? "" : authority;
+  }
+
+  /** The pool that serves the call: its policy decides; null until the route stage chose. */
+  public String pool() {
+    return pool;
+  }
+
+  public void pool(String pool) {
+    this.pool = Objects.requireNonNull(pool, "pool");
+  }
+
   /** Where the call goes; null until the route stage chose. */
   public Route route() {
     return route;
@@ -119,5 +136,6 @@ public final class Call {
 
   public void route(Route route) {
     this.route = Objects.requireNonNull(route, "route");
+    this.pool = route.pool();
   }
 }

@@ -45,6 +45,22 @@ public interface CallHook {
   /** The call has ended with this status, seen by the client. */
   default void onClose(Status status) {}
 
+  /**
+   * The backend ({@code host:port}) the call goes to, asked once the first request message has passed every
+   * hook; null: the proxy's first backend.
+   */
+  default String backend() {
+    return null;
+  }
+
+  /**
+   * Whether handling this request message may wait (on a shared store, say): it is then handled on the
+   * worker pool rather than the event loop that read it.
+   */
+  default boolean mayBlock(byte[] message) {
+    return false;
+  }
+
   /** Creates the hook of each new call; may refuse the call before any message by throwing. */
   @FunctionalInterface
   interface Factory {

@@ -125,5 +125,22 @@ public final class CallHooks {
         hook.onClose(status);
       }
     }
+
+    @Override
+    public String backend() {
+      for (CallHook hook : hooks) {
+        String backend = hook.backend();
+        if (backend != null) return backend;
+      }
+      return null;
+    }
+
+    @Override
+    public boolean mayBlock(byte[] message) {
+      for (CallHook hook : hooks) {
+        if (hook.mayBlock(message)) return true;
+      }
+      return false;
+    }
   }
 }

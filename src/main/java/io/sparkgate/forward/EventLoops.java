@@ -22,8 +22,10 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -39,32 +41,53 @@ public final class EventLoops implements AutoCloseable {
   private final EventLoopGroup workers;
   private final Class<? extends ServerChannel> serverChannelType;
   private final EventLoop[] loops;
-  private final ManagedChannel[] backends;
+  private final Class<? extends io.grpc.netty.shaded.io.netty.channel.Channel> channelType;
+  private final Function<String, NettyChannelBuilder> builders;
+  private final String first;
+  // Per backend address, one channel per loop (index as loops). Built when a backend is first used,
+  // so a
+  // pool added by a reload gets its connections without a restart.
+  private final ConcurrentHashMap<String, ManagedChannel[]> backends = new ConcurrentHashMap<>();
   private final AtomicInteger next = new AtomicInteger();
+  private volatile boolean closed;
 
   private EventLoops(
       EventLoopGroup boss,
       EventLoopGroup workers,
       Class<? extends ServerChannel> serverChannelType,
       EventLoop[] loops,
-      ManagedChannel[] backends) {
+      Class<? extends io.grpc.netty.shaded.io.netty.channel.Channel> channelType,
+      Function<String, NettyChannelBuilder> builders,
+      String first) {
     this.boss = boss;
     this.workers = workers;
     this.serverChannelType = serverChannelType;
     this.loops = loops;
-    this.backends = backends;
+    this.channelType = channelType;
+    this.builders = builders;
+    this.first = first;
   }
 
-  /**
-   * Starts {@code threads} event loops (epoll where the bundled native transport loads, NIO elsewhere) and a
-   * backend channel on each.
-   *
-   * @param spin how long a loop with nothing to do polls before it sleeps ({@link SpinThenSleep}); zero: never
-   * @param backend a new builder for one backend channel (address, plaintext, limits, executor); its event loop
-   *     and channel type are set here
-   */
+  /** One backend only (tests, tools): {@code backend} builds its channels. */
   public static EventLoops start(
       int threads, Duration spin, Supplier<NettyChannelBuilder> backend) {
+    return start(threads, spin, address -> backend.get(), SINGLE);
+  }
+
+  /** The address {@link #backend(String)} knows a single backend started with a supplier by. */
+  static final String SINGLE = "single";
+
+  /**
+   * Starts {@code threads} event loops (epoll where the bundled native transport loads, NIO elsewhere); the
+   * channels to each backend are built on first use, one on each loop.
+   *
+   * @param spin how long a loop with nothing to do polls before it sleeps ({@link SpinThenSleep}); zero: never
+   * @param backend a new builder for one channel to the backend of this {@code host:port} (plaintext, limits,
+   *     executor); its event loop and channel type are set here
+   * @param first the backend {@link #anyBackend()} and calls that name none use
+   */
+  public static EventLoops start(
+      int threads, Duration spin, Function<String, NettyChannelBuilder> backend, String first) {
     if (threads < 1) {
       throw new IllegalArgumentException("event loop threads must be at least 1, got " + threads);
     }
@@ -76,21 +99,32 @@ public final class EventLoops implements AutoCloseable {
             : spinning(epoll, threads, "sparkgate-io", spin);
     List<EventLoop> loops = new ArrayList<>();
     workers.forEach(e -> loops.add((EventLoop) e));
-    ManagedChannel[] channels = new ManagedChannel[loops.size()];
-    for (int i = 0; i < channels.length; i++) {
-      channels[i] =
-          backend
-              .get()
-              .eventLoopGroup(loops.get(i))
-              .channelType(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
-              .build();
-    }
-    return new EventLoops(
-        boss,
-        workers,
-        epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class,
-        loops.toArray(EventLoop[]::new),
-        channels);
+    EventLoops started =
+        new EventLoops(
+            boss,
+            workers,
+            epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class,
+            loops.toArray(EventLoop[]::new),
+            epoll ? EpollSocketChannel.class : NioSocketChannel.class,
+            backend,
+            first);
+    started.channels(first);
+    return started;
+  }
+
+  private ManagedChannel[] channels(String address) {
+    ManagedChannel[] channels = backends.get(address);
+    if (channels != null) return channels;
+    return backends.computeIfAbsent(
+        address,
+        a -> {
+          if (closed) throw new IllegalStateException("stopped");
+          ManagedChannel[] built = new ManagedChannel[loops.length];
+          for (int i = 0; i < built.length; i++) {
+            built[i] = builders.apply(a).eventLoopGroup(loops[i]).channelType(channelType).build();
+          }
+          return built;
+        });
   }
 
   private static EventLoopGroup group(boolean epoll, int threads, String name) {
@@ -122,24 +156,37 @@ public final class EventLoops implements AutoCloseable {
    * started off the loops), the next one in turn.
    */
   Channel backendForCurrentThread() {
-    for (int i = 0; i < loops.length; i++) {
-      if (loops[i].inEventLoop()) {
-        return backends[i];
-      }
-    }
-    return backends[Math.floorMod(next.getAndIncrement(), backends.length)];
+    return backend(first);
   }
 
-  /** A backend channel for the proxy's own calls (the backend profile). */
+  /** As {@link #backendForCurrentThread()}, to the backend of this {@code host:port}. */
+  public Channel backend(String address) {
+    ManagedChannel[] channels = channels(address);
+    for (int i = 0; i < loops.length; i++) {
+      if (loops[i].inEventLoop()) {
+        return channels[i];
+      }
+    }
+    return channels[Math.floorMod(next.getAndIncrement(), channels.length)];
+  }
+
+  /** The backend calls that name none go to. */
+  String firstAddress() {
+    return first;
+  }
+
+  /** A channel to the first backend, for the proxy's own calls. */
   public Channel anyBackend() {
-    return backends[0];
+    return channels(first)[0];
   }
 
   /** How many backend connections are in each state now (READY is serving; the rest reconnect on demand). */
   public Map<ConnectivityState, Integer> backendStates() {
     Map<ConnectivityState, Integer> out = new EnumMap<>(ConnectivityState.class);
-    for (ManagedChannel channel : backends) {
-      out.merge(channel.getState(false), 1, Integer::sum);
+    for (ManagedChannel[] channels : backends.values()) {
+      for (ManagedChannel channel : channels) {
+        out.merge(channel.getState(false), 1, Integer::sum);
+      }
     }
     return out;
   }
@@ -149,19 +196,22 @@ public final class EventLoops implements AutoCloseable {
     return List.of(loops);
   }
 
-  /** The backend channels, one per loop. */
+  /** The first backend's channels, one per loop. */
   List<ManagedChannel> backends() {
-    return List.of(backends);
+    return List.of(channels(first));
   }
 
   /** Stops the backend channels, then the loops. Call after the server has stopped. */
   @Override
   public void close() {
-    for (ManagedChannel channel : backends) {
+    closed = true;
+    List<ManagedChannel> all = new ArrayList<>();
+    backends.values().forEach(c -> all.addAll(List.of(c)));
+    for (ManagedChannel channel : all) {
       channel.shutdownNow();
     }
     try {
-      for (ManagedChannel channel : backends) {
+      for (ManagedChannel channel : all) {
         channel.awaitTermination(5, TimeUnit.SECONDS);
       }
     } catch (InterruptedException e) {

@@ -9,6 +9,7 @@ import io.grpc.ServerCall;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import java.util.concurrent.Executor;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,10 +38,11 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   /** Response bytes the client-facing call may hold before the next message is read from the backend. */
   static final int RESPONSE_QUEUE_BYTES = 2 * 1024 * 1024;
 
-  private final Channel backend;
+  private final Function<String, Channel> backends;
   private final MethodDescriptor<byte[], Payload> method;
   private final ServerCall<byte[], Payload> serverCall;
-  private final Metadata backendHeaders;
+  private final Metadata clientHeaders;
+  private final HeaderFilter headers;
   private final CallHook hook;
   private final CallLane lane;
 
@@ -59,17 +61,23 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   private boolean backendCancelled; // request-side thread only
 
+  /**
+   * @param backends the channel to the backend of an address ({@link CallHook#backend()}), on this thread's
+   *     loop
+   */
   ForwardingCall(
-      Channel backend,
+      Function<String, Channel> backends,
       MethodDescriptor<byte[], Payload> method,
       ServerCall<byte[], Payload> serverCall,
-      Metadata backendHeaders,
+      Metadata clientHeaders,
+      HeaderFilter headers,
       CallHook hook,
       Executor pool) {
-    this.backend = backend;
+    this.backends = backends;
     this.method = method;
     this.serverCall = serverCall;
-    this.backendHeaders = backendHeaders;
+    this.clientHeaders = clientHeaders;
+    this.headers = headers;
     this.hook = hook;
     this.lane = new CallLane(pool);
   }
@@ -86,7 +94,9 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   @Override
   public void onMessage(byte[] message) {
-    lane.run(() -> forwardRequest(message), message.length > INLINE_REQUEST_BYTES);
+    lane.run(
+        () -> forwardRequest(message),
+        message.length > INLINE_REQUEST_BYTES || hook.mayBlock(message));
   }
 
   @Override
@@ -184,11 +194,15 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       return false;
     }
     if (clientCall == null) {
-      ClientCall<byte[], Payload> call = backend.newCall(method, CallOptions.DEFAULT);
+      // The hooks have chosen the backend by now (the route stage, from the first message's
+      // session).
+      String address = hook.backend();
+      ClientCall<byte[], Payload> call =
+          backends.apply(address).newCall(method, CallOptions.DEFAULT);
       synchronized (lock) {
         clientCall = call;
       }
-      call.start(new BackendListener(), backendHeaders);
+      call.start(new BackendListener(), headers.toBackend(clientHeaders, address));
       call.request(1);
     }
     return true;

@@ -4,6 +4,8 @@ import io.grpc.InternalMetadata;
 import io.grpc.Metadata;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -39,17 +41,37 @@ final class HeaderFilter {
       Metadata.BINARY_HEADER_SUFFIX.getBytes(StandardCharsets.US_ASCII);
   private static final byte[] AUTHORIZATION = "authorization".getBytes(StandardCharsets.US_ASCII);
 
-  private final byte[] backendAuthorization;
+  private final Map<String, byte[]> authorizations;
+  private final byte[] firstAuthorization;
 
   /** @param backendToken the token for a backend that checks one, or null */
   HeaderFilter(String backendToken) {
-    this.backendAuthorization =
-        backendToken == null
-            ? null
-            : ("Bearer " + backendToken).getBytes(StandardCharsets.US_ASCII);
+    this(Map.of(), backendToken);
+  }
+
+  /**
+   * @param tokens the token of each backend that checks one, by {@code host:port}
+   * @param firstToken the token of the backend calls that name none go to, or null
+   */
+  HeaderFilter(Map<String, String> tokens, String firstToken) {
+    Map<String, byte[]> bytes = new HashMap<>();
+    tokens.forEach((address, token) -> bytes.put(address, bearer(token)));
+    this.authorizations = Map.copyOf(bytes);
+    this.firstAuthorization = firstToken == null ? null : bearer(firstToken);
+  }
+
+  private static byte[] bearer(String token) {
+    return ("Bearer " + token).getBytes(StandardCharsets.US_ASCII);
   }
 
   Metadata toBackend(Metadata fromClient) {
+    return toBackend(fromClient, null);
+  }
+
+  /** The headers for the backend at {@code address} (null: the first backend). */
+  Metadata toBackend(Metadata fromClient, String address) {
+    byte[] backendAuthorization =
+        address == null ? firstAuthorization : authorizations.get(address);
     // Name, value, name, value...; binary values raw, as newMetadata takes them. Not to be
     // modified.
     byte[][] pairs = InternalMetadata.serialize(fromClient);

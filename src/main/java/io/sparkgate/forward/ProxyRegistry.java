@@ -1,5 +1,6 @@
 package io.sparkgate.forward;
 
+import io.grpc.Attributes;
 import io.grpc.Channel;
 import io.grpc.HandlerRegistry;
 import io.grpc.Metadata;
@@ -12,7 +13,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Supplier;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,30 +30,41 @@ public final class ProxyRegistry extends HandlerRegistry {
   private static final Map<String, MethodDescriptor<byte[], Payload>> DESCRIPTORS =
       SparkConnectMethods.descriptors();
 
+  /** The {@code :authority} the client sent (the host it dialled), in the transport attributes hooks see. */
+  public static final Attributes.Key<String> AUTHORITY =
+      Attributes.Key.create("sparkgate.authority");
+
   private final Map<String, ServerMethodDefinition<byte[], Payload>> methods = new HashMap<>();
   private final LongAdder unknown = new LongAdder();
 
   /**
-   * Forwards each call over the backend connection of the event loop it arrived on.
+   * Forwards each call to the backend its hooks chose ({@link CallHook#backend()}), over that backend's
+   * connection on the event loop the call arrived on.
    *
    * @param loops the server's event loops and their backend channels
    * @param pool runs the request side of calls whose messages are too large to handle on an event loop
-   * @param backendToken bearer token the backend expects, or null
+   * @param tokens bearer token of each backend that expects one, by {@code host:port}
    * @param hooks sees and may change or refuse every message of every call
    */
   public ProxyRegistry(
-      EventLoops loops, Executor pool, String backendToken, CallHook.Factory hooks) {
-    this(loops::backendForCurrentThread, pool, backendToken, hooks);
+      EventLoops loops, Executor pool, Map<String, String> tokens, CallHook.Factory hooks) {
+    this(
+        address -> address == null ? loops.backendForCurrentThread() : loops.backend(address),
+        pool,
+        new HeaderFilter(tokens, tokens.get(loops.firstAddress())),
+        hooks);
   }
 
   /** Forwards every call over one channel, on the threads gRPC calls back on (tests). */
   public ProxyRegistry(Channel backend, String backendToken, CallHook.Factory hooks) {
-    this(() -> backend, Runnable::run, backendToken, hooks);
+    this(address -> backend, Runnable::run, new HeaderFilter(backendToken), hooks);
   }
 
   private ProxyRegistry(
-      Supplier<Channel> backend, Executor pool, String backendToken, CallHook.Factory hooks) {
-    HeaderFilter headers = new HeaderFilter(backendToken);
+      Function<String, Channel> backend,
+      Executor pool,
+      HeaderFilter headers,
+      CallHook.Factory hooks) {
     for (MethodDescriptor<byte[], Payload> method : DESCRIPTORS.values()) {
       methods.put(
           method.getFullMethodName(),
@@ -86,14 +98,14 @@ public final class ProxyRegistry extends HandlerRegistry {
   }
 
   private static final class Handler implements ServerCallHandler<byte[], Payload> {
-    private final Supplier<Channel> backend;
+    private final Function<String, Channel> backend;
     private final Executor pool;
     private final MethodDescriptor<byte[], Payload> method;
     private final HeaderFilter headers;
     private final CallHook.Factory hooks;
 
     Handler(
-        Supplier<Channel> backend,
+        Function<String, Channel> backend,
         Executor pool,
         MethodDescriptor<byte[], Payload> method,
         HeaderFilter headers,
@@ -110,14 +122,18 @@ public final class ProxyRegistry extends HandlerRegistry {
         ServerCall<byte[], Payload> call, Metadata clientHeaders) {
       CallHook hook;
       try {
-        hook = hooks.newCall(method, clientHeaders, call.getAttributes());
+        String authority = call.getAuthority();
+        Attributes transport =
+            authority == null
+                ? call.getAttributes()
+                : call.getAttributes().toBuilder().set(AUTHORITY, authority).build();
+        hook = hooks.newCall(method, clientHeaders, transport);
       } catch (StatusException e) {
         call.close(e.getStatus(), e.getTrailers() == null ? new Metadata() : e.getTrailers());
         return new ServerCall.Listener<>() {};
       }
       ForwardingCall forwarding =
-          new ForwardingCall(
-              backend.get(), method, call, headers.toBackend(clientHeaders), hook, pool);
+          new ForwardingCall(backend, method, call, clientHeaders, headers, hook, pool);
       forwarding.start();
       return forwarding;
     }

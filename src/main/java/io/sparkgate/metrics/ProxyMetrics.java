@@ -23,12 +23,16 @@ import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.policy.DecisionCounts;
 import io.sparkgate.policy.PolicyStage;
+import io.sparkgate.route.BackendHealth;
+import io.sparkgate.route.Router;
 import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -53,8 +57,8 @@ public final class ProxyMetrics implements AutoCloseable {
   private final List<Object> watched = new ArrayList<>();
 
   private final List<AutoCloseable> binders = new ArrayList<>();
-  private DecisionCounts decisions; // guarded by this
-  private final Set<DecisionCounts.Key> decisionMeters = new HashSet<>(); // guarded by this
+  private final Map<String, DecisionCounts> decisions = new LinkedHashMap<>(); // guarded by this
+  private final Set<String> decisionMeters = new HashSet<>(); // pool and key; guarded by this
   private MetricsEndpoint endpoint;
 
   private ProxyMetrics() {
@@ -151,24 +155,70 @@ public final class ProxyMetrics implements AutoCloseable {
         .register(registry);
   }
 
-  /** Decisions by outcome and rule, policy reloads, and whether the backend's profile is known. */
-  public synchronized void watch(PolicyStage policy) {
+  /**
+   * Decisions by outcome and rule, policy reloads, and whether the backends' profile is known, for the pool
+   * whose policy stage this is.
+   */
+  public synchronized void watch(String pool, PolicyStage policy) {
     watched.add(policy);
-    decisions = policy.decisions();
+    decisions.put(pool, policy.decisions());
     FunctionCounter.builder("sparkgate.policy.reloads", policy, p -> p.store().reloads())
         .description("Changed policies put in force without a restart")
+        .tag("pool", pool)
         .register(registry);
     FunctionCounter.builder("sparkgate.policy.reloads.rejected", policy, p -> p.store().rejected())
         .description("Changed policies that did not compile; the last good one stayed in force")
+        .tag("pool", pool)
         .register(registry);
     Gauge.builder(
             "sparkgate.policy.reload.failing", policy, p -> p.store().lastError() == null ? 0 : 1)
         .description(
             "1 while the policy file on disk is not the one in force because it does not compile")
+        .tag("pool", pool)
         .register(registry);
     Gauge.builder("sparkgate.backend.profile.known", policy, p -> p.profileKnown() ? 1 : 0)
         .description(
             "1 once the backend's version, extensions and catalogs are known; rules that need them refuse until then")
+        .tag("pool", pool)
+        .register(registry);
+  }
+
+  /** Backend health, placements, cached sessions and the session registry's Redis. */
+  public void watch(Router router) {
+    watched.add(router);
+    router
+        .pools()
+        .forEach(
+            (pool, backends) -> {
+              for (String backend : backends) {
+                Gauge.builder(
+                        "sparkgate.backend.up",
+                        router,
+                        r -> r.backendStates().get(backend) == BackendHealth.State.DOWN ? 0 : 1)
+                    .description(
+                        "1 while the backend is usable (up or not yet probed), 0 while it is down")
+                    .tag("pool", pool)
+                    .tag("backend", backend)
+                    .register(registry);
+              }
+            });
+    FunctionCounter.builder("sparkgate.session.placements", router, Router::placements)
+        .description("New sessions placed on a backend by this replica")
+        .register(registry);
+    Gauge.builder("sparkgate.sessions.cached", router, Router::cachedSessions)
+        .description("Sessions whose placement this replica has cached")
+        .register(registry);
+    FunctionCounter.builder(
+            "sparkgate.session.registry.unavailable", router, Router::registryUnavailable)
+        .description(
+            "Requests refused (UNAVAILABLE) because the session registry could not be asked")
+        .register(registry);
+    FunctionCounter.builder("sparkgate.redis.errors", router, Router::redisErrors)
+        .description("Redis commands that failed or timed out")
+        .register(registry);
+    Gauge.builder("sparkgate.redis.up", router, r -> r.registryUp() ? 1 : 0)
+        .description(
+            "1 while the session registry's store answers (always 1 with the memory store)")
         .register(registry);
   }
 
@@ -207,19 +257,21 @@ public final class ProxyMetrics implements AutoCloseable {
 
   /** Everything, in Prometheus's text format. */
   public synchronized String scrape() {
-    if (decisions != null) {
-      // Rules get a meter the first time they decide: the policy can change while the proxy runs.
-      for (var e : decisions.live().entrySet()) {
-        if (decisionMeters.add(e.getKey())) {
-          FunctionCounter.builder("sparkgate.policy.decisions", e.getValue(), LongAdder::sum)
-              .description(
-                  "Policy decisions by outcome (allow, deny, rewrite; audit and shadow rules matched) and rule")
-              .tag("outcome", e.getKey().outcome())
-              .tag("rule", e.getKey().rule())
-              .register(registry);
-        }
-      }
-    }
+    // Rules get a meter the first time they decide: the policy can change while the proxy runs.
+    decisions.forEach(
+        (pool, counts) -> {
+          for (var e : counts.live().entrySet()) {
+            if (decisionMeters.add(pool + "\u0000" + e.getKey())) {
+              FunctionCounter.builder("sparkgate.policy.decisions", e.getValue(), LongAdder::sum)
+                  .description(
+                      "Policy decisions by outcome (allow, deny, rewrite; audit and shadow rules matched) and rule")
+                  .tag("pool", pool)
+                  .tag("outcome", e.getKey().outcome())
+                  .tag("rule", e.getKey().rule())
+                  .register(registry);
+            }
+          }
+        });
     return registry.scrape();
   }
 

@@ -46,13 +46,23 @@ public final class PolicyStage implements AutoCloseable {
    */
   public static PolicyStage start(
       ProxyConfig config, Channel backend, Map<String, RequestRewriter> rewriters) {
+    return start(config, config.pools().keySet().iterator().next(), backend, rewriters);
+  }
+
+  /**
+   * As above, for one pool: its policy (its own or {@code policy.file}) and its backends' profile.
+   *
+   * @param backend a channel to one of the pool's backends, for reading its profile
+   */
+  public static PolicyStage start(
+      ProxyConfig config, String pool, Channel backend, Map<String, RequestRewriter> rewriters) {
     PolicyStore store =
         new PolicyStore(
-            config.policy().file().orElseThrow(),
+            config.policyOf(pool).orElseThrow(),
             new PolicyCompiler(
                 Effect.valueOf(config.policy().defaultEffect().toUpperCase(java.util.Locale.ROOT)),
                 rewriters.keySet()));
-    BackendProfileConfig pc = config.firstBackend().profile();
+    BackendProfileConfig pc = config.pool(pool).profile();
     BackendProfiler profiler = new BackendProfiler(backend, "sparkgate-profiler", 10_000);
     ProfileSource profiles =
         new ProfileSource(
@@ -66,7 +76,7 @@ public final class PolicyStage implements AutoCloseable {
     ScheduledExecutorService scheduler =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
-              Thread t = new Thread(r, "sparkgate-policy");
+              Thread t = new Thread(r, "sparkgate-policy-" + pool);
               t.setDaemon(true);
               return t;
             });

@@ -115,13 +115,15 @@ class PolicyIT {
 
     String ok = "sparkgate_calls_total{code=OK,method=ExecutePlan}";
     String denied = "sparkgate_calls_total{code=PERMISSION_DENIED,method=ExecutePlan}";
-    String rule = "sparkgate_policy_decisions_total{outcome=deny,rule=no-reflection}";
+    String rule = "sparkgate_policy_decisions_total{outcome=deny,pool=default,rule=no-reflection}";
     assertTrue(delta(before, after, ok) >= 1, "the answered query: " + after.get(ok));
     assertEquals(1.0, delta(before, after, denied), "one refused ExecutePlan");
     assertEquals(1.0, delta(before, after, rule), "refused by no-reflection");
     assertTrue(after.get("sparkgate_backend_connections{state=ready}") >= 1);
     assertEquals(
-        1.0, after.get("sparkgate_backend_profile_known"), "the real server told its profile");
+        1.0,
+        after.get("sparkgate_backend_profile_known{pool=default}"),
+        "the real server told its profile");
   }
 
   private static double delta(

@@ -104,7 +104,9 @@ final class ProxyMetricsTest {
         0.0,
         before.get("sparkgate_auth_failures_total{reason=no_credentials}"),
         "every refusal reason is shown from the start");
-    assertTrue(before.containsKey("sparkgate_backend_profile_known"), before.keySet().toString());
+    assertTrue(
+        before.containsKey("sparkgate_backend_profile_known{pool=default}"),
+        before.keySet().toString());
 
     // Answered: three 1 KiB batches.
     int received = 0;
@@ -144,7 +146,9 @@ final class ProxyMetricsTest {
     assertEquals(0.0, after.get("sparkgate_calls_active"));
     assertEquals(1.0, after.get("sparkgate_auth_failures_total{reason=no_credentials}"));
     assertEquals(
-        1.0, after.get("sparkgate_policy_decisions_total{outcome=deny,rule=no-reflection}"));
+        1.0,
+        after.get(
+            "sparkgate_policy_decisions_total{outcome=deny,pool=default,rule=no-reflection}"));
     assertTrue(
         after.entrySet().stream()
             .anyMatch(

@@ -1,0 +1,195 @@
+package io.sparkgate.route;
+
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.sparkgate.config.HealthConfig;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Whether each backend serves, from active probes and from what forwarded calls meet. A backend is usable
+ * until it is seen down; it is down from a failed probe or a call that could not reach it, and up again from
+ * the next successful probe.
+ *
+ * <p>The probe is a call of a method no Spark server has ({@value #PROBE_METHOD}): the server's gRPC layer
+ * answers UNIMPLEMENTED without running any Spark code, so probes never create a session, never log an
+ * error in the server and work on every Spark version. Any answer proves the server is there; only an
+ * unreachable server (UNAVAILABLE) or no answer in time counts as down.
+ */
+public final class BackendHealth implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(BackendHealth.class);
+  static final String PROBE_METHOD = "spark.connect.SparkConnectService/SparkgateHealthProbe";
+
+  private static final MethodDescriptor<byte[], byte[]> PROBE =
+      MethodDescriptor.<byte[], byte[]>newBuilder()
+          .setType(MethodDescriptor.MethodType.UNARY)
+          .setFullMethodName(PROBE_METHOD)
+          .setRequestMarshaller(Bytes.INSTANCE)
+          .setResponseMarshaller(Bytes.INSTANCE)
+          .build();
+
+  /** What is known of one backend. */
+  public enum State {
+    /** Not probed yet: usable. */
+    UNKNOWN,
+    UP,
+    DOWN
+  }
+
+  private record Seen(State state, long sinceNanos, String why) {}
+
+  private final Map<String, Seen> states = new ConcurrentHashMap<>();
+  private final Function<String, Channel> channels;
+  private final HealthConfig config;
+  private final LongSupplier nanos;
+  private volatile Collection<String> backends;
+
+  /**
+   * @param backends every backend of every pool, {@code host:port}
+   * @param channels a channel to a backend (the proxy's own connections)
+   */
+  BackendHealth(
+      Collection<String> backends,
+      Function<String, Channel> channels,
+      HealthConfig config,
+      LongSupplier nanos) {
+    this.channels = channels;
+    this.config = config;
+    this.nanos = nanos;
+    backends(backends);
+  }
+
+  /** The backends to watch now (after a reload); the state of those that stay is kept. */
+  void backends(Collection<String> backends) {
+    this.backends = List.copyOf(backends);
+    for (String b : backends) {
+      states.putIfAbsent(b, new Seen(State.UNKNOWN, nanos.getAsLong(), "not probed yet"));
+    }
+    states.keySet().retainAll(this.backends);
+  }
+
+  /** Probes every backend now and every {@code health.interval}, on {@code scheduler}. */
+  void start(ScheduledExecutorService scheduler) {
+    long every = config.interval().toMillis();
+    scheduler.scheduleWithFixedDelay(this::probeAll, 0, every, TimeUnit.MILLISECONDS);
+  }
+
+  void probeAll() {
+    for (String backend : backends) {
+      probe(backend);
+    }
+  }
+
+  private void probe(String backend) {
+    ClientCall<byte[], byte[]> call =
+        channels
+            .apply(backend)
+            .newCall(
+                PROBE,
+                CallOptions.DEFAULT.withDeadlineAfter(
+                    config.timeout().toMillis(), TimeUnit.MILLISECONDS));
+    call.start(
+        new ClientCall.Listener<>() {
+          @Override
+          public void onClose(Status status, Metadata trailers) {
+            switch (status.getCode()) {
+              case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED ->
+                  down(backend, "probe: " + status.getCode() + describe(status));
+              default -> up(backend);
+            }
+          }
+        },
+        new Metadata());
+    call.request(1);
+    call.sendMessage(new byte[0]);
+    call.halfClose();
+  }
+
+  private static String describe(Status status) {
+    return status.getDescription() == null ? "" : " (" + status.getDescription() + ")";
+  }
+
+  /** A call could not reach {@code backend} (it answered UNAVAILABLE on the transport). */
+  void failed(String backend, String why) {
+    down(backend, why);
+  }
+
+  /** Whether new and placed sessions may go to {@code backend} now. */
+  boolean usable(String backend) {
+    Seen s = states.get(backend);
+    return s == null || s.state != State.DOWN;
+  }
+
+  /** How long {@code backend} has been down; zero when it is not. */
+  Duration downFor(String backend) {
+    Seen s = states.get(backend);
+    return s == null || s.state != State.DOWN
+        ? Duration.ZERO
+        : Duration.ofNanos(nanos.getAsLong() - s.sinceNanos);
+  }
+
+  /** Every watched backend's state, by address. */
+  public Map<String, State> states() {
+    Map<String, State> out = new TreeMap<>();
+    states.forEach((b, s) -> out.put(b, s.state));
+    return out;
+  }
+
+  private void up(String backend) {
+    Seen before = states.get(backend);
+    if (before == null || before.state == State.UP) return;
+    if (states.replace(backend, before, new Seen(State.UP, nanos.getAsLong(), ""))
+        && before.state == State.DOWN) {
+      log.info(
+          "backend {} is up again (down for {} s)",
+          backend,
+          (nanos.getAsLong() - before.sinceNanos) / 1_000_000_000L);
+    }
+  }
+
+  private void down(String backend, String why) {
+    Seen before = states.get(backend);
+    if (before == null || before.state == State.DOWN) return;
+    if (states.replace(backend, before, new Seen(State.DOWN, nanos.getAsLong(), why))) {
+      log.warn("backend {} is down: {}", backend, why);
+    }
+  }
+
+  @Override
+  public void close() {}
+
+  /** Probe messages: empty bytes both ways. */
+  private enum Bytes implements MethodDescriptor.Marshaller<byte[]> {
+    INSTANCE;
+
+    @Override
+    public InputStream stream(byte[] value) {
+      return new ByteArrayInputStream(value);
+    }
+
+    @Override
+    public byte[] parse(InputStream stream) {
+      try (stream) {
+        return stream.readAllBytes();
+      } catch (java.io.IOException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+}

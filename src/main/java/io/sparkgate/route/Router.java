@@ -1,0 +1,351 @@
+package io.sparkgate.route;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.grpc.Channel;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.sparkgate.call.Call;
+import io.sparkgate.call.Principal;
+import io.sparkgate.call.RequestHead;
+import io.sparkgate.call.Route;
+import io.sparkgate.call.SparkError;
+import io.sparkgate.call.Stage;
+import io.sparkgate.config.PoolConfig;
+import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.config.SessionsConfig;
+import io.sparkgate.forward.CallHook;
+import io.sparkgate.redis.Redis;
+import io.sparkgate.redis.RedisUnavailableException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Routing: which pool serves a principal, and which backend of it holds each session. Two stages: {@link
+ * #routeStage()} chooses at the call's first message, before it is inspected (the pool's policy decides
+ * it), and {@link #placeStage()} records a new session's placement once the request has passed every check,
+ * so a refused request never places anything.
+ *
+ * <p>A session is never moved: while the backend holding it is down its requests are refused, retryably at
+ * first and then for good ({@code health.session_lost_after}), because another backend does not have it.
+ */
+public final class Router implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Router.class);
+  private static final Duration RETRY_SOON = Duration.ofSeconds(1);
+
+  /** The routes and pools in force; replaced whole by {@link #reload}. */
+  private record Table(Routes routes, Map<String, List<String>> pools) {}
+
+  private volatile Table table;
+  private final SessionRegistry registry;
+  private final BackendHealth health;
+  private final Duration sessionLostAfter;
+  private final ScheduledExecutorService scheduler;
+  private final Redis redis; // null with the memory store
+  private final LongAdder placements = new LongAdder();
+  private final LongAdder registryUnavailable = new LongAdder();
+
+  private Router(
+      Table table,
+      SessionRegistry registry,
+      BackendHealth health,
+      Duration sessionLostAfter,
+      ScheduledExecutorService scheduler,
+      Redis redis) {
+    this.table = table;
+    this.registry = registry;
+    this.health = health;
+    this.sessionLostAfter = sessionLostAfter;
+    this.scheduler = scheduler;
+    this.redis = redis;
+  }
+
+  /**
+   * Starts routing as {@code config} says, probing backends over {@code channels}.
+   *
+   * @param redis the shared connection with {@code sessions.store: redis}; null with memory
+   */
+  public static Router start(ProxyConfig config, Function<String, Channel> channels, Redis redis) {
+    Table table = table(config);
+    SessionsConfig sessions = config.sessions();
+    SessionStore store =
+        redis == null
+            ? new MemorySessionStore(sessions.idleTimeout(), Ticker.systemTicker())
+            : new RedisSessionStore(redis, sessions.idleTimeout());
+    SessionRegistry registry =
+        new SessionRegistry(store, redis != null, sessions.idleTimeout(), Ticker.systemTicker());
+    BackendHealth health =
+        new BackendHealth(allBackends(table), channels, config.health(), System::nanoTime);
+    ScheduledExecutorService scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "sparkgate-health");
+              t.setDaemon(true);
+              return t;
+            });
+    health.start(scheduler);
+    return new Router(
+        table, registry, health, config.health().sessionLostAfter(), scheduler, redis);
+  }
+
+  private static Table table(ProxyConfig config) {
+    Map<String, List<String>> pools = new LinkedHashMap<>();
+    for (PoolConfig pool : config.pools().values()) {
+      pools.put(pool.name(), pool.backends().stream().map(b -> b.address()).toList());
+    }
+    return new Table(new Routes(config.routes()), Map.copyOf(pools));
+  }
+
+  private static List<String> allBackends(Table table) {
+    List<String> all = new ArrayList<>();
+    table.pools.values().forEach(all::addAll);
+    return all;
+  }
+
+  /**
+   * Takes new routes and pool members from a reloaded configuration. Placed sessions stay where they are,
+   * even on a backend no pool lists any more; only new sessions see the new pools.
+   */
+  public void reload(ProxyConfig config) {
+    Table next = table(config);
+    table = next;
+    health.backends(allBackends(next));
+    log.info("routes and pools reloaded: {}", next.pools);
+  }
+
+  /** The stage that chooses each call's pool and backend, placed before inspection. */
+  public Stage routeStage() {
+    return call -> {
+      Principal principal = call.principal();
+      Optional<String> pool =
+          principal == null ? Optional.empty() : table.routes.pool(principal, call.authority());
+      if (pool.isEmpty()) {
+        throw new SparkError(
+                Status.Code.PERMISSION_DENIED,
+                "SPARKGATE_NO_ROUTE",
+                "No Sparkgate route admits "
+                    + (principal == null ? "this client" : "'" + principal.name() + "'")
+                    + ": ask the Sparkgate operator to route you to a Spark server.",
+                "42501",
+                Map.of(),
+                Optional.empty())
+            .toException();
+      }
+      call.pool(pool.get());
+      return new Routing(call);
+    };
+  }
+
+  /** The stage that records new sessions' placements, placed after every check of the request. */
+  public Stage placeStage() {
+    return call -> new Placing(call);
+  }
+
+  /** Every backend's health, by address. */
+  public Map<String, BackendHealth.State> backendStates() {
+    return health.states();
+  }
+
+  /** Sessions this replica has placements cached for. */
+  public long cachedSessions() {
+    return registry.cached();
+  }
+
+  /** Sessions placed by this replica since start. */
+  public long placements() {
+    return placements.sum();
+  }
+
+  /** Requests refused because the shared registry could not be asked. */
+  public long registryUnavailable() {
+    return registryUnavailable.sum();
+  }
+
+  /** Redis errors (0 with the memory store). */
+  public long redisErrors() {
+    return redis == null ? 0 : redis.errors();
+  }
+
+  /** Whether the session registry can answer (always with the memory store). */
+  public boolean registryUp() {
+    return redis == null || redis.up();
+  }
+
+  /** The configured pools and their backends. */
+  public Map<String, List<String>> pools() {
+    return table.pools;
+  }
+
+  @Override
+  public void close() {
+    scheduler.shutdownNow();
+    health.close();
+    registry.close();
+  }
+
+  /** The route stage's part of one call. */
+  private final class Routing implements CallHook {
+    private final Call call;
+    private SessionIds ids; // request thread only
+    private volatile boolean forwarded;
+
+    Routing(Call call) {
+      this.call = call;
+    }
+
+    @Override
+    public boolean mayBlock(byte[] message) {
+      if (call.route() != null) return false;
+      ids = SessionIds.read(message);
+      return !ids.sessionId().isEmpty() && registry.mayBlock(key(ids));
+    }
+
+    @Override
+    public byte[] onRequest(byte[] message) throws StatusException {
+      if (call.route() != null) return message;
+      SessionIds named = ids != null ? ids : SessionIds.read(message);
+      call.route(choose(call.pool(), named));
+      return message;
+    }
+
+    @Override
+    public void onAccepted(byte[] forwarded) {
+      this.forwarded = true;
+    }
+
+    @Override
+    public String backend() {
+      Route route = call.route();
+      return route == null ? null : route.backend();
+    }
+
+    @Override
+    public void onClose(Status status) {
+      Route route = call.route();
+      if (route == null || !forwarded) return;
+      if (status.getCode() == Status.Code.UNAVAILABLE) {
+        // The backend could not be reached (gRPC's transport says UNAVAILABLE; Spark itself never
+        // does).
+        health.failed(route.backend(), "a call failed: " + status.getDescription());
+      } else if (status.isOk() && "ReleaseSession".equals(call.method())) {
+        RequestHead head = call.head();
+        registry.forget(new SessionKey(head.userId(), head.sessionId()));
+      }
+    }
+  }
+
+  private static SessionKey key(SessionIds ids) {
+    return new SessionKey(ids.userId(), ids.sessionId());
+  }
+
+  /** Where a request of this session goes: its placement, or a new one in {@code pool}. */
+  private Route choose(String pool, SessionIds ids) throws StatusException {
+    Optional<Placement> placed;
+    try {
+      placed = ids.sessionId().isEmpty() ? Optional.empty() : registry.find(key(ids));
+    } catch (RedisUnavailableException e) {
+      registryUnavailable.increment();
+      throw unavailable(
+          "SPARKGATE_SESSION_REGISTRY_UNAVAILABLE",
+          "Sparkgate cannot look up where this session lives right now; retry shortly.");
+    }
+    if (placed.isPresent()) {
+      Placement p = placed.get();
+      if (!health.usable(p.backend())) {
+        throw sessionBackendDown(p);
+      }
+      return new Route(p.pool(), p.backend(), false);
+    }
+    List<String> members = table.pools.getOrDefault(pool, List.of());
+    List<String> usable = members.stream().filter(health::usable).toList();
+    String backend = Rendezvous.pick(usable, ids.userId(), ids.sessionId());
+    if (backend == null) {
+      throw unavailable(
+          "SPARKGATE_NO_BACKEND",
+          "No Spark server of your pool is available right now; retry shortly.");
+    }
+    return new Route(pool, backend, !ids.sessionId().isEmpty());
+  }
+
+  private StatusException sessionBackendDown(Placement p) {
+    Duration down = health.downFor(p.backend());
+    if (down.compareTo(sessionLostAfter) < 0) {
+      return unavailable(
+          "SPARKGATE_BACKEND_UNAVAILABLE",
+          "The Spark server holding this session is unavailable; retry shortly.");
+    }
+    return new SparkError(
+            Status.Code.FAILED_PRECONDITION,
+            "SPARKGATE_SESSION_LOST",
+            "The Spark server holding this session has been unavailable for "
+                + down.toMinutes()
+                + " min: the session is lost. Start a new session (a new SparkSession).",
+            "08003",
+            Map.of("pool", p.pool()),
+            Optional.empty())
+        .toException();
+  }
+
+  private static StatusException unavailable(String errorClass, String message) {
+    return new SparkError(
+            Status.Code.UNAVAILABLE,
+            errorClass,
+            message,
+            "08001",
+            Map.of(),
+            Optional.of(RETRY_SOON))
+        .toException();
+  }
+
+  /** The place stage's part of one call: records a new session, and a clone beside its source. */
+  private final class Placing implements CallHook {
+    private final Call call;
+    private boolean done; // request thread only
+
+    Placing(Call call) {
+      this.call = call;
+    }
+
+    @Override
+    public byte[] onRequest(byte[] message) throws StatusException {
+      if (done) return message;
+      done = true;
+      Route route = call.route();
+      RequestHead head = call.head();
+      if (route == null) return message;
+      try {
+        if (route.newSession()) {
+          Placement mine = new Placement(route.pool(), route.backend());
+          Placement winner = registry.place(new SessionKey(head.userId(), head.sessionId()), mine);
+          placements.increment();
+          if (!winner.equals(mine)) {
+            // Another replica placed it a moment before: go where it did.
+            call.route(new Route(winner.pool(), winner.backend(), false));
+          }
+        }
+        if ("CloneSession".equals(call.method()) && !head.newSessionId().isEmpty()) {
+          Route source = call.route();
+          registry.place(
+              new SessionKey(head.userId(), head.newSessionId()),
+              new Placement(source.pool(), source.backend()));
+          placements.increment();
+        }
+      } catch (RedisUnavailableException e) {
+        registryUnavailable.increment();
+        throw unavailable(
+            "SPARKGATE_SESSION_REGISTRY_UNAVAILABLE",
+            "Sparkgate cannot record where this session lives right now; retry shortly.");
+      }
+      return message;
+    }
+  }
+}
