@@ -2,6 +2,8 @@ package io.sparkgate.cli;
 
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
+import io.sparkgate.config.BackendProfileConfig;
+import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
@@ -82,6 +84,18 @@ public final class ExplainCommand implements Callable<Integer> {
   Path policy;
 
   @Option(
+      names = "--pool",
+      description =
+          "Decide as the proxy does for this pool of --config: with the pool's policy and its backends' profile (extensions, catalogs).")
+  String pool;
+
+  @Option(
+      names = "--config",
+      defaultValue = "proxy/sparkgate.yaml",
+      description = "The proxy configuration --pool is read from (default ${DEFAULT-VALUE}).")
+  Path config;
+
+  @Option(
       names = "--principal",
       defaultValue = "tester",
       description = "Principal for --policy (default ${DEFAULT-VALUE}).")
@@ -106,6 +120,9 @@ public final class ExplainCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (pool != null) {
+      usePool(ProxyConfig.load(config));
+    }
     SessionView session =
         new SessionView.Fixed(
             catalog,
@@ -157,5 +174,33 @@ public final class ExplainCommand implements Callable<Integer> {
     for (Fact f : facts.all()) out.println(f);
     out.flush();
     return 0;
+  }
+
+  /** Takes the policy and the profile overrides of {@link #pool}, unless given explicitly. */
+  private void usePool(ProxyConfig proxy) {
+    if (!proxy.pools().containsKey(pool)) {
+      throw new picocli.CommandLine.ParameterException(
+          spec.commandLine(),
+          "--pool " + pool + ": " + config + " has pools " + proxy.pools().keySet());
+    }
+    if (policy == null) {
+      policy =
+          proxy
+              .policyOf(pool)
+              .orElseThrow(
+                  () ->
+                      new picocli.CommandLine.ParameterException(
+                          spec.commandLine(), "--pool " + pool + " has no policy in " + config));
+    }
+    BackendProfileConfig profile = proxy.pool(pool).profile();
+    if (extensions.length == 0) {
+      extensions = profile.extensions().orElse(List.of()).toArray(String[]::new);
+    }
+    if (catalogImpls.isEmpty()) {
+      profile.catalogs().ifPresent(catalogImpls::putAll);
+    }
+    if (catalogs.length == 0) {
+      catalogs = catalogImpls.keySet().toArray(String[]::new);
+    }
   }
 }

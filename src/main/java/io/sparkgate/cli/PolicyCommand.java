@@ -1,5 +1,6 @@
 package io.sparkgate.cli;
 
+import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.policy.Effect;
 import io.sparkgate.policy.Policy;
@@ -15,6 +16,7 @@ import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -108,9 +110,37 @@ public final class PolicyCommand implements Runnable {
         description = "A directory or one _test.yaml file (default ${DEFAULT-VALUE}).")
     Path target;
 
+    @Option(
+        names = "--pool",
+        description =
+            "Run the tests of this pool's policy in --config: the <policy>_test.yaml beside it.")
+    String pool;
+
+    @Option(
+        names = "--config",
+        defaultValue = "proxy/sparkgate.yaml",
+        description = "The proxy configuration --pool is read from (default ${DEFAULT-VALUE}).")
+    Path config;
+
     @Override
     public Integer call() {
       PrintWriter out = spec.commandLine().getOut();
+      if (pool != null) {
+        ProxyConfig proxy = ProxyConfig.load(config);
+        if (!proxy.pools().containsKey(pool)) {
+          spec.commandLine()
+              .getErr()
+              .println("--pool " + pool + ": " + config + " has pools " + proxy.pools().keySet());
+          return 2;
+        }
+        Path policy = proxy.policyOf(pool).orElse(null);
+        if (policy == null) {
+          spec.commandLine().getErr().println("--pool " + pool + " has no policy in " + config);
+          return 2;
+        }
+        String name = policy.getFileName().toString().replaceFirst("\\.ya?ml$", "");
+        target = policy.resolveSibling(name + "_test.yaml");
+      }
       try {
         PolicyTests tests = new PolicyTests(compiler());
         PolicyTests.Summary s =

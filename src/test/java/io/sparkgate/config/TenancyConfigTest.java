@@ -94,6 +94,31 @@ final class TenancyConfigTest {
   }
 
   @Test
+  void shippedMultiTenantExample_isValid() throws IOException {
+    // The example's TLS files are the dev set; make them where it looks for them.
+    Path root = dir.resolve("repo");
+    Path examples = root.resolve("proxy/examples");
+    Files.createDirectories(examples);
+    Files.createDirectories(root.resolve("certs/dev"));
+    Files.createDirectories(root.resolve("policies"));
+    Files.writeString(root.resolve("certs/dev/server.pem"), "cert");
+    Files.writeString(root.resolve("certs/dev/server.key"), "key");
+    for (String policy : List.of("shared-server.yaml", "mixed-lakehouse.yaml")) {
+      Files.copy(Path.of("policies", policy), root.resolve("policies").resolve(policy));
+    }
+    Path file = examples.resolve("multi-tenant.yaml");
+    Files.copy(Path.of("proxy/examples/multi-tenant.yaml"), file);
+    String text = Files.readString(file).replace("/etc/sparkgate/lake-token", "lake-token");
+    Files.writeString(file, text);
+    Files.writeString(examples.resolve("lake-token"), "t0ken\n");
+    ProxyConfig c = ProxyConfig.load(file);
+    assertEquals(List.of("analytics", "lakehouse"), List.copyOf(c.pools().keySet()));
+    assertEquals(3, c.routes().size());
+    assertEquals(SessionsConfig.Store.REDIS, c.sessions().store());
+    assertTrue(c.policyOf("lakehouse").orElseThrow().endsWith("mixed-lakehouse.yaml"));
+  }
+
+  @Test
   void backendAlone_isThePoolDefault_routedToEveryone() throws IOException {
     ProxyConfig c = ProxyConfig.load(write(HEAD + "backend: {address: 'localhost:15002'}\n"));
     assertEquals(List.of(PoolConfig.DEFAULT), List.copyOf(c.pools().keySet()));
