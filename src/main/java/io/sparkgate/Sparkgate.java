@@ -157,6 +157,7 @@ public final class Sparkgate implements AutoCloseable {
       router =
           Router.start(
               config, address -> withToken(loops.backend(address), tokens.get(address)), redis);
+      router.watch(config, config.policy().reloadInterval());
       if (config.policyEnabled()) {
         for (PoolConfig pool : config.pools().values()) {
           // The profiler asks the backend as the proxy does, so it needs the backend token too.

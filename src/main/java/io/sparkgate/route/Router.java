@@ -16,6 +16,9 @@ import io.sparkgate.config.SessionsConfig;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.redis.Redis;
 import io.sparkgate.redis.RedisUnavailableException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -24,6 +27,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -120,6 +124,66 @@ public final class Router implements AutoCloseable {
     table = next;
     health.backends(allBackends(next));
     log.info("routes and pools reloaded: {}", next.pools);
+  }
+
+  /**
+   * Checks the configuration file every {@code interval} and takes its routes and pool members when it
+   * changes. What a reload cannot change safely (pools added or removed, a backend token, any other section)
+   * is left as it is, with a warning that it needs a restart; a file that does not load keeps the routes in
+   * force.
+   */
+  public void watch(ProxyConfig running, Duration interval) {
+    Path file = running.source();
+    long[] seen = {modified(file)};
+    scheduler.scheduleWithFixedDelay(
+        () -> {
+          long now = modified(file);
+          if (now == seen[0]) return;
+          seen[0] = now;
+          try {
+            ProxyConfig next = ProxyConfig.load(file);
+            String why = unsafeChange(running, next);
+            if (why != null) {
+              log.warn("{} changed, but {}: restart Sparkgate to apply it", file, why);
+              return;
+            }
+            reload(next);
+          } catch (RuntimeException e) {
+            log.error(
+                "{} changed but does not load; the routes in force stay: {}", file, e.getMessage());
+          }
+        },
+        interval.toMillis(),
+        interval.toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  private static long modified(Path file) {
+    try {
+      return Files.getLastModifiedTime(file).toMillis() ^ Files.size(file);
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  /** Why {@code next} cannot be put in force without a restart, or null. */
+  private static String unsafeChange(ProxyConfig running, ProxyConfig next) {
+    if (!running.pools().keySet().equals(next.pools().keySet())) {
+      return "pools were added or removed (each pool has its own policy stage)";
+    }
+    for (PoolConfig pool : next.pools().values()) {
+      if (!running.policyOf(pool.name()).equals(next.policyOf(pool.name()))) {
+        return "pool " + pool.name() + "'s policy file changed";
+      }
+      for (var b : pool.backends()) {
+        if (b.token().isPresent()
+            && running.pools().values().stream()
+                .noneMatch(p -> p.backend(b.address()).isPresent())) {
+          return "the new backend " + b.address() + " has a token";
+        }
+      }
+    }
+    return null;
   }
 
   /** The stage that chooses each call's pool and backend, placed before inspection. */

@@ -169,6 +169,35 @@ final class RoutingTest {
   }
 
   @Test
+  void changedRoutes_takeEffectWithoutARestart_andPlacedSessionsStay() throws Exception {
+    FakeSparkConnect home = send("carol", "kept");
+    Path file = dir.resolve("sparkgate.yaml");
+    // Everyone from 127.0.0.1 now goes to pool "other" (a server that is not there).
+    Files.writeString(
+        file,
+        Files.readString(file)
+            .replace("{match: {authority: ['other.*']}, pool: other}", "{pool: other}")
+            .replace(
+                "  - {match: {authority: ['127.0.0.1', 'localhost']}, pool: analytics}\n", ""));
+    int[] attempt = {0};
+    Status refused =
+        Await.value(
+            "a new session follows the new route",
+            Duration.ofSeconds(20),
+            () -> {
+              try {
+                send("carol", "new-" + attempt[0]++);
+                return Status.OK;
+              } catch (StatusRuntimeException x) {
+                return x.getStatus();
+              }
+            },
+            x -> x.getCode() == Status.Code.UNAVAILABLE);
+    assertTrue(refused.getDescription().contains("SPARKGATE_"), refused.toString());
+    assertEquals(home, send("carol", "kept"), "the placed session stays on its backend");
+  }
+
+  @Test
   void aPrincipalNoRouteTakes_isRefused_namingNoPool() throws Exception {
     ManagedChannel other =
         Channels.plaintext(proxy.port()).overrideAuthority("elsewhere.example").build();
