@@ -18,6 +18,7 @@ import io.sparkgate.call.PoolStages;
 import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
 import io.sparkgate.config.BackendConfig;
+import io.sparkgate.config.ConfigException;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
@@ -114,6 +115,11 @@ public final class Sparkgate implements AutoCloseable {
   }
 
   static Sparkgate start(ProxyConfig config, CallHook.Factory hooks) throws IOException {
+    if (config.quotas().enabled()) {
+      // Fail closed: limits an operator wrote must not be silently ignored.
+      throw new ConfigException(
+          config.source() + ": quotas: this build does not enforce quotas yet; remove the section");
+    }
     ListenConfig listen = config.listen();
     int maxMessage = (int) listen.maxInboundMessageBytes();
     Map<String, String> tokens = backendTokens(config);
