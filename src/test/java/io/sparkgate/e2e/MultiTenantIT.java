@@ -474,8 +474,17 @@ class MultiTenantIT {
     List<SparkConnectServerProcess> unseenAt = on(unseen, "mt_view");
     assertEquals(1, unseenAt.size());
 
+    // The real JVM client, declaring a user_id of its own (the proxy stamps alice over it), in the
+    // session test 1 created: replica 1 knows it as alice's, whatever the client declares.
+    SparkSession jvm = client(replica1, ALICE, cached.getKey() + ";user_id=someone-else");
+    assertEquals(cached.getValue(), jvm.table("mt_view").collectAsList().get(0).getLong(0));
+
     redis.stop();
     try {
+      assertEquals(
+          cached.getValue(),
+          jvm.table("mt_view").collectAsList().get(0).getLong(0),
+          "a cached session carries on through its replica while Redis is down");
       assertEquals(
           List.of(List.<Object>of(cached.getValue())),
           sql(replica1, ALICE, "alice", cached.getKey(), "SELECT answer FROM mt_view"));
@@ -548,14 +557,21 @@ class MultiTenantIT {
 
     s2.stop();
     long killedAt = System.nanoTime();
-    for (Sparkgate replica : List.of(replica1, replica2)) {
+    // (A memory store is one replica's own: replica 2 never heard of replica 1's sessions.)
+    List<Sparkgate> knowing = REDIS ? List.of(replica1, replica2) : List.of(replica1);
+    for (Sparkgate replica : knowing) {
       StatusRuntimeException down =
           Await.value(
               "SPARKGATE_BACKEND_UNAVAILABLE for a session of S2",
-              () -> refusal(replica, s2Session),
+              () -> refusal(replica, s2Session, "alice"),
               e -> e.getStatus().getDescription().contains("SPARKGATE_BACKEND_UNAVAILABLE"));
       assertEquals(Status.Code.UNAVAILABLE, down.getStatus().getCode());
       assertTrue(hasRetryInfo(down), "RetryInfo");
+      // Declaring another user_id changes nothing: the session is still alice's, on S2.
+      StatusRuntimeException declared = refusal(replica, s2Session, "someone-else");
+      assertTrue(
+          declared.getStatus().getDescription().contains("SPARKGATE_BACKEND_UNAVAILABLE"),
+          declared.getStatus().toString());
     }
     assertEquals(
         List.of(List.<Object>of(7L)),
@@ -576,10 +592,16 @@ class MultiTenantIT {
         Await.value(
             "SPARKGATE_SESSION_LOST for a session of S2",
             SESSION_LOST_AFTER.plusSeconds(30),
-            () -> refusal(replica1, s2Session),
+            () -> refusal(replica1, s2Session, "alice"),
             e -> e.getStatus().getCode() == Status.Code.FAILED_PRECONDITION);
     assertTrue(
         lost.getStatus().getDescription().contains("SPARKGATE_SESSION_LOST"), lost.toString());
+    StatusRuntimeException lostDeclared =
+        refusal(knowing.get(knowing.size() - 1), s2Session, "someone-else");
+    assertEquals(Status.Code.FAILED_PRECONDITION, lostDeclared.getStatus().getCode());
+    assertTrue(
+        lostDeclared.getStatus().getDescription().contains("SPARKGATE_SESSION_LOST"),
+        lostDeclared.getStatus().toString());
     assertTrue(
         System.nanoTime() - killedAt >= SESSION_LOST_AFTER.toNanos(),
         "lost only after session_lost_after");
@@ -592,9 +614,14 @@ class MultiTenantIT {
   // ---- helpers
   // ------------------------------------------------------------------------------------------
 
-  private static StatusRuntimeException refusal(Sparkgate replica, String session) {
+  /**
+   * The refusal of a request of alice's {@code session}, the client declaring {@code declared} as its
+   * user_id (the proxy stamps alice over it: the session is alice's whatever the client declares).
+   */
+  private static StatusRuntimeException refusal(
+      Sparkgate replica, String session, String declared) {
     try {
-      sql(replica, ALICE, "alice", session, "SELECT answer FROM mt_view");
+      sql(replica, ALICE, declared, session, "SELECT answer FROM mt_view");
     } catch (StatusRuntimeException e) {
       return e;
     }
