@@ -7,12 +7,18 @@ import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import io.sparkgate.config.SessionsConfig;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -27,18 +33,27 @@ import org.slf4j.LoggerFactory;
  */
 public final class Redis implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Redis.class);
-  private static final long RETRY_CONNECT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+  /**
+   * How long Redis may be back before we notice. Lettuce's default backoff grows to 30 s, so a proxy kept
+   * refusing sessions for up to 30 s after a Redis restart; one attempt a second costs nothing.
+   */
+  private static final Duration RETRY = Duration.ofSeconds(1);
+
+  private final ClientResources resources;
   private final RedisClient client;
+  private final RedisURI uri;
   private final Duration timeout;
   private final String where; // host:port, for messages: never the password
   private final AtomicLong errors = new AtomicLong();
-  private final Object connecting = new Object();
+  private final AtomicLong failedAttempts = new AtomicLong();
   private volatile StatefulRedisConnection<String, String> connection;
-  private volatile long lastAttempt = System.nanoTime() - RETRY_CONNECT_NANOS;
+  private volatile boolean closed;
 
-  private Redis(RedisClient client, Duration timeout, String where) {
-    this.client = client;
+  private Redis(ClientResources resources, RedisURI uri, Duration timeout, String where) {
+    this.resources = resources;
+    this.client = RedisClient.create(resources, uri);
+    this.uri = uri;
     this.timeout = timeout;
     this.where = where;
   }
@@ -61,8 +76,14 @@ public final class Redis implements AutoCloseable {
       }
     }
     sessions.redisPassword().ifPresent(p -> uri.withPassword(p.reveal().toCharArray()));
-    RedisClient client = RedisClient.create(uri.build());
-    client.setOptions(
+    RedisURI built = uri.build();
+    ClientResources resources =
+        DefaultClientResources.builder()
+            .reconnectDelay(Delay.exponential(Duration.ZERO, RETRY, 2, TimeUnit.MILLISECONDS))
+            .build();
+    Redis redis =
+        new Redis(resources, built, sessions.redisTimeout(), url.getHost() + ":" + built.getPort());
+    redis.client.setOptions(
         ClientOptions.builder()
             .autoReconnect(true)
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
@@ -73,9 +94,16 @@ public final class Redis implements AutoCloseable {
                     .keepAlive(true)
                     .build())
             .build());
-    Redis redis =
-        new Redis(client, sessions.redisTimeout(), url.getHost() + ":" + uri.build().getPort());
-    redis.connection(); // try once now; failing is fine, the first use tries again
+    // Wait for the first attempt, so that a proxy whose Redis is up starts connected. Not for our
+    // timeout only: a cold JVM takes longer than that to load Netty, and the attempt is bounded by
+    // the connect timeout and the handshake's. Failing is fine: attempts go on in the background.
+    try {
+      redis.attempt().get();
+    } catch (ExecutionException e) {
+      // logged by attempt()
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     return redis;
   }
 
@@ -112,7 +140,7 @@ public final class Redis implements AutoCloseable {
     } catch (ExecutionException e) {
       throw failed(e.getCause());
     } catch (TimeoutException | RuntimeException e) {
-      throw e instanceof RedisUnavailableException r ? r : failed(e);
+      throw failed(e);
     }
   }
 
@@ -128,28 +156,70 @@ public final class Redis implements AutoCloseable {
                 if (e != null) failed(e);
               });
     } catch (RuntimeException e) {
-      RedisUnavailableException f = e instanceof RedisUnavailableException r ? r : failed(e);
-      return CompletableFuture.failedFuture(f);
+      return CompletableFuture.failedFuture(failed(e));
     }
   }
 
+  /**
+   * The connection, never waiting for one: until the first attempt succeeds, commands fail at once, as Lettuce
+   * rejects them while it reconnects, so neither {@link #call} nor {@link #send} waits longer than a command.
+   */
   private StatefulRedisConnection<String, String> connection() {
     StatefulRedisConnection<String, String> c = connection;
-    if (c != null) return c;
-    synchronized (connecting) {
-      if (connection != null) return connection;
-      long now = System.nanoTime();
-      if (now - lastAttempt < RETRY_CONNECT_NANOS) {
-        throw new RedisUnavailableException("Redis at " + where + " is not connected");
-      }
-      lastAttempt = now;
-      try {
-        connection = client.connect();
-        log.info("connected to Redis at {}", where);
-        return connection;
-      } catch (RuntimeException e) {
-        throw failed(e);
-      }
+    if (c == null) throw new RedisUnavailableException("Redis at " + where + " is not connected");
+    return c;
+  }
+
+  /**
+   * One attempt to connect; when it fails, another a second later, until one succeeds. Lettuce reconnects a
+   * connection it once had, but does not retry the first: without this, a proxy started while Redis was down
+   * would only connect if traffic came, and it is not ready, so none comes.
+   */
+  private CompletableFuture<StatefulRedisConnection<String, String>> attempt() {
+    CompletableFuture<StatefulRedisConnection<String, String>> a =
+        client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture();
+    return a.whenComplete(
+        (c, e) -> {
+          if (c != null) {
+            connected(c);
+          } else if (!closed) {
+            long n = failedAttempts.incrementAndGet();
+            // Once a second would flood the log: the first failure, then once a minute.
+            if (n == 1 || n % 60 == 0) {
+              log.warn(
+                  "cannot connect to Redis at {} ({} attempts, one a second): {}",
+                  where,
+                  n,
+                  e.toString());
+            }
+            retry();
+          }
+        });
+  }
+
+  private void connected(StatefulRedisConnection<String, String> c) {
+    if (closed) {
+      CompletableFuture<Void> unused = c.closeAsync();
+      return;
+    }
+    connection = c;
+    log.info("connected to Redis at {}", where);
+  }
+
+  private void retry() {
+    try {
+      Future<?> unused =
+          resources
+              .eventExecutorGroup()
+              .schedule(this::retryNow, RETRY.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // closing
+    }
+  }
+
+  private void retryNow() {
+    if (!closed) {
+      CompletableFuture<?> unused = attempt(); // it retries on its own
     }
   }
 
@@ -166,8 +236,10 @@ public final class Redis implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
     StatefulRedisConnection<String, String> c = connection;
     if (c != null) c.close();
     client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    resources.shutdown(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(2, TimeUnit.SECONDS);
   }
 }
