@@ -596,8 +596,13 @@ class MultiTenantIT {
             e -> e.getStatus().getCode() == Status.Code.FAILED_PRECONDITION);
     assertTrue(
         lost.getStatus().getDescription().contains("SPARKGATE_SESSION_LOST"), lost.toString());
+    // Each replica counts from when it saw S2 down (its own probes, up to health.interval apart).
     StatusRuntimeException lostDeclared =
-        refusal(knowing.get(knowing.size() - 1), s2Session, "someone-else");
+        Await.value(
+            "SPARKGATE_SESSION_LOST with a declared user_id",
+            Duration.ofSeconds(10),
+            () -> refusal(knowing.get(knowing.size() - 1), s2Session, "someone-else"),
+            e -> e.getStatus().getCode() != Status.Code.UNAVAILABLE);
     assertEquals(Status.Code.FAILED_PRECONDITION, lostDeclared.getStatus().getCode());
     assertTrue(
         lostDeclared.getStatus().getDescription().contains("SPARKGATE_SESSION_LOST"),
