@@ -269,16 +269,28 @@ public final class Router implements AutoCloseable {
     @Override
     public boolean mayBlock(byte[] message) {
       if (call.route() != null) return false;
-      ids = SessionIds.read(message);
+      ids = verified(SessionIds.read(message));
       return !ids.sessionId().isEmpty() && registry.mayBlock(key(ids));
     }
 
     @Override
     public byte[] onRequest(byte[] message) throws StatusException {
       if (call.route() != null) return message;
-      SessionIds named = ids != null ? ids : SessionIds.read(message);
+      SessionIds named = ids != null ? ids : verified(SessionIds.read(message));
       call.route(choose(call.pool(), named));
       return message;
+    }
+
+    /**
+     * The session as the server will key it: mayBlock sees the client's message before the authenticate
+     * stage stamps the principal's name over its declared user_id, so the declared one never keys a
+     * session (the place stage records it under the stamped one).
+     */
+    private SessionIds verified(SessionIds read) {
+      Principal principal = call.principal();
+      return principal == null || principal.method() == Principal.Method.NONE
+          ? read // authentication off: the client's user_id goes through as it is
+          : new SessionIds(principal.name(), read.sessionId());
     }
 
     @Override
