@@ -75,13 +75,15 @@ public final class BackendHealth implements AutoCloseable {
     backends(backends);
   }
 
-  /** The backends to watch now (after a reload); the state of those that stay is kept. */
+  /**
+   * The backends to watch from now on (after a reload), besides every one watched before: a backend a reload
+   * drops from its pool may still hold placed sessions, whose clients must still be told when it is down.
+   */
   void backends(Collection<String> backends) {
-    this.backends = List.copyOf(backends);
     for (String b : backends) {
       states.putIfAbsent(b, new Seen(State.UNKNOWN, nanos.getAsLong(), "not probed yet"));
     }
-    states.keySet().retainAll(this.backends);
+    this.backends = List.copyOf(states.keySet());
   }
 
   /** Probes every backend now and every {@code health.interval}, on {@code scheduler}. */

@@ -363,8 +363,8 @@ public final class Router implements AutoCloseable {
             Status.Code.FAILED_PRECONDITION,
             "SPARKGATE_SESSION_LOST",
             "The Spark server holding this session has been unavailable for "
-                + down.toMinutes()
-                + " min: the session is lost. Start a new session (a new SparkSession).",
+                + (down.toMinutes() > 0 ? down.toMinutes() + " min" : down.toSeconds() + " s")
+                + ": the session is lost. Start a new session (a new SparkSession).",
             "08003",
             Map.of("pool", p.pool()),
             Optional.empty())
