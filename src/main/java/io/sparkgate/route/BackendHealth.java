@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * <p>The probe is a call of a method no Spark server has ({@value #PROBE_METHOD}): the server's gRPC layer
  * answers UNIMPLEMENTED without running any Spark code, so probes never create a session, never log an
  * error in the server and work on every Spark version. Any answer proves the server is there; only an
- * unreachable server (UNAVAILABLE) or no answer in time counts as down.
+ * unreachable server (UNAVAILABLE) or no answer in time counts as a failure, and {@link
+ * #FAILED_PROBES_TO_DOWN} in a row as down.
  */
 public final class BackendHealth implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(BackendHealth.class);
@@ -52,7 +53,15 @@ public final class BackendHealth implements AutoCloseable {
     DOWN
   }
 
+  /**
+   * Probes that must fail in a row before a backend counts as down: one slow answer from a busy server
+   * must not take away the only backend of a pool. A call that cannot reach it at all marks it at once.
+   */
+  static final int FAILED_PROBES_TO_DOWN = 3;
+
   private record Seen(State state, long sinceNanos, String why) {}
+
+  private final Map<String, Integer> failedProbes = new ConcurrentHashMap<>();
 
   private final Map<String, Seen> states = new ConcurrentHashMap<>();
   private final Function<String, Channel> channels;
@@ -111,9 +120,15 @@ public final class BackendHealth implements AutoCloseable {
           @Override
           public void onClose(Status status, Metadata trailers) {
             switch (status.getCode()) {
-              case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED ->
+              case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED -> {
+                if (failedProbes.merge(backend, 1, Integer::sum) >= FAILED_PROBES_TO_DOWN) {
                   down(backend, "probe: " + status.getCode() + describe(status));
-              default -> up(backend);
+                }
+              }
+              default -> {
+                failedProbes.remove(backend);
+                up(backend);
+              }
             }
           }
         },
