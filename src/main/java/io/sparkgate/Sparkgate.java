@@ -18,7 +18,6 @@ import io.sparkgate.call.PoolStages;
 import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
 import io.sparkgate.config.BackendConfig;
-import io.sparkgate.config.ConfigException;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
@@ -31,6 +30,7 @@ import io.sparkgate.inspect.Inspector;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.metrics.ProxyMetrics;
 import io.sparkgate.policy.PolicyStage;
+import io.sparkgate.quota.QuotaStage;
 import io.sparkgate.redis.Redis;
 import io.sparkgate.route.Router;
 import io.sparkgate.tls.ServerTls;
@@ -43,6 +43,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -81,6 +82,7 @@ public final class Sparkgate implements AutoCloseable {
   private final AuditLog auditLog; // null when audit is off
   private final Map<String, PolicyStage> policies; // by pool; empty without policies
   private final Router router;
+  private final QuotaStage quotas; // null without quotas
   private final Redis redis; // null with sessions.store: memory
   private final ProxyMetrics metrics; // null when there is no metrics section
 
@@ -94,6 +96,7 @@ public final class Sparkgate implements AutoCloseable {
       AuditLog auditLog,
       Map<String, PolicyStage> policies,
       Router router,
+      QuotaStage quotas,
       Redis redis,
       ProxyMetrics metrics) {
     this.config = config;
@@ -105,6 +108,7 @@ public final class Sparkgate implements AutoCloseable {
     this.auditLog = auditLog;
     this.policies = policies;
     this.router = router;
+    this.quotas = quotas;
     this.redis = redis;
     this.metrics = metrics;
   }
@@ -115,11 +119,6 @@ public final class Sparkgate implements AutoCloseable {
   }
 
   static Sparkgate start(ProxyConfig config, CallHook.Factory hooks) throws IOException {
-    if (config.quotas().enabled()) {
-      // Fail closed: limits an operator wrote must not be silently ignored.
-      throw new ConfigException(
-          config.source() + ": quotas: this build does not enforce quotas yet; remove the section");
-    }
     ListenConfig listen = config.listen();
     int maxMessage = (int) listen.maxInboundMessageBytes();
     Map<String, String> tokens = backendTokens(config);
@@ -133,6 +132,7 @@ public final class Sparkgate implements AutoCloseable {
     AuditLog auditLog = null;
     Map<String, PolicyStage> policies = new LinkedHashMap<>();
     Router router = null;
+    QuotaStage quotas = null;
     Redis redis = null;
     ProxyMetrics metrics = null;
     // Calls run on the event loops (see EventLoops) except for request messages too large to
@@ -180,7 +180,10 @@ public final class Sparkgate implements AutoCloseable {
         log.warn(
             "no policy section in the configuration: requests are NOT checked against any policy");
       }
-      List<Stage> stages = new ArrayList<>(stages(config, auth, audit, policies, router));
+      if (config.quotas().enabled()) {
+        quotas = QuotaStage.create(config.quotas(), Optional.ofNullable(redis));
+      }
+      List<Stage> stages = new ArrayList<>(stages(config, auth, audit, policies, quotas, router));
       if (hooks != CallHook.Factory.PASS_THROUGH) {
         stages.add(
             call ->
@@ -213,6 +216,9 @@ public final class Sparkgate implements AutoCloseable {
         metrics.watch(loops);
         metrics.watch(methods);
         metrics.watch(router);
+        if (quotas != null) {
+          metrics.watch(quotas);
+        }
         if (audit != null) {
           metrics.watch(auditLog, audit);
         }
@@ -249,10 +255,11 @@ public final class Sparkgate implements AutoCloseable {
           auditLog,
           policies,
           router,
+          quotas,
           redis,
           metrics);
     } catch (IOException | RuntimeException e) {
-      release(loops, callExecutor, tls, auditLog, policies, router, redis, metrics);
+      release(loops, callExecutor, tls, auditLog, policies, router, quotas, redis, metrics);
       throw e;
     }
   }
@@ -294,16 +301,19 @@ public final class Sparkgate implements AutoCloseable {
   /**
    * The stages of every call, in the order a call meets them: audit (when on) around them all, authenticate,
    * route (the pool and the backend holding the session), then the pool's own inspect and decide (without a
-   * policy, inspect reads only the request head), and last the placement of a new session.
+   * policy, inspect reads only the request head), quotas (refused requests never count), and last the
+   * placement of a new session.
    *
    * @param audit null without an audit section
    * @param policies each pool's policy stage; empty without policies
+   * @param quotas null without quotas
    */
   public static List<Stage> stages(
       ProxyConfig config,
       Authentication auth,
       AuditStage audit,
       Map<String, PolicyStage> policies,
+      QuotaStage quotas,
       Router router) {
     List<Stage> stages = new ArrayList<>();
     if (audit != null) {
@@ -322,6 +332,9 @@ public final class Sparkgate implements AutoCloseable {
       stages.add(new PoolStages(byPool::get));
     } else {
       stages.add(InspectStage.headOnly(new Inspector()));
+    }
+    if (quotas != null) {
+      stages.add(quotas);
     }
     stages.add(router.placeStage());
     return List.copyOf(stages);
@@ -392,7 +405,7 @@ public final class Sparkgate implements AutoCloseable {
       Thread.currentThread().interrupt();
     } finally {
       server.shutdownNow();
-      release(loops, callExecutor, tls, auditLog, policies, router, redis, metrics);
+      release(loops, callExecutor, tls, auditLog, policies, router, quotas, redis, metrics);
     }
     log.info("Sparkgate stopped");
   }
@@ -405,6 +418,7 @@ public final class Sparkgate implements AutoCloseable {
       AuditLog auditLog,
       Map<String, PolicyStage> policies,
       Router router,
+      QuotaStage quotas,
       Redis redis,
       ProxyMetrics metrics) {
     if (metrics != null) {
@@ -412,6 +426,9 @@ public final class Sparkgate implements AutoCloseable {
     }
     if (router != null) {
       router.close();
+    }
+    if (quotas != null) {
+      quotas.close();
     }
     callExecutor.shutdownNow();
     loops.close();

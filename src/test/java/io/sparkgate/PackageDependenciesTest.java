@@ -19,15 +19,15 @@ import org.junit.jupiter.api.Test;
 
 /**
  * How the packages may depend on each other, read from the sources' imports: the stages (auth, inspect,
- * policy, lakehouse, audit, route) meet only in the neutral call package and are assembled by Sparkgate, and
- * no package depends on itself through others.
+ * policy, lakehouse, audit, route, quota) meet only in the neutral call package and are assembled by
+ * Sparkgate, and no package depends on itself through others.
  */
 final class PackageDependenciesTest {
   private static final Path SOURCES = Path.of("src/main/java/io/sparkgate");
   private static final Pattern IMPORT =
       Pattern.compile("^import (?:static )?io\\.sparkgate\\.([a-z]+)\\.", Pattern.MULTILINE);
   private static final Set<String> STAGES =
-      Set.of("auth", "inspect", "policy", "lakehouse", "audit", "route");
+      Set.of("auth", "inspect", "policy", "lakehouse", "audit", "route", "quota");
 
   private static Map<String, Set<String>> imports() throws IOException {
     Map<String, Set<String>> out = new TreeMap<>();

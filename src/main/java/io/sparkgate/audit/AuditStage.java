@@ -221,6 +221,7 @@ public final class AuditStage implements Stage {
         putIfSet(record, "rule", ended.decided().rule());
       }
       putIfSet(record, "refusal", event.refusal());
+      putIfSet(record, "quota", event.quota());
       putList(record, "shadow_decisions", event.shadowDecisions());
       putList(record, "audit_rules", event.auditRules());
       if (!event.rewrites().isEmpty()) {

@@ -10,7 +10,7 @@ import java.util.function.Supplier;
 /**
  * What stages record about one call for its audit record, beyond what the {@link Call} itself holds (the
  * principal, the request head, the decision, the route): why authentication failed, the refusal shown to the
- * client, the rules that only watched, the rewrites made, and the plan summary. Typed, so that the audit
+ * client, the quota that refused it, the rules that only watched, the rewrites made, and the plan summary. Typed, so that the audit
  * package alone decides how a record spells them. Sealed when the call ends: what a stage learns after that
  * is not part of the record. Thread-safe: requests and responses are handled on different threads.
  */
@@ -22,6 +22,7 @@ public final class AuditEvent {
   public record Sealed(
       String authFailure,
       String refusal,
+      String quota,
       List<String> shadowDecisions,
       List<String> auditRules,
       List<Rewrite> rewrites,
@@ -29,6 +30,7 @@ public final class AuditEvent {
 
   private String authFailure; // guarded by this
   private String refusal; // guarded by this
+  private String quota; // guarded by this
   // A long stream matches the same rules message after message: each is kept once.
   private final Set<String> shadowDecisions = new LinkedHashSet<>(); // guarded by this
   private final Set<String> auditRules = new LinkedHashSet<>(); // guarded by this
@@ -46,6 +48,11 @@ public final class AuditEvent {
   /** The refusal the client was shown, rule and message. */
   public synchronized void refusal(String text) {
     if (!sealed) refusal = text;
+  }
+
+  /** The quota that refused the call ({@code per_principal.concurrent_operations} ...). */
+  public synchronized void quota(String name) {
+    if (!sealed) quota = name;
   }
 
   /** A rule in shadow mode that would have decided (its name and effect). */
@@ -76,6 +83,7 @@ public final class AuditEvent {
     return new Sealed(
         authFailure,
         refusal,
+        quota,
         List.copyOf(shadowDecisions),
         List.copyOf(auditRules),
         List.copyOf(rewrites),

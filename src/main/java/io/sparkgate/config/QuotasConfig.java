@@ -84,13 +84,34 @@ public record QuotasConfig(
               node.has("max_plan_bytes")
                   ? OptionalLong.of(node.bytes("max_plan_bytes", 0, 1, Long.MAX_VALUE))
                   : OptionalLong.empty());
-      if (l.burst.isPresent() && l.requestsPerSecond.isEmpty()) {
-        throw node.errorAt("burst", "needs requests_per_second: the burst is the rate's bucket");
-      }
-      if (l.burst.isPresent() && l.burst.getAsInt() < l.requestsPerSecond.getAsInt()) {
-        throw node.errorAt("burst", "must be at least requests_per_second");
-      }
       return l;
+    }
+
+    /**
+     * Checks the limits in force where {@code node} (a section or an override's) sets {@code set}: an
+     * override may set a burst for the general rate, or a rate whose burst is the general one.
+     */
+    static void check(YamlNode node, Limits set, Limits inForce, boolean override) {
+      String where = override ? " (with the general per_* limits this override keeps)" : "";
+      if (inForce.burst.isPresent() && inForce.requestsPerSecond.isEmpty()) {
+        throw node.errorAt(
+            "burst", "needs requests_per_second" + where + ": the burst is the rate's bucket");
+      }
+      if (inForce.burst.isPresent()
+          && inForce.burst.getAsInt() < inForce.requestsPerSecond.getAsInt()) {
+        String key =
+            set.burst.isPresent() || set.requestsPerSecond.isEmpty()
+                ? "burst"
+                : "requests_per_second";
+        throw node.errorAt(
+            key,
+            "burst ("
+                + inForce.burst.getAsInt()
+                + ") must be at least requests_per_second ("
+                + inForce.requestsPerSecond.getAsInt()
+                + ")"
+                + where);
+      }
     }
 
     private static OptionalInt optInt(YamlNode node, String key) {
@@ -105,6 +126,10 @@ public record QuotasConfig(
 
   static QuotasConfig read(YamlNode node) {
     node.allowOnly("per_principal", "per_tenant", "overrides", "operation_lease");
+    Limits perPrincipal = Limits.read(node.section("per_principal"), true);
+    Limits perTenant = Limits.read(node.section("per_tenant"), false);
+    Limits.check(node.section("per_principal"), perPrincipal, perPrincipal, false);
+    Limits.check(node.section("per_tenant"), perTenant, perTenant, false);
     List<OverrideLimits> overrides = new ArrayList<>();
     for (YamlNode o : node.sectionList("overrides")) {
       o.allowOnly("match", "per_principal", "per_tenant");
@@ -112,15 +137,15 @@ public record QuotasConfig(
       if (!o.has("per_principal") && !o.has("per_tenant")) {
         throw o.error("sets no limits: add per_principal or per_tenant");
       }
-      overrides.add(
-          new OverrideLimits(
-              MatchConfig.read(o.section("match")),
-              Limits.read(o.section("per_principal"), true),
-              Limits.read(o.section("per_tenant"), false)));
+      Limits principal = Limits.read(o.section("per_principal"), true);
+      Limits tenant = Limits.read(o.section("per_tenant"), false);
+      Limits.check(o.section("per_principal"), principal, perPrincipal.with(principal), true);
+      Limits.check(o.section("per_tenant"), tenant, perTenant.with(tenant), true);
+      overrides.add(new OverrideLimits(MatchConfig.read(o.section("match")), principal, tenant));
     }
     return new QuotasConfig(
-        Limits.read(node.section("per_principal"), true),
-        Limits.read(node.section("per_tenant"), false),
+        perPrincipal,
+        perTenant,
         overrides,
         node.duration(
             "operation_lease", Duration.ofMinutes(1), Duration.ofSeconds(5), Duration.ofHours(1)));

@@ -23,6 +23,7 @@ import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.policy.DecisionCounts;
 import io.sparkgate.policy.PolicyStage;
+import io.sparkgate.quota.QuotaStage;
 import io.sparkgate.route.BackendHealth;
 import io.sparkgate.route.Router;
 import io.sparkgate.tls.ServerTls;
@@ -219,6 +220,29 @@ public final class ProxyMetrics implements AutoCloseable {
     Gauge.builder("sparkgate.redis.up", router, r -> r.registryUp() ? 1 : 0)
         .description(
             "1 while the session registry's store answers (always 1 with the memory store)")
+        .register(registry);
+  }
+
+  /** Calls refused by quota, operations holding a slot here, and whether the counts are shared now. */
+  public void watch(QuotaStage quotas) {
+    watched.add(quotas);
+    for (String quota : quotas.refusals().keySet()) {
+      FunctionCounter.builder(
+              "sparkgate.quota.refusals", quotas, q -> q.refusals().getOrDefault(quota, 0L))
+          .description(
+              "Calls refused by a quota, by quota (per_principal.concurrent_operations ...)")
+          .tag("quota", quota)
+          .register(registry);
+    }
+    Gauge.builder("sparkgate.quota.operations.held", quotas, QuotaStage::heldOperations)
+        .description("Operations holding a concurrent-operation slot on this replica")
+        .register(registry);
+    Gauge.builder("sparkgate.quota.shared", quotas, q -> q.shared() ? 1 : 0)
+        .description(
+            "1 while quota counts are shared across replicas through Redis; 0 without Redis or while it is away")
+        .register(registry);
+    FunctionCounter.builder("sparkgate.quota.local.fallbacks", quotas, QuotaStage::localFallbacks)
+        .description("ExecutePlan starts this replica decided alone because Redis was away")
         .register(registry);
   }
 

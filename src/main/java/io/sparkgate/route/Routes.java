@@ -36,7 +36,13 @@ final class Routes {
       this.principals = compile(match.principals());
       this.groups = compile(match.groups());
       this.tenants = compile(match.tenants());
-      this.authority = compile(match.authority());
+      // Host names are case-insensitive: SPARK.example.com is spark.example.com.
+      this.authority =
+          match.authority().stream()
+              .map(
+                  g ->
+                      Pattern.compile(glob(g).pattern(), Pattern.DOTALL | Pattern.CASE_INSENSITIVE))
+              .toList();
     }
 
     boolean matches(Principal p, String authorityHeader) {

@@ -266,6 +266,55 @@ final class AuditStageTest {
   }
 
   @Test
+  void quotaRefusal_recordsTheQuota() throws Exception {
+    Stage quota =
+        call ->
+            new CallHook() {
+              @Override
+              public byte[] onRequest(byte[] message) throws StatusException {
+                call.audit().quota("per_principal.concurrent_operations");
+                call.audit().refusal("[SPARKGATE_QUOTA_EXCEEDED] ... SQLSTATE: 53400");
+                throw Status.RESOURCE_EXHAUSTED.withDescription("over quota").asException();
+              }
+            };
+    List<JsonNode> records =
+        runAndReadAudit(
+            new FakeSparkConnect(),
+            quota,
+            () ->
+                assertThrows(
+                    StatusRuntimeException.class,
+                    () ->
+                        ClientCalls.blockingServerStreamingCall(
+                                client,
+                                TestMethods.get("ExecutePlan"),
+                                CallOptions.DEFAULT,
+                                executeRequest())
+                            .hasNext()));
+
+    JsonNode r = records.get(0);
+    assertEquals("RESOURCE_EXHAUSTED", r.get("status").asText());
+    assertEquals("per_principal.concurrent_operations", r.get("quota").asText());
+    assertEquals("[SPARKGATE_QUOTA_EXCEEDED] ... SQLSTATE: 53400", r.get("refusal").asText());
+  }
+
+  @Test
+  void anAdmittedCall_hasNoQuotaField() throws Exception {
+    List<JsonNode> records =
+        runAndReadAudit(
+            new FakeSparkConnect(),
+            PASS,
+            () ->
+                ClientCalls.blockingServerStreamingCall(
+                        client,
+                        TestMethods.get("ExecutePlan"),
+                        CallOptions.DEFAULT,
+                        executeRequest())
+                    .forEachRemaining(b -> {}));
+    assertEquals(null, records.get(0).get("quota"), records.get(0).toString());
+  }
+
+  @Test
   void sparkErrorMessage_keepsErrorClassAndSqlState_notTheQuotedData() throws Exception {
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.failWith =

@@ -45,14 +45,17 @@ class AuditEventTest {
   void whatIsRecordedAfterTheCallEnded_isIgnored() {
     AuditEvent e = Call.of("ExecutePlan").audit();
     e.refusal("rule r: no");
+    e.quota("per_principal.concurrent_operations");
     e.seal();
     e.refusal("late");
+    e.quota("per_tenant.requests_per_second");
     e.authFailure("late");
     e.rewrite(new AuditEvent.Rewrite("r", "w", "late"));
     e.planSummary(() -> Map.of());
 
     AuditEvent.Sealed sealed = e.seal();
     assertEquals("rule r: no", sealed.refusal());
+    assertEquals("per_principal.concurrent_operations", sealed.quota());
     assertNull(sealed.authFailure());
     assertEquals(List.of(), sealed.rewrites());
     assertNull(sealed.planSummary());

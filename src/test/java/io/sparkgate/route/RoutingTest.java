@@ -69,6 +69,7 @@ final class RoutingTest {
             "  - {match: {authority: ['other.*']}, pool: other}",
             "  - {match: {authority: ['127.0.0.1', 'localhost']}, pool: analytics}",
             "health: {interval: 200ms, timeout: 500ms, session_lost_after: 2s}",
+            "quotas: {per_principal: {max_plan_bytes: 4KiB}}",
             ""));
     proxy = Sparkgate.start(ProxyConfig.load(file));
     client = Channels.plaintext(proxy.port()).build();
@@ -114,6 +115,20 @@ final class RoutingTest {
       }
     }
     assertEquals(2, spread.size(), "both backends got sessions: " + spread);
+  }
+
+  @Test
+  void quotasApplyThroughTheProxy() {
+    byte[] large = concat(request("alice", "big"), field(5, new byte[8192]));
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                ClientCalls.blockingUnaryCall(
+                    client, TestMethods.get("Config"), io.grpc.CallOptions.DEFAULT, large));
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
+    assertTrue(e.getStatus().getDescription().contains("SPARKGATE_QUOTA_EXCEEDED"));
+    assertEquals(0, fakeA.calls.get() + fakeB.calls.get(), "refused before any backend");
   }
 
   @Test
