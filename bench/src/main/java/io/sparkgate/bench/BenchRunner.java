@@ -400,7 +400,8 @@ public final class BenchRunner {
                 + "): no nginx baselines");
       }
       List<String> variants = new ArrayList<>(List.of(FULL, TLS));
-      // Routing: a second fake backend and a throwaway redis-server, for sparkgate-routed and for the
+      // Routing: a second fake backend and a throwaway redis-server, for sparkgate-routed and for
+      // the
       // Redis round trip and the placement footprint.
       String redisUrl = null;
       int secondBackendPort = -1;
@@ -444,9 +445,7 @@ public final class BenchRunner {
                 name.equals(BASE) ? o.baselineAudit : Map.of(),
                 listenKeys(name),
                 name.equals(BASE) ? o.baselinePolicy : null,
-                name.equals(ROUTED)
-                    ? new Endpoints.Routing(secondBackendPort, redisUrl)
-                    : null);
+                name.equals(ROUTED) ? new Endpoints.Routing(secondBackendPort, redisUrl) : null);
         Process sp =
             ep.startSparkgate(
                 name,
@@ -888,10 +887,13 @@ public final class BenchRunner {
       var rr = (LoadGenerator.ClosedLoop) closed.get(ROUTED);
       double added = rr.latency().p50() - fr.latency().p50();
       target(
-          "routing adds <= " + (int) ROUTING_P50_BUDGET_US + " us to full's p50 (closed loop, median rounds)",
+          "routing adds <= "
+              + (int) ROUTING_P50_BUDGET_US
+              + " us to full's p50 (closed loop, median rounds)",
           added <= ROUTING_P50_BUDGET_US,
           String.format(
-              "routed %.1f us, full %.1f us: %+.1f us", rr.latency().p50(), fr.latency().p50(), added));
+              "routed %.1f us, full %.1f us: %+.1f us",
+              rr.latency().p50(), fr.latency().p50(), added));
       if (o.rounds >= 2) {
         Map<String, Paired> figures = new LinkedHashMap<>();
         figures.put(
@@ -1568,7 +1570,13 @@ public final class BenchRunner {
               + " session; heap used after full collections, before and after");
       line(
           "%-8s %9s %9s %9s %12s %14s %12s",
-          "store", "sessions", "errors", "seconds", "MB per 100k", "bytes/session", "Redis MB/100k");
+          "store",
+          "sessions",
+          "errors",
+          "seconds",
+          "MB per 100k",
+          "bytes/session",
+          "Redis MB/100k");
       fp.forEach(
           (store, m) ->
               line(
@@ -1587,7 +1595,11 @@ public final class BenchRunner {
           (store, m) -> {
             double mb = (Double) m.get("heap_mb_per_100k");
             target(
-                "100,000 placed sessions <= " + (int) PLACEMENT_MB_BUDGET + " MB of heap (" + store + " store)",
+                "100,000 placed sessions <= "
+                    + (int) PLACEMENT_MB_BUDGET
+                    + " MB of heap ("
+                    + store
+                    + " store)",
                 mb <= PLACEMENT_MB_BUDGET && ((Long) m.get("errors")) == 0,
                 String.format("%.1f MB, %d errors", mb, m.get("errors")));
           });

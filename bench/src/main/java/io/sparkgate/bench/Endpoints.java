@@ -112,16 +112,16 @@ final class Endpoints implements AutoCloseable {
 
   private Process startBackendProcess(String name, int port) throws IOException {
     return start(
-            name,
-            List.of(
-                javaBin(),
-                "-Xms512m",
-                "-Xmx1g",
-                "-cp",
-                System.getProperty("java.class.path"),
-                BenchBackend.class.getName(),
-                "--port",
-                Integer.toString(port)));
+        name,
+        List.of(
+            javaBin(),
+            "-Xms512m",
+            "-Xmx1g",
+            "-cp",
+            System.getProperty("java.class.path"),
+            BenchBackend.class.getName(),
+            "--port",
+            Integer.toString(port)));
   }
 
   /** redis-server on the PATH or in /usr/bin, or null. */
@@ -163,13 +163,16 @@ final class Endpoints implements AutoCloseable {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (System.nanoTime() < deadline) {
       if (!p.isAlive()) {
-        throw new IllegalStateException("redis-server exited with " + p.exitValue() + " (see its log)");
+        throw new IllegalStateException(
+            "redis-server exited with " + p.exitValue() + " (see its log)");
       }
       try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
         s.getOutputStream().write("PING\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
         byte[] buf = new byte[16];
         int n = s.getInputStream().read(buf);
-        if (n > 0 && new String(buf, 0, n, java.nio.charset.StandardCharsets.US_ASCII).startsWith("+PONG")) {
+        if (n > 0
+            && new String(buf, 0, n, java.nio.charset.StandardCharsets.US_ASCII)
+                .startsWith("+PONG")) {
           return port;
         }
       } catch (IOException e) {
@@ -323,7 +326,11 @@ final class Endpoints implements AutoCloseable {
               : "";
       y.append("pools:\n  bench:\n    backends:\n");
       for (int p : List.of(backendPort, routing.secondBackendPort())) {
-        y.append("      - {address: '127.0.0.1:").append(p).append("'").append(profile).append("}\n");
+        y.append("      - {address: '127.0.0.1:")
+            .append(p)
+            .append("'")
+            .append(profile)
+            .append("}\n");
       }
       y.append("sessions:\n  store: redis\n  redis_url: ").append(routing.redisUrl()).append('\n');
     } else {

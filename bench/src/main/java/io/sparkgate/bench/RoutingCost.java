@@ -104,7 +104,8 @@ final class RoutingCost {
   private static final MethodDescriptor<byte[], byte[]> CONFIG =
       MethodDescriptor.newBuilder(
               BenchProtocol.RawMarshaller.INSTANCE, BenchProtocol.RawMarshaller.INSTANCE)
-          .setFullMethodName(MethodDescriptor.generateFullMethodName(BenchProtocol.SERVICE, "Config"))
+          .setFullMethodName(
+              MethodDescriptor.generateFullMethodName(BenchProtocol.SERVICE, "Config"))
           .setType(MethodDescriptor.MethodType.UNARY)
           .build();
 
@@ -160,7 +161,8 @@ final class RoutingCost {
       m.put("heap_mb_per_100k", (after - before) / 1e6 * 100_000 / sessions);
       m.put("heap_bytes_per_session", (double) (after - before) / sessions);
       if (redis != null) {
-        m.put("redis_used_memory_mb_per_100k", (redisAfter - redisBefore) / 1e6 * 100_000 / sessions);
+        m.put(
+            "redis_used_memory_mb_per_100k", (redisAfter - redisBefore) / 1e6 * 100_000 / sessions);
       }
       log.accept(
           String.format(
@@ -213,7 +215,10 @@ final class RoutingCost {
                           .toByteArray();
                   try {
                     ClientCalls.blockingUnaryCall(
-                        ch, CONFIG, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), request);
+                        ch,
+                        CONFIG,
+                        CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS),
+                        request);
                   } catch (RuntimeException e) {
                     errors.incrementAndGet();
                   }
