@@ -40,6 +40,20 @@ public final class BenchRunner {
   static final String TLS = "sparkgate-tls";
 
   /**
+   * Sparkgate full's features with routing (issue 46): a pool of two fake backends and sessions in a real
+   * redis-server the runner starts; skipped when redis-server is not installed or with --no-routed.
+   */
+  static final String ROUTED = "sparkgate-routed";
+
+  /** Routing may add at most this much to the p50 of a small ExecutePlan (issue 46). */
+  private static final double ROUTING_P50_BUDGET_US = 10;
+
+  /** Placed sessions whose heap the placement footprint measures, and its budget per 100,000 (issue 46). */
+  private static final int PLACED_SESSIONS = 100_000;
+
+  private static final double PLACEMENT_MB_BUDGET = 50;
+
+  /**
    * The variant built from --baseline-jar (TLS only; full features with --baseline-full, some with
    * --baseline-features), to compare a change before and after in one run: run-to-run noise on a shared
    * machine is larger than most changes.
@@ -112,6 +126,7 @@ public final class BenchRunner {
         baselinePolicy; // optional: the baseline's policy file (an older build cannot read today's)
     Set<String> baselineFeatures; // the baseline's features (Endpoints.FEATURES); null: TLS only
     boolean frameRelay; // also measure the FrameRelay baseline
+    boolean routed = true; // sparkgate-routed, the Redis round trip and the placement footprint
     Path out = Path.of("bench/results");
     String token;
     Duration warmup = Duration.ofSeconds(5);
@@ -174,6 +189,7 @@ public final class BenchRunner {
           case "--baseline-full" -> o.baselineFeatures = Endpoints.FEATURES;
           case "--baseline-features" -> o.baselineFeatures = Set.of(args[++i].split(","));
           case "--frame-relay" -> o.frameRelay = true;
+          case "--no-routed" -> o.routed = false;
           case "--out" -> o.out = Path.of(args[++i]);
           case "--token" -> o.token = args[++i];
           case "--token-file" -> o.token = Files.readString(Path.of(args[++i])).trim();
@@ -384,6 +400,31 @@ public final class BenchRunner {
                 + "): no nginx baselines");
       }
       List<String> variants = new ArrayList<>(List.of(FULL, TLS));
+      // Routing: a second fake backend and a throwaway redis-server, for sparkgate-routed and for
+      // the
+      // Redis round trip and the placement footprint.
+      String redisUrl = null;
+      int secondBackendPort = -1;
+      if (o.routed) {
+        Path redisServer = Endpoints.redisServerBinary();
+        if (redisServer == null) {
+          log(
+              "redis-server not installed (apt-get install redis-server): no "
+                  + ROUTED
+                  + ", no Redis round trip, placement footprint with the memory store only");
+          json.put("routed_skipped", "redis-server not installed");
+        } else {
+          int redisPort = ep.startRedis(redisServer);
+          redisUrl = "redis://127.0.0.1:" + redisPort + "/0";
+          secondBackendPort = ep.startExtraBackend("backend-2");
+          Endpoints.waitReady(
+              new LoadGenerator.Target("backend-2", "127.0.0.1", secondBackendPort, null, null),
+              null,
+              Duration.ofSeconds(60));
+          log("redis-server on port " + redisPort + ", second backend on " + secondBackendPort);
+          variants.add(ROUTED);
+        }
+      }
       if (o.baselineJar != null) {
         variants.add(BASE);
       }
@@ -391,7 +432,7 @@ public final class BenchRunner {
         int p = Endpoints.freePort();
         int jmx = Endpoints.freePort();
         Set<String> features =
-            name.equals(FULL)
+            name.equals(FULL) || name.equals(ROUTED)
                 ? Endpoints.FEATURES
                 : name.equals(BASE) && o.baselineFeatures != null ? o.baselineFeatures : Set.of();
         Path cfg =
@@ -403,7 +444,8 @@ public final class BenchRunner {
                 features,
                 name.equals(BASE) ? o.baselineAudit : Map.of(),
                 listenKeys(name),
-                name.equals(BASE) ? o.baselinePolicy : null);
+                name.equals(BASE) ? o.baselinePolicy : null,
+                name.equals(ROUTED) ? new Endpoints.Routing(secondBackendPort, redisUrl) : null);
         Process sp =
             ep.startSparkgate(
                 name,
@@ -556,6 +598,32 @@ public final class BenchRunner {
       }
       if (wants("slow")) {
         memory.put("slow_reader", slowReader(t.get(FULL), probes.get(FULL)));
+      }
+      if (redisUrl != null && wants("redis")) {
+        int calls = o.quick ? 5_000 : 20_000;
+        log("Redis round trip: " + calls + " GETs and " + calls + " quota EVALs, one at a time");
+        Map<String, Object> rt = RoutingCost.redisRoundTrip(redisUrl, 2_000, calls);
+        log("Redis round trip: " + rt);
+        json.put("redis_round_trip", rt);
+      }
+      if (o.routed && wants("placement")) {
+        Map<String, Object> fp = new LinkedHashMap<>();
+        log("placement footprint: " + PLACED_SESSIONS + " sessions, memory store");
+        fp.put(
+            "memory",
+            RoutingCost.placementFootprint(
+                work.resolve("footprint"), null, PLACED_SESSIONS, BenchRunner::log));
+        if (redisUrl != null) {
+          log("placement footprint: " + PLACED_SESSIONS + " sessions, redis store (database 1)");
+          fp.put(
+              "redis",
+              RoutingCost.placementFootprint(
+                  work.resolve("footprint"),
+                  redisUrl.replaceAll("/0$", "/1"),
+                  PLACED_SESSIONS,
+                  BenchRunner::log));
+        }
+        json.put("placement_footprint", fp);
       }
     } finally {
       for (JvmProbe probe : probes.values()) {
@@ -814,6 +882,32 @@ public final class BenchRunner {
           FULL, other, FULL);
       out.put(FULL + " - " + other, pairedLines("rounds", figures));
     }
+    if (closed.containsKey(ROUTED) && closed.containsKey(FULL)) {
+      var fr = (LoadGenerator.ClosedLoop) closed.get(FULL);
+      var rr = (LoadGenerator.ClosedLoop) closed.get(ROUTED);
+      double added = rr.latency().p50() - fr.latency().p50();
+      target(
+          "routing adds <= "
+              + (int) ROUTING_P50_BUDGET_US
+              + " us to full's p50 (closed loop, median rounds)",
+          added <= ROUTING_P50_BUDGET_US,
+          String.format(
+              "routed %.1f us, full %.1f us: %+.1f us",
+              rr.latency().p50(), fr.latency().p50(), added));
+      if (o.rounds >= 2) {
+        Map<String, Paired> figures = new LinkedHashMap<>();
+        figures.put(
+            "p50",
+            Paired.of(rounds.get("closed_loop").get(ROUTED), rounds.get("closed_loop").get(FULL)));
+        figures.put("p99", Paired.of(closedLoopP99.get(ROUTED), closedLoopP99.get(FULL)));
+        Map<String, List<Double>> cpu = cpuRounds.getOrDefault("closed_loop", Map.of());
+        figures.put("cpu/call", Paired.of(cpu.get(ROUTED), cpu.get(FULL)));
+        line(
+            "%s minus %s, paired by round (us; median of the differences, and the rounds where %s was lower):",
+            ROUTED, FULL, ROUTED);
+        out.put(ROUTED + " - " + FULL, pairedLines("rounds", figures));
+      }
+    }
     if (!out.isEmpty()) {
       line("");
       this.json.put("closed_loop_paired", out);
@@ -894,6 +988,37 @@ public final class BenchRunner {
         alternatingTarget("p99", figures.get("p99"));
       }
     }
+    var routed = (Alternating.Result) rows.get(ROUTED);
+    if (full != null && routed != null) {
+      line(
+          "%s minus %s, paired by %d ms bucket (us; median of the differences, its 95%% interval, and the"
+              + " buckets where %s was lower):",
+          ROUTED, FULL, o.bucket.toMillis(), ROUTED);
+      Map<String, Paired> figures = new LinkedHashMap<>();
+      figures.put("p50", Paired.of(routed.bucketP50(), full.bucketP50()));
+      figures.put("p99", Paired.of(routed.bucketP99(), full.bucketP99()));
+      figures.put("cpu/call", Paired.of(routed.bucketCpuPerCall(), full.bucketCpuPerCall()));
+      out.put(ROUTED + " - " + FULL, pairedLines("buckets", figures));
+      Paired p50 = figures.get("p50");
+      String name =
+          "routing adds <= "
+              + (int) ROUTING_P50_BUDGET_US
+              + " us to full's p50 (alternating, paired by bucket)";
+      if (p50 == null) {
+        target(name, null, "too few buckets");
+      } else {
+        double[] ci = p50.confidence95();
+        target(
+            name,
+            p50.median() <= ROUTING_P50_BUDGET_US,
+            String.format(
+                "routed minus full %+.1f us%s, lower in %d of %d buckets",
+                p50.median(),
+                ci == null ? "" : String.format(" (95%% %+.1f to %+.1f)", ci[0], ci[1]),
+                p50.lowerIn(),
+                p50.differences().size()));
+      }
+    }
     if (full != null && !rows.containsKey(L7)) {
       target(
           "Sparkgate full adds <= nginx L7's p50/p99 latency (alternating)",
@@ -965,6 +1090,18 @@ public final class BenchRunner {
       figures.put("CO p99", Paired.of(full.sliceCorrectedP99(), b.sliceCorrectedP99()));
       figures.put("cpu/call", Paired.of(full.sliceCpuPerCall(), b.sliceCpuPerCall()));
       out.put(FULL + " - " + other, pairedLines("cycles", figures));
+    }
+    var routed = (PairedOpenLoop.Result) rows.get(ROUTED);
+    if (full != null && routed != null) {
+      line(
+          "%s minus %s, paired by cycle (us; median of the differences, its 95%% interval, and the cycles where"
+              + " %s was lower):",
+          ROUTED, FULL, ROUTED);
+      Map<String, Paired> figures = new LinkedHashMap<>();
+      figures.put("CO p50", Paired.of(routed.sliceCorrectedP50(), full.sliceCorrectedP50()));
+      figures.put("CO p99", Paired.of(routed.sliceCorrectedP99(), full.sliceCorrectedP99()));
+      figures.put("cpu/call", Paired.of(routed.sliceCpuPerCall(), full.sliceCpuPerCall()));
+      out.put(ROUTED + " - " + FULL, pairedLines("cycles", figures));
     }
     line("");
     if (!out.isEmpty()) {
@@ -1400,6 +1537,7 @@ public final class BenchRunner {
         one == null || many == null
             ? "JMH not run"
             : String.format("1 rule %.2f us, 1000 rules %.2f us", one / 1e3, many / 1e3));
+    reportRouting();
     line("Targets");
     for (String[] tg : targets) {
       line("  %-9s %-58s %s", tg[0], tg[1], tg[2]);
@@ -1407,6 +1545,65 @@ public final class BenchRunner {
     json.put(
         "targets",
         targets.stream().map(x -> Map.of("status", x[0], "target", x[1], "detail", x[2])).toList());
+  }
+
+  /** The Redis round trip and the placement footprint (issue 46), with their targets. */
+  @SuppressWarnings("unchecked")
+  private void reportRouting() {
+    var rt = (Map<String, Map<String, Object>>) json.get("redis_round_trip");
+    if (rt != null) {
+      line(
+          "One Redis command from the bench JVM through io.sparkgate.redis.Redis.call, one at a time (us): what a"
+              + " shared quota adds to the start of an operation");
+      line("%-12s %9s %9s %9s %9s", "command", "p50", "p99", "p99.9", "calls");
+      rt.forEach(
+          (cmd, m) ->
+              line(
+                  "%-12s %9.1f %9.1f %9.1f %9d",
+                  cmd, m.get("p50_us"), m.get("p99_us"), m.get("p999_us"), m.get("calls")));
+      line("");
+    }
+    var fp = (Map<String, Map<String, Object>>) json.get("placement_footprint");
+    if (fp != null) {
+      line(
+          "Placement footprint: an in-process Sparkgate (pool of two fake backends), one Config call per new"
+              + " session; heap used after full collections, before and after");
+      line(
+          "%-8s %9s %9s %9s %12s %14s %12s",
+          "store",
+          "sessions",
+          "errors",
+          "seconds",
+          "MB per 100k",
+          "bytes/session",
+          "Redis MB/100k");
+      fp.forEach(
+          (store, m) ->
+              line(
+                  "%-8s %9d %9d %9.1f %12.1f %14.0f %12s",
+                  store,
+                  m.get("sessions"),
+                  m.get("errors"),
+                  m.get("seconds"),
+                  m.get("heap_mb_per_100k"),
+                  m.get("heap_bytes_per_session"),
+                  m.containsKey("redis_used_memory_mb_per_100k")
+                      ? String.format("%.1f", m.get("redis_used_memory_mb_per_100k"))
+                      : "-"));
+      line("");
+      fp.forEach(
+          (store, m) -> {
+            double mb = (Double) m.get("heap_mb_per_100k");
+            target(
+                "100,000 placed sessions <= "
+                    + (int) PLACEMENT_MB_BUDGET
+                    + " MB of heap ("
+                    + store
+                    + " store)",
+                mb <= PLACEMENT_MB_BUDGET && ((Long) m.get("errors")) == 0,
+                String.format("%.1f MB, %d errors", mb, m.get("errors")));
+          });
+    }
   }
 
   /** A JMH score in nanoseconds per operation, or null when that benchmark (with that parameter) did not run. */

@@ -99,20 +99,95 @@ final class Endpoints implements AutoCloseable {
   /** The fake backend in its own JVM, so that its garbage and threads are not the load generator's. */
   int startBackend() throws IOException, InterruptedException {
     int port = freePort();
-    backend =
-        start(
-            "backend",
-            List.of(
-                javaBin(),
-                "-Xms512m",
-                "-Xmx1g",
-                "-cp",
-                System.getProperty("java.class.path"),
-                BenchBackend.class.getName(),
-                "--port",
-                Integer.toString(port)));
+    backend = startBackendProcess("backend", port);
     return port;
   }
+
+  /** Another fake backend in its own JVM (the routed variant's second pool member). */
+  int startExtraBackend(String name) throws IOException {
+    int port = freePort();
+    startBackendProcess(name, port);
+    return port;
+  }
+
+  private Process startBackendProcess(String name, int port) throws IOException {
+    return start(
+        name,
+        List.of(
+            javaBin(),
+            "-Xms512m",
+            "-Xmx1g",
+            "-cp",
+            System.getProperty("java.class.path"),
+            BenchBackend.class.getName(),
+            "--port",
+            Integer.toString(port)));
+  }
+
+  /** redis-server on the PATH or in /usr/bin, or null. */
+  static Path redisServerBinary() {
+    for (String dir :
+        (System.getenv().getOrDefault("PATH", "/usr/bin") + File.pathSeparator + "/usr/bin")
+            .split(File.pathSeparator)) {
+      Path p = Path.of(dir, "redis-server");
+      if (Files.isExecutable(p)) {
+        return p;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * A throwaway redis-server on a free loopback port, without persistence, in the work directory; stopped with
+   * the other processes. Returns its port once it answers PING.
+   */
+  int startRedis(Path redisServer) throws IOException, InterruptedException {
+    int port = freePort();
+    Path dir = work.resolve("redis");
+    Files.createDirectories(dir);
+    Process p =
+        start(
+            "redis",
+            List.of(
+                redisServer.toString(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                dir.toString()));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline) {
+      if (!p.isAlive()) {
+        throw new IllegalStateException(
+            "redis-server exited with " + p.exitValue() + " (see its log)");
+      }
+      try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+        s.getOutputStream().write("PING\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        byte[] buf = new byte[16];
+        int n = s.getInputStream().read(buf);
+        if (n > 0
+            && new String(buf, 0, n, java.nio.charset.StandardCharsets.US_ASCII)
+                .startsWith("+PONG")) {
+          return port;
+        }
+      } catch (IOException e) {
+        // not listening yet
+      }
+      Thread.sleep(100);
+    }
+    throw new IllegalStateException("redis-server did not answer PING within 30 s");
+  }
+
+  /**
+   * Routing for a variant: a pool of the bench's backend and a second one, sessions in Redis (the variant
+   * "sparkgate-routed").
+   */
+  record Routing(int secondBackendPort, String redisUrl) {}
 
   /** The fake backend's process (null until started). */
   Process backendProcess() {
@@ -212,6 +287,24 @@ final class Endpoints implements AutoCloseable {
       Map<String, String> listen,
       Path policy)
       throws IOException {
+    return sparkgateConfig(name, port, backendPort, certs, features, audit, listen, policy, null);
+  }
+
+  /**
+   * As above; with {@code routing} (not null), {@code pools:} of two backends (the bench's and the second)
+   * and {@code sessions:} in Redis replace {@code backend:}.
+   */
+  Path sparkgateConfig(
+      String name,
+      int port,
+      int backendPort,
+      Path certs,
+      Set<String> features,
+      Map<String, String> audit,
+      Map<String, String> listen,
+      Path policy,
+      Routing routing)
+      throws IOException {
     Path dir = work.resolve(name);
     Files.createDirectories(dir);
     StringBuilder y = new StringBuilder();
@@ -224,8 +317,26 @@ final class Endpoints implements AutoCloseable {
     listen.forEach((k, v) -> y.append("  ").append(k).append(": ").append(v).append('\n'));
     y.append("tls:\n  cert_file: ").append(certs.resolve("server.pem")).append('\n');
     y.append("  key_file: ").append(certs.resolve("server.key")).append('\n');
-    y.append("backend:\n  address: 127.0.0.1:").append(backendPort).append('\n');
-    if (features.contains("policy")) {
+    if (routing != null) {
+      // The same profile re-read as full's, on each pool member (a pool's members share one
+      // profile).
+      String profile =
+          features.contains("policy")
+              ? ", profile: {refresh_interval: " + PROFILE_REFRESH_SECONDS + "s}"
+              : "";
+      y.append("pools:\n  bench:\n    backends:\n");
+      for (int p : List.of(backendPort, routing.secondBackendPort())) {
+        y.append("      - {address: '127.0.0.1:")
+            .append(p)
+            .append("'")
+            .append(profile)
+            .append("}\n");
+      }
+      y.append("sessions:\n  store: redis\n  redis_url: ").append(routing.redisUrl()).append('\n');
+    } else {
+      y.append("backend:\n  address: 127.0.0.1:").append(backendPort).append('\n');
+    }
+    if (routing == null && features.contains("policy")) {
       // The policy stage re-reads the backend's profile (three typed unary calls with a deadline)
       // every 5
       // minutes by default. The first re-read after the forwarding path is compiled trips C2's type
