@@ -32,11 +32,31 @@ public record SparkError(
     java.util.Optional<Duration> retryAfter) {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String EXCEPTION = "org.apache.spark.SparkException";
-  private static final List<String> CLASSES =
-      List.of(EXCEPTION, "java.lang.Exception", "java.lang.Throwable");
 
   public SparkError {
     parameters = Map.copyOf(parameters);
+  }
+
+  /**
+   * The {@link ErrorInfo} Spark's server attaches to an error: {@code reason} the exception class, the class
+   * chain, the SQLSTATE and the message parameters, which every Spark client reads.
+   */
+  public static ErrorInfo errorInfo(
+      String exceptionClass, String sqlState, Map<String, String> parameters) {
+    try {
+      return ErrorInfo.newBuilder()
+          .setReason(exceptionClass)
+          .setDomain("org.apache.spark")
+          .putMetadata(
+              "classes",
+              JSON.writeValueAsString(
+                  List.of(exceptionClass, "java.lang.Exception", "java.lang.Throwable")))
+          .putMetadata("sqlState", sqlState)
+          .putMetadata("messageParameters", JSON.writeValueAsString(parameters))
+          .build();
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** The text the client prints: {@code [CLASS] message SQLSTATE: xxxxx}. */
@@ -45,19 +65,7 @@ public record SparkError(
   }
 
   public StatusException toException() {
-    ErrorInfo info;
-    try {
-      info =
-          ErrorInfo.newBuilder()
-              .setReason(EXCEPTION)
-              .setDomain("org.apache.spark")
-              .putMetadata("classes", JSON.writeValueAsString(CLASSES))
-              .putMetadata("sqlState", sqlState)
-              .putMetadata("messageParameters", JSON.writeValueAsString(parameters))
-              .build();
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
+    ErrorInfo info = errorInfo(EXCEPTION, sqlState, parameters);
     com.google.rpc.Status.Builder status =
         com.google.rpc.Status.newBuilder()
             .setCode(code.value())

@@ -1,13 +1,11 @@
 package io.sparkgate.policy;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.Any;
 import com.google.rpc.ErrorInfo;
 import io.grpc.StatusException;
 import io.grpc.protobuf.StatusProto;
+import io.sparkgate.call.SparkError;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -25,9 +23,6 @@ import java.util.Map;
  */
 final class Refusals {
   static final String EXCEPTION = "org.apache.spark.sql.AnalysisException";
-  private static final List<String> CLASSES =
-      List.of(EXCEPTION, "java.lang.Exception", "java.lang.Throwable");
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   private Refusals() {}
 
@@ -47,19 +42,7 @@ final class Refusals {
     Map<String, String> params = new LinkedHashMap<>();
     params.put("rule", d.rule());
     params.put("reason", d.message());
-    ErrorInfo info;
-    try {
-      info =
-          ErrorInfo.newBuilder()
-              .setReason(EXCEPTION)
-              .setDomain("org.apache.spark")
-              .putMetadata("classes", JSON.writeValueAsString(CLASSES))
-              .putMetadata("sqlState", d.sqlState())
-              .putMetadata("messageParameters", JSON.writeValueAsString(params))
-              .build();
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
+    ErrorInfo info = SparkError.errorInfo(EXCEPTION, d.sqlState(), params);
     com.google.rpc.Status status =
         com.google.rpc.Status.newBuilder()
             .setCode(d.code().value())
