@@ -19,11 +19,13 @@ import io.grpc.stub.ClientCalls;
 import io.sparkgate.Sparkgate;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.TestMethods;
+import io.sparkgate.testing.Await;
 import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.FakeSparkConnect;
 import io.sparkgate.testing.RedisServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -98,19 +100,12 @@ final class SharedSessionsIT {
                   .anyMatch(d -> d.is(RetryInfo.class)));
           assertEquals(before, a.calls.get() + b.calls.get(), "nothing reached any backend");
 
-          // Redis back (empty: no persistence): the replicas recover without a restart.
+          // Redis back (empty: no persistence): both replicas recover without a restart, each on
+          // its
+          // own reconnect schedule, so wait for each before asking them to agree.
           redis.start();
-          io.sparkgate.testing.Await.until(
-              "replica two answers again",
-              java.time.Duration.ofSeconds(20),
-              () -> {
-                try {
-                  send(c2, a, b, "erin", "after-outage");
-                  return true;
-                } catch (StatusRuntimeException x) {
-                  return false;
-                }
-              });
+          awaitAnswers("replica one", c1, a, b);
+          awaitAnswers("replica two", c2, a, b);
           FakeSparkConnect after = send(c2, a, b, "erin", "after-outage");
           assertEquals(after, send(c1, a, b, "erin", "after-outage"));
         } finally {
@@ -122,6 +117,21 @@ final class SharedSessionsIT {
       serverA.shutdownNow();
       serverB.shutdownNow();
     }
+  }
+
+  private static void awaitAnswers(
+      String replica, ManagedChannel via, FakeSparkConnect a, FakeSparkConnect b) throws Exception {
+    Await.until(
+        replica + " answers again",
+        Duration.ofSeconds(20),
+        () -> {
+          try {
+            send(via, a, b, "erin", "probe-" + replica);
+            return true;
+          } catch (StatusRuntimeException x) {
+            return false;
+          }
+        });
   }
 
   /** Sends a Config call; returns the backend that got it. */
