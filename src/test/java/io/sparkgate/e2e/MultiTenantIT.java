@@ -532,6 +532,18 @@ class MultiTenantIT {
             rows -> rows != null);
     assertEquals(List.of(List.<Object>of(606L)), back);
     assertEquals(unseenAt, on(unseen, "mt_view"), "its view lives on exactly one backend");
+    // Each replica reconnects on its own schedule; the next test needs replica 2 back too.
+    Await.value(
+        "replica 2 reconnected to Redis",
+        () -> {
+          try {
+            return sql(replica2, ALICE, "alice", UUID.randomUUID().toString(), "SELECT 1L");
+          } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() != Status.Code.UNAVAILABLE) throw e;
+            return null;
+          }
+        },
+        rows -> rows != null);
   }
 
   // ---- 7 (last: kills S2)
