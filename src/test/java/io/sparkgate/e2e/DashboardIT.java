@@ -154,7 +154,7 @@ class DashboardIT {
     seriesByTarget.forEach((name, n) -> System.out.println("dashboard: " + n + " series: " + name));
     System.out.println("dashboard: empty panels: " + empty);
     assertEquals(List.of(), errors, "queries Prometheus refused");
-    assertTrue(seriesByTarget.size() >= 30, "targets read: " + seriesByTarget.keySet());
+    assertFalse(seriesByTarget.isEmpty(), "no panel queries in " + DASHBOARD);
     assertEquals(EMPTY_HERE, empty, "panels with no series; log: " + prometheus.logText());
     assertEquals(Set.of(), notRising, "panels of the traffic made here without a value above 0");
   }
