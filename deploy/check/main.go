@@ -60,8 +60,9 @@ func main() {
 			where := fmt.Sprintf("%s:%d", file, doc.line)
 			obj, _, err := decoder.Decode(doc.data, nil, nil)
 			if err != nil {
-				// Strict errors come back together with the object; either way the document is wrong.
-				fmt.Printf("%s: FAIL %v\n", where, err)
+				// Strict errors come back together with the object; either way the document is wrong. One line per
+			// object, also for the YAML reader's multi-line messages.
+				fmt.Printf("%s: FAIL %s\n", where, strings.Join(strings.Fields(err.Error()), " "))
 				failed = true
 				continue
 			}
@@ -208,7 +209,11 @@ func deployment(d *appsv1.Deployment) (string, []string) {
 				problems = append(problems, fmt.Sprintf("container %s mounts volume %q that the pod does not declare", c.Name, m.Name))
 			}
 		}
-		parts = append(parts, fmt.Sprintf("container=%s ports=%s", c.Name, strings.Join(declared, ",")))
+		var mounts []string
+		for _, m := range c.VolumeMounts {
+			mounts = append(mounts, m.MountPath)
+		}
+		parts = append(parts, fmt.Sprintf("container=%s ports=%s mounts=%s", c.Name, strings.Join(declared, ","), strings.Join(mounts, ",")))
 		for _, p := range []struct {
 			kind  string
 			probe *corev1.Probe
