@@ -11,6 +11,8 @@ import org.junit.jupiter.api.Assumptions;
  * reason, unless {@code SPARKGATE_CI=1}, which makes it a failure.
  */
 public final class Toolchains {
+  private static final List<String> GO = List.of("go", "/usr/local/go/bin/go");
+
   private Toolchains() {}
 
   /**
@@ -19,10 +21,14 @@ public final class Toolchains {
    * @param neededFor what the test builds with it, for the message
    */
   public static String requireGo(String neededFor) {
-    String go = DebianPackages.firstWorking(List.of("go", "/usr/local/go/bin/go"), "version");
+    return requireGo(neededFor, GO, "1".equals(System.getenv(DebianPackages.CI)));
+  }
+
+  static String requireGo(String neededFor, List<String> candidates, boolean underCi) {
+    String go = DebianPackages.firstWorking(candidates, "version");
     if (go == null) {
       String why = "the Go toolchain (go) is not installed; it is needed " + neededFor;
-      if ("1".equals(System.getenv(DebianPackages.CI))) {
+      if (underCi) {
         fail(why + ", and " + DebianPackages.CI + "=1 requires it");
       }
       Assumptions.abort(why);
