@@ -2,8 +2,8 @@
 # Checks the Kubernetes deployment with the real tools: helm lint and helm template on the chart (default
 # values and ci/full-values.yaml), then every rendered object and the plain manifests against the Kubernetes
 # API schema, offline and strictly (check, in this directory). Negative cases prove both guards work: the
-# checker must reject every file in testdata/, and the chart must refuse values that would break a drain or
-# expose the admin port without a token.
+# checker must reject every file in testdata/, and the chart must refuse values that would break a drain,
+# expose the admin port without a token or bind it where the kubelet cannot probe it.
 #
 # helm and the checker are built from source with the Go toolchain on first use (helm takes minutes) into
 # target/tools/bin (SPARKGATE_TOOLS moves it); Go's module and build caches make later builds quick.
@@ -41,6 +41,11 @@ check=$bin/k8s-check
 "$helm" template sparkgate "$chart" --namespace sparkgate -f "$chart/ci/full-values.yaml" \
   >"$out/chart-full.yaml"
 
+# helm template leaves NOTES.txt out; a client-side dry-run install renders it too, without a cluster.
+for values in "$chart/values.yaml" "$chart/ci/full-values.yaml"; do
+  "$helm" install sparkgate "$chart" --namespace sparkgate --dry-run=client -f "$values" >"$out/install.txt"
+done
+
 "$check" -write-config "$out/config" \
   "$out/chart-default.yaml" "$out/chart-full.yaml" deploy/kubernetes/sparkgate.yaml
 
@@ -54,7 +59,8 @@ for bad in deploy/check/testdata/*.yaml; do
   echo "negative: $(head -1 "$out/negative.txt")"
 done
 
-# The chart's own guards: values that would break a drain or leave the admin port open must not render.
+# The chart's own guards: values that would break a drain, leave the admin port open or keep the kubelet
+# from probing it must not render.
 refuse() {
   local why=$1
   shift
@@ -66,5 +72,6 @@ refuse() {
 }
 refuse "a grace period shorter than the drain" --set terminationGracePeriodSeconds=20
 refuse "an admin port beyond loopback without a token" --set secrets.adminToken=
+refuse "an admin port the kubelet cannot probe" --set config.admin.address=127.0.0.1
 
 echo "deploy checks passed"

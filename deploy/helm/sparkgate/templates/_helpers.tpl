@@ -73,7 +73,10 @@ fromYaml, so the ports in the Deployment are always the ones in the configuratio
 {{- if .Values.secrets.adminTls }}
 {{- $_ := set $admin "tls" (merge ($admin.tls | default dict) (dict "cert_file" "/etc/sparkgate/admin-tls/tls.crt" "key_file" "/etc/sparkgate/admin-tls/tls.key")) }}
 {{- end }}
-{{- if and (not (has $admin.address (list "127.0.0.1" "localhost" "::1"))) (not $admin.token_file) (not ($admin.tls | default dict).client_ca_file) }}
+{{- if has $admin.address (list "127.0.0.1" "localhost" "::1") }}
+{{- fail "config.admin.address: the kubelet probes /healthz and /readyz from the node, so the admin port cannot be bound to loopback" }}
+{{- end }}
+{{- if and (not $admin.token_file) (not ($admin.tls | default dict).client_ca_file) }}
 {{- fail "config.admin is bound beyond loopback (the kubelet probes it there): set secrets.adminToken (admin.token_file) or admin.tls.client_ca_file" }}
 {{- end }}
 {{- $_ := set $c "admin" $admin }}

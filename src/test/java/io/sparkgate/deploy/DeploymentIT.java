@@ -230,6 +230,9 @@ class DeploymentIT {
     assertTrue(
         negatives.stream().anyMatch(l -> l.contains("bound beyond loopback")),
         String.join("\n", negatives));
+    assertTrue(
+        negatives.stream().anyMatch(l -> l.contains("cannot be bound to loopback")),
+        String.join("\n", negatives));
   }
 
   private static List<String> matching(String text) {
