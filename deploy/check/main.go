@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -24,9 +25,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -61,7 +65,7 @@ func main() {
 			obj, _, err := decoder.Decode(doc.data, nil, nil)
 			if err != nil {
 				// Strict errors come back together with the object; either way the document is wrong. One line per
-			// object, also for the YAML reader's multi-line messages.
+				// object, also for the YAML reader's multi-line messages.
 				fmt.Printf("%s: FAIL %s\n", where, strings.Join(strings.Fields(err.Error()), " "))
 				failed = true
 				continue
@@ -139,6 +143,14 @@ var separator = regexp.MustCompile(`^---\s*(#.*)?$`)
 
 // inspect returns a one-line summary of the object and what the API server or the kubelet would refuse.
 func inspect(obj runtime.Object) (string, []string) {
+	summary, problems := describe(obj)
+	if m, err := meta.Accessor(obj); err == nil {
+		problems = append(problems, objectMeta(m)...)
+	}
+	return summary, problems
+}
+
+func describe(obj runtime.Object) (string, []string) {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
 		return deployment(o)
@@ -147,32 +159,54 @@ func inspect(obj runtime.Object) (string, []string) {
 	case *policyv1.PodDisruptionBudget:
 		return fmt.Sprintf("PodDisruptionBudget/%s minAvailable=%s maxUnavailable=%s selector=%s",
 			o.Name, intOrString(o.Spec.MinAvailable), intOrString(o.Spec.MaxUnavailable),
-			labels(o.Spec.Selector.MatchLabels)), named(o.Name)
+			selector(o.Spec.Selector)), nil
 	case *networkingv1.NetworkPolicy:
-		return networkPolicy(o), named(o.Name)
+		return networkPolicy(o), nil
 	case *corev1.ConfigMap:
 		keys := make([]string, 0, len(o.Data))
 		for k := range o.Data {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		return fmt.Sprintf("ConfigMap/%s data=%s", o.Name, strings.Join(keys, ",")), named(o.Name)
+		return fmt.Sprintf("ConfigMap/%s data=%s", o.Name, strings.Join(keys, ",")), nil
 	default:
-		gvk := obj.GetObjectKind().GroupVersionKind()
-		return gvk.Kind, nil
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return obj.GetObjectKind().GroupVersionKind().Kind, nil
+		}
+		return obj.GetObjectKind().GroupVersionKind().Kind + "/" + m.GetName(), nil
 	}
 }
 
-func named(name string) []string {
-	if name == "" {
-		return []string{"metadata.name is empty"}
+// objectMeta checks what the API server checks of every object's name and labels.
+func objectMeta(m metav1.Object) []string {
+	var problems []string
+	if m.GetName() == "" {
+		problems = append(problems, "metadata.name is empty")
+	} else {
+		for _, msg := range validation.IsDNS1123Subdomain(m.GetName()) {
+			problems = append(problems, "metadata.name: "+msg)
+		}
 	}
-	return nil
+	return append(problems, labelProblems("metadata.labels", m.GetLabels())...)
+}
+
+func labelProblems(where string, l map[string]string) []string {
+	var problems []string
+	for k, v := range l {
+		for _, msg := range validation.IsQualifiedName(k) {
+			problems = append(problems, fmt.Sprintf("%s key %q: %s", where, k, msg))
+		}
+		for _, msg := range validation.IsValidLabelValue(v) {
+			problems = append(problems, fmt.Sprintf("%s[%s] %q: %s", where, k, v, msg))
+		}
+	}
+	return problems
 }
 
 func deployment(d *appsv1.Deployment) (string, []string) {
-	problems := named(d.Name)
 	spec := d.Spec.Template.Spec
+	problems := labelProblems("spec.template.metadata.labels", d.Spec.Template.Labels)
 	replicas := "default(1)"
 	if d.Spec.Replicas != nil {
 		replicas = fmt.Sprint(*d.Spec.Replicas)
@@ -189,6 +223,14 @@ func deployment(d *appsv1.Deployment) (string, []string) {
 	volumes := map[string]bool{}
 	for _, v := range spec.Volumes {
 		volumes[v.Name] = true
+		for _, msg := range validation.IsDNS1123Label(v.Name) {
+			problems = append(problems, fmt.Sprintf("volume %q: %s", v.Name, msg))
+		}
+		// Every field of VolumeSource is a pointer, one per kind of volume; the API takes exactly one. Values
+		// merged from two places (a default emptyDir and a claim) give two, which decoding cannot see.
+		if n := sources(v.VolumeSource); n != 1 {
+			problems = append(problems, fmt.Sprintf("volume %q has %d sources; it must have exactly one", v.Name, n))
+		}
 	}
 	grace := "default(30)"
 	if spec.TerminationGracePeriodSeconds != nil {
@@ -201,6 +243,9 @@ func deployment(d *appsv1.Deployment) (string, []string) {
 		for _, p := range c.Ports {
 			if p.Name != "" {
 				ports[p.Name] = true
+				for _, msg := range validation.IsValidPortName(p.Name) {
+					problems = append(problems, fmt.Sprintf("container %s port name %q: %s", c.Name, p.Name, msg))
+				}
 			}
 			declared = append(declared, fmt.Sprintf("%s:%d", p.Name, p.ContainerPort))
 		}
@@ -325,4 +370,22 @@ func writeConfig(dir, file string, obj runtime.Object) error {
 	}
 	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	return os.WriteFile(filepath.Join(dir, base+"-"+cm.Name+".yaml"), []byte(cm.Data["sparkgate.yaml"]), 0o644)
+}
+
+func sources(v corev1.VolumeSource) int {
+	n := 0
+	fields := reflect.ValueOf(v)
+	for i := 0; i < fields.NumField(); i++ {
+		if !fields.Field(i).IsNil() {
+			n++
+		}
+	}
+	return n
+}
+
+func selector(s *metav1.LabelSelector) string {
+	if s == nil {
+		return "none"
+	}
+	return labels(s.MatchLabels)
 }

@@ -52,6 +52,10 @@ fromYaml, so the ports in the Deployment are always the ones in the configuratio
 */}}
 {{- define "sparkgate.config" -}}
 {{- $c := deepCopy (.Values.config | default dict) }}
+{{- /* pools replace backend; Helm merges the user's config with the default backend, so drop it here. */}}
+{{- if $c.pools }}
+{{- $_ := unset $c "backend" }}
+{{- end }}
 {{- $listen := merge ($c.listen | default dict) (dict "address" "0.0.0.0" "port" 15003) }}
 {{- $_ := set $c "listen" $listen }}
 {{- if $listen.plaintext }}

@@ -225,6 +225,10 @@ class DeploymentIT {
             .anyMatch(l -> l.contains("undeclared-port.yaml") && l.contains("\"admin\"")),
         String.join("\n", negatives));
     assertTrue(
+        negatives.stream()
+            .anyMatch(l -> l.contains("two-volume-sources.yaml") && l.contains("has 2 sources")),
+        String.join("\n", negatives));
+    assertTrue(
         negatives.stream().anyMatch(l -> l.contains("must be more than listen.drain_delay")),
         String.join("\n", negatives));
     assertTrue(
