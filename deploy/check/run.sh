@@ -3,7 +3,7 @@
 # values and ci/full-values.yaml), then every rendered object and the plain manifests against the Kubernetes
 # API schema, offline and strictly (check, in this directory). Negative cases prove both guards work: the
 # checker must reject every file in testdata/, and the chart must refuse values that would break a drain,
-# expose the admin port without a token or bind it where the kubelet cannot probe it.
+# expose the admin port without a token or keep the kubelet from probing it.
 #
 # helm and the checker are built from source with the Go toolchain on first use (helm takes minutes) into
 # target/tools/bin (SPARKGATE_TOOLS moves it); Go's module and build caches make later builds quick.
@@ -73,5 +73,7 @@ refuse() {
 refuse "a grace period shorter than the drain" --set terminationGracePeriodSeconds=20
 refuse "an admin port beyond loopback without a token" --set secrets.adminToken=
 refuse "an admin port the kubelet cannot probe" --set config.admin.address=127.0.0.1
+refuse "client certificates on the admin port" --set secrets.adminTls=sparkgate-admin-tls \
+  --set config.admin.tls.client_ca_file=/etc/sparkgate/admin-tls/ca.crt
 
 echo "deploy checks passed"

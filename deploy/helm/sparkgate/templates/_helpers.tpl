@@ -80,8 +80,11 @@ fromYaml, so the ports in the Deployment are always the ones in the configuratio
 {{- if has $admin.address (list "127.0.0.1" "localhost" "::1") }}
 {{- fail "config.admin.address: the kubelet probes /healthz and /readyz from the node, so the admin port cannot be bound to loopback" }}
 {{- end }}
-{{- if and (not $admin.token_file) (not ($admin.tls | default dict).client_ca_file) }}
-{{- fail "config.admin is bound beyond loopback (the kubelet probes it there): set secrets.adminToken (admin.token_file) or admin.tls.client_ca_file" }}
+{{- if ($admin.tls | default dict).client_ca_file }}
+{{- fail "config.admin.tls.client_ca_file: the admin listener would then ask every connection for a client certificate, which the kubelet's probes cannot present; use secrets.adminToken for its credentials" }}
+{{- end }}
+{{- if not $admin.token_file }}
+{{- fail "config.admin is bound beyond loopback (the kubelet probes it there): set secrets.adminToken (admin.token_file)" }}
 {{- end }}
 {{- $_ := set $c "admin" $admin }}
 {{- if .Values.redis.enabled }}

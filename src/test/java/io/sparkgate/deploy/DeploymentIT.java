@@ -237,6 +237,9 @@ class DeploymentIT {
     assertTrue(
         negatives.stream().anyMatch(l -> l.contains("cannot be bound to loopback")),
         String.join("\n", negatives));
+    assertTrue(
+        negatives.stream().anyMatch(l -> l.contains("cannot present a client certificate")),
+        String.join("\n", negatives));
   }
 
   private static List<String> matching(String text) {
