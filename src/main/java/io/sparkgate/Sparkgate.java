@@ -9,6 +9,10 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.MetadataUtils;
+import io.sparkgate.admin.AdminHandler;
+import io.sparkgate.admin.AdminResponse;
+import io.sparkgate.admin.AdminServer;
+import io.sparkgate.admin.Readiness;
 import io.sparkgate.audit.AuditLog;
 import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
@@ -17,6 +21,7 @@ import io.sparkgate.call.Pipeline;
 import io.sparkgate.call.PoolStages;
 import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
+import io.sparkgate.config.AdminConfig;
 import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.PoolConfig;
@@ -46,6 +51,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -84,7 +90,10 @@ public final class Sparkgate implements AutoCloseable {
   private final Router router;
   private final QuotaStage quotas; // null without quotas
   private final Redis redis; // null with sessions.store: memory
-  private final ProxyMetrics metrics; // null when there is no metrics section
+  private final ProxyMetrics metrics; // null without an admin listener
+  private final Readiness readiness;
+  private final AdminServer admin; // null without an admin listener
+  private final ScheduledExecutorService readinessWatch;
 
   private Sparkgate(
       ProxyConfig config,
@@ -98,7 +107,10 @@ public final class Sparkgate implements AutoCloseable {
       Router router,
       QuotaStage quotas,
       Redis redis,
-      ProxyMetrics metrics) {
+      ProxyMetrics metrics,
+      Readiness readiness,
+      AdminServer admin,
+      ScheduledExecutorService readinessWatch) {
     this.config = config;
     this.server = server;
     this.loops = loops;
@@ -111,6 +123,9 @@ public final class Sparkgate implements AutoCloseable {
     this.quotas = quotas;
     this.redis = redis;
     this.metrics = metrics;
+    this.readiness = readiness;
+    this.admin = admin;
+    this.readinessWatch = readinessWatch;
   }
 
   /** Starts a proxy for this configuration; the listening port is bound when this returns. */
@@ -135,6 +150,8 @@ public final class Sparkgate implements AutoCloseable {
     QuotaStage quotas = null;
     Redis redis = null;
     ProxyMetrics metrics = null;
+    AdminServer admin = null;
+    ScheduledExecutorService readinessWatch = null;
     // Calls run on the event loops (see EventLoops) except for request messages too large to
     // inspect there (or waiting on the session registry), which go to this fixed pool: a flood of
     // them cannot grow the proxy's thread count.
@@ -209,8 +226,8 @@ public final class Sparkgate implements AutoCloseable {
               // Spark's JVM client pings idle connections every 10 s or so; let it.
               .permitKeepAliveTime(5, TimeUnit.SECONDS)
               .permitKeepAliveWithoutCalls(true);
-      if (config.metrics().enabled()) {
-        metrics = ProxyMetrics.start(config.metrics());
+      if (config.admin().enabled()) {
+        metrics = ProxyMetrics.create();
         builder.intercept(metrics.interceptor()); // every call, the refused ones included
         metrics.watch(auth);
         metrics.watch(loops);
@@ -236,8 +253,17 @@ public final class Sparkgate implements AutoCloseable {
             "listen.plaintext is true: clients connect WITHOUT TLS; tokens cross the network in the clear");
       }
       Server server = builder.build().start();
-      health.setStatus("", ServingStatus.SERVING);
-      health.setStatus(ProxyRegistry.SERVICE_NAME, ServingStatus.SERVING);
+      Readiness readiness = readiness(config, auditLog, router, redis);
+      readinessWatch = watchReadiness(readiness, health);
+      if (config.admin().enabled()) {
+        try {
+          admin =
+              AdminServer.start(config.admin(), adminRoutes(config.admin(), readiness, metrics));
+        } catch (IOException | RuntimeException e) {
+          server.shutdownNow();
+          throw e;
+        }
+      }
       log.info(
           "Sparkgate listening on {}:{} ({}), forwarding to {} (sessions: {})",
           listen.address(),
@@ -257,11 +283,86 @@ public final class Sparkgate implements AutoCloseable {
           router,
           quotas,
           redis,
-          metrics);
+          metrics,
+          readiness,
+          admin,
+          readinessWatch);
     } catch (IOException | RuntimeException e) {
+      if (readinessWatch != null) {
+        readinessWatch.shutdownNow();
+      }
       release(loops, callExecutor, tls, auditLog, policies, router, quotas, redis, metrics);
       throw e;
     }
+  }
+
+  /**
+   * Ready when listening and not draining, the policy of every pool in force, the audit log taking records
+   * (where {@code audit.required}), a backend up in every pool, and Redis connected (with {@code store: redis}).
+   */
+  private static Readiness readiness(
+      ProxyConfig config, AuditLog auditLog, Router router, Redis redis) {
+    Readiness readiness = new Readiness();
+    if (auditLog != null && config.audit().required()) {
+      readiness.add("audit", auditLog::problem);
+    }
+    readiness.add("backends", router::poolsWithoutBackend);
+    if (redis != null) {
+      readiness.add(
+          "sessions",
+          () ->
+              redis.up()
+                  ? Optional.empty()
+                  : Optional.of("the session registry's Redis is not connected"));
+    }
+    return readiness;
+  }
+
+  /**
+   * Keeps the gRPC health service saying what readiness says, so that a client or balancer checking health on
+   * the proxy port sees the same as one asking {@code /readyz}. A second is quick enough for a balancer.
+   */
+  private static ScheduledExecutorService watchReadiness(
+      Readiness readiness, HealthStatusManager health) {
+    ScheduledExecutorService watch =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "sparkgate-readiness");
+              t.setDaemon(true);
+              return t;
+            });
+    Runnable sync =
+        () -> {
+          ServingStatus status =
+              readiness.evaluate().ready() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+          health.setStatus("", status);
+          health.setStatus(ProxyRegistry.SERVICE_NAME, status);
+        };
+    sync.run();
+    watch.scheduleWithFixedDelay(sync, 1, 1, TimeUnit.SECONDS);
+    return watch;
+  }
+
+  /** What the admin listener serves: probes, the scrape, and (with them) the admin API and console. */
+  private static AdminServer.Routes adminRoutes(
+      AdminConfig admin, Readiness readiness, ProxyMetrics metrics) {
+    return new AdminServer.Routes()
+        .open("/healthz", AdminHandler.getOnly(r -> AdminResponse.text(200, "ok\n")))
+        .open(
+            "/readyz",
+            AdminHandler.getOnly(
+                r -> {
+                  Readiness.Report report = readiness.evaluate();
+                  return AdminResponse.json(report.ready() ? 200 : 503, report);
+                }))
+        .exact(
+            admin.metricsPath(),
+            AdminHandler.getOnly(
+                r ->
+                    new AdminResponse(
+                        200,
+                        "text/plain; version=0.0.4; charset=utf-8",
+                        metrics.scrape().getBytes(java.nio.charset.StandardCharsets.UTF_8))));
   }
 
   private static NettyChannelBuilder backendChannel(String address, int maxMessage) {
@@ -369,9 +470,19 @@ public final class Sparkgate implements AutoCloseable {
     return List.copyOf(stages);
   }
 
-  /** The metrics endpoint's port (the bound one, when the configuration asked for 0); -1 without metrics. */
+  /** The admin listener's port (the bound one, when the configuration asked for 0); -1 without it. */
+  public int adminPort() {
+    return admin == null ? -1 : admin.port();
+  }
+
+  /** The port the metrics are scraped from: the admin listener's. */
   public int metricsPort() {
-    return metrics == null ? -1 : metrics.port();
+    return adminPort();
+  }
+
+  /** What readiness says now. */
+  public Readiness.Report readiness() {
+    return readiness.evaluate();
   }
 
   /** The port clients connect to (the bound one, when the configuration asked for port 0). */
@@ -384,12 +495,33 @@ public final class Sparkgate implements AutoCloseable {
   }
 
   /**
-   * Stops accepting calls, lets running calls finish within {@code listen.shutdown_grace}, then cancels the
-   * rest.
+   * Stops as a proxy behind a load balancer should (SIGTERM): not ready at once, on the admin listener and the
+   * health service, while new calls are still accepted for {@code listen.drain_delay} so that balancers take
+   * it out of rotation before anyone is refused; then {@link #close()}.
+   */
+  public void drainAndClose() {
+    Duration delay = config.listen().drainDelay();
+    readiness.drain();
+    health.setStatus("", ServingStatus.NOT_SERVING);
+    health.setStatus(ProxyRegistry.SERVICE_NAME, ServingStatus.NOT_SERVING);
+    log.info("draining: not ready; still accepting calls for listen.drain_delay ({})", delay);
+    try {
+      Thread.sleep(delay.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    close();
+  }
+
+  /**
+   * Stops accepting calls (GOAWAY to every client), lets running calls finish within {@code
+   * listen.shutdown_grace}, cancels the rest, and flushes the audit log.
    */
   @Override
   public void close() {
     Duration grace = config.listen().shutdownGrace();
+    readiness.drain();
+    readinessWatch.shutdownNow();
     health.enterTerminalState();
     server.shutdown();
     try {
@@ -405,6 +537,9 @@ public final class Sparkgate implements AutoCloseable {
       Thread.currentThread().interrupt();
     } finally {
       server.shutdownNow();
+      if (admin != null) {
+        admin.close();
+      }
       release(loops, callExecutor, tls, auditLog, policies, router, quotas, redis, metrics);
     }
     log.info("Sparkgate stopped");

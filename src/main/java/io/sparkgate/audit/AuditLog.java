@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -112,6 +113,19 @@ public final class AuditLog implements AutoCloseable {
   /** Whether a new record would currently be accepted; {@code audit.required} refuses calls otherwise. */
   public boolean accepting() {
     return !closing && queue.remainingCapacity() > 0;
+  }
+
+  /**
+   * Why the log cannot take records now (its queue is full, it is closing, or the last write failed in the last
+   * few seconds), or empty when it can.
+   */
+  public Optional<String> problem() {
+    if (closing) return Optional.of("the audit log is closing");
+    if (queue.remainingCapacity() == 0) return Optional.of("the audit queue is full");
+    if (writer.failedWithin(TimeUnit.SECONDS.toNanos(10))) {
+      return Optional.of("writing the audit log failed (see the log)");
+    }
+    return Optional.empty();
   }
 
   /** Records lost: refused by a full queue, or taken by the writer and not written (see {@link AuditWriter#lost}). */

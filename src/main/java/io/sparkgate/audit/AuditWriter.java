@@ -84,6 +84,11 @@ final class AuditWriter {
   private final List<Supplier<Map<String, Object>>> batch = new ArrayList<>(BATCH);
   private final AtomicLong written = new AtomicLong();
   private final AtomicLong lost = new AtomicLong();
+
+  /** When the last write failed (ticker nanos); cleared by the next batch written. */
+  private volatile long failedAt;
+
+  private volatile boolean failing;
   private final AtomicLong syncs = new AtomicLong();
   private final AtomicLong batches = new AtomicLong();
   private int taken; // records of the current batch written or counted as lost
@@ -128,6 +133,7 @@ final class AuditWriter {
         linger = nextLinger(linger, batch.size());
         batches.incrementAndGet();
         writeBatch();
+        failing = false;
         unsynced = config.fsync() == AuditConfig.Fsync.BATCH;
       }
       long now = ticker.read();
@@ -164,6 +170,8 @@ final class AuditWriter {
       int unwritten = batch.size() - taken;
       log.error("audit write failed; {} records of this batch are lost", unwritten, e);
       lost.addAndGet(unwritten);
+      failedAt = ticker.read();
+      failing = true;
       batch.clear();
       taken = 0;
       return new Wait(ticker.read() + RETRY_NANOS, Integer.MAX_VALUE);
@@ -236,6 +244,14 @@ final class AuditWriter {
 
   long written() {
     return written.get();
+  }
+
+  /**
+   * Whether a write failed within {@code window} and none has succeeded since. It expires so that a proxy taken
+   * out of rotation for it, and so sent nothing to write, is tried again.
+   */
+  boolean failedWithin(long windowNanos) {
+    return failing && ticker.read() - failedAt < windowNanos;
   }
 
   /** Records taken from the queue but not written: a builder failed, or the disk did. */

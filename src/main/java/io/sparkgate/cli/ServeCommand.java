@@ -60,7 +60,7 @@ final class ServeCommand implements Callable<Integer> {
         .addShutdownHook(
             new Thread(
                 () -> {
-                  proxy.close();
+                  proxy.drainAndClose();
                   stopped.countDown();
                 },
                 "sparkgate-shutdown"));

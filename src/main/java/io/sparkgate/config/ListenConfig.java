@@ -13,6 +13,8 @@ import java.time.Duration;
  * @param handshakeTimeout how long a connection may take to complete TLS and HTTP/2 set-up
  * @param keepaliveTime idle time after which the proxy pings a client to find dead connections
  * @param shutdownGrace how long a stopping proxy lets running calls finish
+ * @param drainDelay how long a proxy told to stop (SIGTERM) keeps accepting new calls while reporting itself
+ *     not ready, so that load balancers take it out of rotation before it refuses anyone
  * @param eventLoops network threads; each holds its own backend connection, and a call stays on the one that
  *     accepted its client connection
  * @param eventLoopSpin how long an event loop with nothing to do polls for more before it sleeps; zero, the
@@ -28,7 +30,8 @@ public record ListenConfig(
     Duration keepaliveTime,
     Duration shutdownGrace,
     int eventLoops,
-    Duration eventLoopSpin) {
+    Duration eventLoopSpin,
+    Duration drainDelay) {
 
   public static final long DEFAULT_MAX_INBOUND_MESSAGE_BYTES = 128L * 1024 * 1024;
 
@@ -43,6 +46,32 @@ public record ListenConfig(
               + ", got "
               + Units.human(eventLoopSpin));
     }
+  }
+
+  /** As the canonical constructor, without a drain delay (tests and tools stop at once). */
+  public ListenConfig(
+      String address,
+      int port,
+      boolean plaintext,
+      long maxInboundMessageBytes,
+      int maxConcurrentStreams,
+      Duration handshakeTimeout,
+      Duration keepaliveTime,
+      Duration shutdownGrace,
+      int eventLoops,
+      Duration eventLoopSpin) {
+    this(
+        address,
+        port,
+        plaintext,
+        maxInboundMessageBytes,
+        maxConcurrentStreams,
+        handshakeTimeout,
+        keepaliveTime,
+        shutdownGrace,
+        eventLoops,
+        eventLoopSpin,
+        Duration.ZERO);
   }
 
   /** One loop per core, like nginx's {@code worker_processes auto}: more only adds context switches. */
@@ -83,6 +112,7 @@ public record ListenConfig(
         "handshake_timeout",
         "keepalive_time",
         "shutdown_grace",
+        "drain_delay",
         "event_loops",
         "event_loop_spin");
     return new ListenConfig(
@@ -101,6 +131,7 @@ public record ListenConfig(
             "keepalive_time", Duration.ofMinutes(1), Duration.ofSeconds(10), Duration.ofDays(1)),
         node.duration("shutdown_grace", Duration.ofSeconds(30), Duration.ZERO, Duration.ofHours(1)),
         node.integer("event_loops", defaultEventLoops(), 1, 1024),
-        node.duration("event_loop_spin", Duration.ZERO, Duration.ZERO, MAX_EVENT_LOOP_SPIN));
+        node.duration("event_loop_spin", Duration.ZERO, Duration.ZERO, MAX_EVENT_LOOP_SPIN),
+        node.duration("drain_delay", Duration.ofSeconds(5), Duration.ZERO, Duration.ofMinutes(10)));
   }
 }

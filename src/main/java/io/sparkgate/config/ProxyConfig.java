@@ -18,7 +18,8 @@ import java.util.Optional;
  * @param tls absent only when {@code listen.plaintext} is true
  * @param pools the backend pools by name, in file order; a file with {@code backend:} has one, {@code default}
  * @param routes which principals go to which pool, first match wins; never empty (one pool: everyone to it)
- * @param metrics the Prometheus endpoint; {@link MetricsConfig#disabled()} without a metrics section
+ * @param admin the admin listener (health, readiness, metrics, API, console); {@link AdminConfig#disabled()}
+ *     without an admin (or metrics) section
  */
 public record ProxyConfig(
     Path source,
@@ -32,7 +33,7 @@ public record ProxyConfig(
     AuthConfig auth,
     AuditConfig audit,
     PolicyConfig policy,
-    MetricsConfig metrics) {
+    AdminConfig admin) {
 
   public ProxyConfig {
     pools = Collections.unmodifiableMap(new LinkedHashMap<>(pools));
@@ -48,7 +49,7 @@ public record ProxyConfig(
       AuthConfig auth,
       AuditConfig audit,
       PolicyConfig policy,
-      MetricsConfig metrics) {
+      AdminConfig admin) {
     this(
         source,
         listen,
@@ -61,7 +62,7 @@ public record ProxyConfig(
         auth,
         audit,
         policy,
-        metrics);
+        admin);
   }
 
   /** A configuration without a policy section (no policy stage). */
@@ -75,7 +76,7 @@ public record ProxyConfig(
     this(source, listen, tls, backend, auth, audit, PolicyConfig.disabled());
   }
 
-  /** A configuration without a metrics section. */
+  /** A configuration without an admin section. */
   public ProxyConfig(
       Path source,
       ListenConfig listen,
@@ -84,7 +85,7 @@ public record ProxyConfig(
       AuthConfig auth,
       AuditConfig audit,
       PolicyConfig policy) {
-    this(source, listen, tls, backend, auth, audit, policy, MetricsConfig.disabled());
+    this(source, listen, tls, backend, auth, audit, policy, AdminConfig.disabled());
   }
 
   /** The pool of this name; the configuration's own names only. */
@@ -143,6 +144,7 @@ public record ProxyConfig(
         "auth",
         "audit",
         "policy",
+        "admin",
         "metrics");
     ListenConfig listen = ListenConfig.read(root.section("listen"));
     Optional<TlsConfig> tls;
@@ -215,15 +217,20 @@ public record ProxyConfig(
                 + " set policy.file (the default) or give every pool its policy");
       }
     }
-    MetricsConfig metrics =
-        root.has("metrics")
-            ? MetricsConfig.read(root.section("metrics"))
-            : MetricsConfig.disabled();
-    if (metrics.enabled() && metrics.port() != 0 && metrics.port() == listen.port()) {
-      throw root.section("metrics")
+    if (root.has("admin") && root.has("metrics")) {
+      throw root.errorAt(
+          "metrics", "is the old name of admin: configure the admin listener in admin only");
+    }
+    String adminSection = root.has("metrics") ? "metrics" : "admin";
+    AdminConfig admin =
+        root.has(adminSection)
+            ? AdminConfig.read(root.section(adminSection), adminSection)
+            : AdminConfig.disabled();
+    if (admin.enabled() && admin.port() != 0 && admin.port() == listen.port()) {
+      throw root.section(adminSection)
           .errorAt(
               "port",
-              "is listen.port too (" + listen.port() + "): give the metrics endpoint its own port");
+              "is listen.port too (" + listen.port() + "): give the admin listener its own port");
     }
     return new ProxyConfig(
         file,
@@ -239,6 +246,6 @@ public record ProxyConfig(
         auth,
         audit,
         policy,
-        metrics);
+        admin);
   }
 }

@@ -18,7 +18,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sparkgate.audit.AuditLog;
 import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
-import io.sparkgate.config.MetricsConfig;
 import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.policy.DecisionCounts;
@@ -27,7 +26,6 @@ import io.sparkgate.quota.QuotaStage;
 import io.sparkgate.route.BackendHealth;
 import io.sparkgate.route.Router;
 import io.sparkgate.tls.ServerTls;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -40,7 +38,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The proxy's meters and the endpoint that shows them. Calls are counted by {@link #interceptor()}; the other
+ * The proxy's meters, shown by {@link #scrape()} on the admin listener. Calls are counted by {@link #interceptor()}; the other
  * stages keep their own counts (cheap adders on their paths) and are read here only when scraped, so a stage
  * does not depend on the metrics library and a proxy without a metrics section pays nothing.
  *
@@ -60,7 +58,6 @@ public final class ProxyMetrics implements AutoCloseable {
   private final List<AutoCloseable> binders = new ArrayList<>();
   private final Map<String, DecisionCounts> decisions = new LinkedHashMap<>(); // guarded by this
   private final Set<String> decisionMeters = new HashSet<>(); // pool and key; guarded by this
-  private MetricsEndpoint endpoint;
 
   private ProxyMetrics() {
     for (MeterBinder b :
@@ -84,30 +81,9 @@ public final class ProxyMetrics implements AutoCloseable {
         .register(registry);
   }
 
-  /** Meters without an endpoint (tests). */
-  static ProxyMetrics create() {
+  /** The meters; {@link #scrape()} shows them (the admin listener serves it). */
+  public static ProxyMetrics create() {
     return new ProxyMetrics();
-  }
-
-  /** Builds the meters and starts serving them as the configuration says. */
-  public static ProxyMetrics start(MetricsConfig config) throws IOException {
-    ProxyMetrics metrics = new ProxyMetrics();
-    try {
-      metrics.endpoint =
-          MetricsEndpoint.start(config.address(), config.port(), config.path(), metrics::scrape);
-    } catch (IOException | RuntimeException e) {
-      metrics.close();
-      throw new IOException(
-          "cannot serve metrics on "
-              + config.address()
-              + ":"
-              + config.port()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
-    log.info("metrics at http://{}:{}{}", config.address(), metrics.port(), config.path());
-    return metrics;
   }
 
   /** Counts and times every call; register it so that it runs before every other interceptor. */
@@ -299,16 +275,8 @@ public final class ProxyMetrics implements AutoCloseable {
     return registry.scrape();
   }
 
-  /** The endpoint's port (the one picked when the configuration asked for 0). */
-  public int port() {
-    return endpoint == null ? -1 : endpoint.port();
-  }
-
   @Override
   public void close() {
-    if (endpoint != null) {
-      endpoint.close();
-    }
     for (AutoCloseable b : binders) {
       try {
         b.close();

@@ -219,6 +219,24 @@ public final class Router implements AutoCloseable {
     return health.states();
   }
 
+  /**
+   * The pools with no backend known to serve (probed up), or empty when every pool has one: a replica that
+   * could place no new session in some pool should not get new clients.
+   */
+  public Optional<String> poolsWithoutBackend() {
+    Map<String, BackendHealth.State> states = health.states();
+    List<String> without = new ArrayList<>();
+    table.pools.forEach(
+        (pool, members) -> {
+          if (members.stream().noneMatch(b -> states.get(b) == BackendHealth.State.UP)) {
+            without.add(pool + " (" + members + ")");
+          }
+        });
+    return without.isEmpty()
+        ? Optional.empty()
+        : Optional.of("no backend up in pool " + String.join(", ", without));
+  }
+
   /** Sessions this replica has placements cached for. */
   public long cachedSessions() {
     return registry.cached();

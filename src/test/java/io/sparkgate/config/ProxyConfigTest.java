@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -100,30 +101,53 @@ final class ProxyConfigTest {
   }
 
   @Test
-  void metrics_offUnlessConfigured_loopbackByDefault_validated() throws IOException {
-    assertFalse(ProxyConfig.load(write(TLS + BACKEND)).metrics().enabled());
-    MetricsConfig m = ProxyConfig.load(write(TLS + BACKEND + "metrics: {}\n")).metrics();
-    assertTrue(m.enabled());
-    assertEquals("127.0.0.1", m.address());
-    assertEquals(9464, m.port());
-    assertEquals("/metrics", m.path());
-    m =
+  void admin_offUnlessConfigured_loopbackByDefault_metricsAnAlias_validated() throws IOException {
+    assertFalse(ProxyConfig.load(write(TLS + BACKEND)).admin().enabled());
+    for (String section : List.of("admin", "metrics")) {
+      AdminConfig a = ProxyConfig.load(write(TLS + BACKEND + section + ": {}\n")).admin();
+      assertTrue(a.enabled(), section);
+      assertEquals("127.0.0.1", a.address());
+      assertEquals(9464, a.port());
+      assertEquals("/metrics", a.metricsPath());
+      assertFalse(a.requiresCredentials());
+    }
+    Files.writeString(dir.resolve("admin.token"), "s3cret-admin\n");
+    AdminConfig a =
         ProxyConfig.load(
                 write(
-                    TLS + BACKEND + "metrics:\n  address: 0.0.0.0\n  port: 9100\n  path: /prom\n"))
-            .metrics();
-    assertEquals("0.0.0.0", m.address());
-    assertEquals(9100, m.port());
-    assertEquals("/prom", m.path());
+                    TLS
+                        + BACKEND
+                        + "admin:\n  address: 0.0.0.0\n  port: 9100\n  path: /prom\n"
+                        + "  token_file: admin.token\n"))
+            .admin();
+    assertEquals("0.0.0.0", a.address());
+    assertEquals(9100, a.port());
+    assertEquals("/prom", a.metricsPath());
+    assertTrue(a.requiresCredentials());
+    assertEquals("s3cret-admin", a.token().orElseThrow().reveal());
+    assertFalse(a.toString().contains("s3cret"), a.toString());
 
-    String message = error("listen:\n  port: 9100\n" + TLS + BACKEND + "metrics:\n  port: 9100\n");
-    assertTrue(message.contains("metrics.port: is listen.port too (9100)"), message);
+    String message = error(TLS + BACKEND + "admin:\n  address: 0.0.0.0\n");
+    assertTrue(
+        message.contains("admin.address: is 0.0.0.0, beyond loopback")
+            && message.contains("admin.token_file"),
+        message);
+    message = error(TLS + BACKEND + "metrics:\n  address: 0.0.0.0\n");
+    assertTrue(message.contains("metrics.token_file"), message);
+    message = error(TLS + BACKEND + "admin: {}\nmetrics: {}\n");
+    assertTrue(message.contains("metrics: is the old name of admin"), message);
+    message = error("listen:\n  port: 9100\n" + TLS + BACKEND + "admin:\n  port: 9100\n");
+    assertTrue(message.contains("admin.port: is listen.port too (9100)"), message);
     message = error(TLS + BACKEND + "metrics:\n  path: metrics\n");
     assertTrue(message.contains("metrics.path: must be an absolute URL path"), message);
+    message = error(TLS + BACKEND + "admin:\n  path: /readyz\n");
+    assertTrue(message.contains("admin.path: /readyz is taken"), message);
     message = error(TLS + BACKEND + "metrics:\n  port: 70000\n");
     assertTrue(message.contains("metrics.port"), message);
-    message = error(TLS + BACKEND + "metrics:\n  listen: 9100\n");
-    assertTrue(message.contains("metrics.listen"), message);
+    message = error(TLS + BACKEND + "admin:\n  listen: 9100\n");
+    assertTrue(message.contains("admin.listen"), message);
+    message = error(TLS + BACKEND + "admin:\n  token_file: missing.token\n");
+    assertTrue(message.contains("admin.token_file"), message);
   }
 
   @Test

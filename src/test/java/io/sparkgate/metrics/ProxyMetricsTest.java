@@ -21,8 +21,6 @@ import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.MetricsScrape;
 import io.sparkgate.tls.DevCertificates;
 import io.sparkgate.tls.ServerTls;
-import java.io.IOException;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -32,12 +30,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.apache.spark.connect.proto.ExecutePlanRequest;
 import org.apache.spark.connect.proto.Plan;
 import org.apache.spark.connect.proto.Relation;
@@ -173,83 +168,13 @@ final class ProxyMetricsTest {
   }
 
   @Test
-  void onlyGetAndHeadOnTheConfiguredPath() throws Exception {
+  void scrapeServedOnTheAdminListener_inPrometheusTextFormat() throws Exception {
     HttpResponse<String> ok = get("/metrics");
     assertEquals(200, ok.statusCode());
     assertEquals(
-        MetricsEndpoint.CONTENT_TYPE, ok.headers().firstValue("content-type").orElseThrow());
-    assertEquals(404, get("/").statusCode());
+        "text/plain; version=0.0.4; charset=utf-8",
+        ok.headers().firstValue("content-type").orElseThrow());
     assertEquals(404, get("/metrics/x").statusCode());
-    HttpResponse<String> post =
-        http.send(
-            request("/metrics").POST(HttpRequest.BodyPublishers.ofString("x")).build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertEquals(405, post.statusCode());
-    assertEquals("GET, HEAD", post.headers().firstValue("allow").orElseThrow());
-    HttpResponse<String> head =
-        http.send(
-            request("/metrics").method("HEAD", HttpRequest.BodyPublishers.noBody()).build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertEquals(200, head.statusCode());
-    assertEquals("", head.body());
-  }
-
-  /** A client that opens connections and never finishes its request must not keep the scraper out. */
-  @Test
-  void stalledClients_doNotBlockScrapes() throws Exception {
-    List<Socket> stalled = new ArrayList<>();
-    try {
-      for (int i = 0; i < 20; i++) {
-        Socket s = new Socket("127.0.0.1", proxy.metricsPort());
-        s.getOutputStream().write("GET /metr".getBytes(StandardCharsets.US_ASCII));
-        s.getOutputStream().flush();
-        stalled.add(s);
-      }
-      HttpResponse<String> ok =
-          http.sendAsync(request("/metrics").GET().build(), HttpResponse.BodyHandlers.ofString())
-              .get(5, TimeUnit.SECONDS);
-      assertEquals(200, ok.statusCode());
-    } finally {
-      for (Socket s : stalled) {
-        s.close();
-      }
-    }
-  }
-
-  /** Connections beyond the cap are closed at once; the scraper gets in again as soon as some go. */
-  @Test
-  void connectionsBeyondTheCap_closed() throws Exception {
-    List<Socket> held = new ArrayList<>();
-    try {
-      for (int i = 0; i < MetricsEndpoint.MAX_CONNECTIONS; i++) {
-        held.add(new Socket("127.0.0.1", proxy.metricsPort()));
-      }
-      // No wait for the endpoint to accept them: its one event loop takes connections in the order
-      // the kernel
-      // completed them, so the extra one is counted after all of these.
-      try (Socket extra = new Socket("127.0.0.1", proxy.metricsPort())) {
-        extra.setSoTimeout(5000);
-        assertEquals(-1, extra.getInputStream().read(), "one more is closed without an answer");
-      }
-      for (Socket s : held) {
-        s.close();
-      }
-      // The endpoint notices the closed connections on its own loop, a moment later.
-      Await.value(
-          "the endpoint to serve again once the held connections went",
-          () -> {
-            try {
-              return get("/metrics").statusCode();
-            } catch (IOException closedWhileFull) {
-              return 0;
-            }
-          },
-          status -> status == 200);
-    } finally {
-      for (Socket s : held) {
-        s.close();
-      }
-    }
   }
 
   @Test
