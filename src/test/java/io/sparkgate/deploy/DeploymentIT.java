@@ -238,7 +238,7 @@ class DeploymentIT {
         negatives.stream().anyMatch(l -> l.contains("cannot be bound to loopback")),
         String.join("\n", negatives));
     assertTrue(
-        negatives.stream().anyMatch(l -> l.contains("cannot present a client certificate")),
+        negatives.stream().anyMatch(l -> l.contains("the kubelet's probes cannot present")),
         String.join("\n", negatives));
   }
 
