@@ -73,7 +73,7 @@ refuse() {
 refuse "a grace period shorter than the drain" --set terminationGracePeriodSeconds=20
 refuse "an admin port beyond loopback without a token" --set secrets.adminToken=
 refuse "an admin port the kubelet cannot probe" --set config.admin.address=127.0.0.1
-refuse "client certificates on the admin port" --set secrets.adminTls=sparkgate-admin-tls \
+refuse "an admin client CA the chart does not mount" --set secrets.adminTls=sparkgate-admin-tls \
   --set config.admin.tls.client_ca_file=/etc/sparkgate/admin-tls/ca.crt
 
 echo "deploy checks passed"

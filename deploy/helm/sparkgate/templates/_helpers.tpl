@@ -81,7 +81,7 @@ fromYaml, so the ports in the Deployment are always the ones in the configuratio
 {{- fail "config.admin.address: the kubelet probes /healthz and /readyz from the node, so the admin port cannot be bound to loopback" }}
 {{- end }}
 {{- if ($admin.tls | default dict).client_ca_file }}
-{{- fail "config.admin.tls.client_ca_file: the admin listener would then ask every connection for a client certificate, which the kubelet's probes cannot present; use secrets.adminToken for its credentials" }}
+{{- fail "config.admin.tls.client_ca_file: this chart does not mount an admin client CA; use secrets.adminToken for the admin listener's credentials" }}
 {{- end }}
 {{- if not $admin.token_file }}
 {{- fail "config.admin is bound beyond loopback (the kubelet probes it there): set secrets.adminToken (admin.token_file)" }}

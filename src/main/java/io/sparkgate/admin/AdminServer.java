@@ -202,7 +202,9 @@ public final class AdminServer implements AutoCloseable {
       SslContextBuilder b =
           SslContextBuilder.forServer(tls.certFile().toFile(), tls.keyFile().toFile());
       if (tls.clientCaFile().isPresent()) {
-        b.trustManager(tls.clientCaFile().get().toFile()).clientAuth(ClientAuth.REQUIRE);
+        // Optional at the handshake: probes (the kubelet's among them) have no certificate and need
+        // /healthz and /readyz; every other path then asks for one (or the token).
+        b.trustManager(tls.clientCaFile().get().toFile()).clientAuth(ClientAuth.OPTIONAL);
       }
       return b.build();
     } catch (IOException | IllegalArgumentException e) {
@@ -306,8 +308,8 @@ public final class AdminServer implements AutoCloseable {
           if (chain.length > 0 && chain[0] instanceof X509Certificate x) {
             return x.getSubjectX500Principal().getName();
           }
-        } catch (SSLPeerUnverifiedException e) {
-          return null;
+        } catch (SSLPeerUnverifiedException noCertificate) {
+          // the token may still do
         }
       }
       if (config.token().isPresent()) {

@@ -2,7 +2,6 @@ package io.sparkgate.admin;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.config.AdminConfig;
@@ -83,10 +82,10 @@ final class AdminServerTest {
   }
 
   @Test
-  void withAToken_onlyProbesAnswerWithoutIt() throws Exception {
+  void boundBeyondLoopbackWithAToken_onlyProbesAnswerWithoutIt() throws Exception {
     start(
         new AdminConfig(
-            true, "127.0.0.1", 0, "/metrics", Optional.of(new Secret(TOKEN)), Optional.empty()));
+            true, "0.0.0.0", 0, "/metrics", Optional.of(new Secret(TOKEN)), Optional.empty()));
     assertEquals(200, send(request("/healthz")).statusCode(), "probes need nothing");
     for (String path : List.of("/metrics", "/api/sessions", "/api/")) {
       HttpResponse<String> none = send(request(path));
@@ -140,7 +139,7 @@ final class AdminServerTest {
   }
 
   @Test
-  void clientCertificates_authenticateTheOperator_othersCannotConnect() throws Exception {
+  void clientCertificates_authenticateTheOperator_probesNeedNone() throws Exception {
     DevCertificates.Generated certs =
         DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
     TlsConfig tls =
@@ -160,11 +159,19 @@ final class AdminServerTest {
         ok.body().contains("CN="), "the certificate's subject is the operator: " + ok.body());
 
     HttpClient without = HttpClient.newBuilder().sslContext(tls(certs, false)).build();
-    assertThrows(
-        IOException.class,
-        () ->
-            without.send(
-                HttpRequest.newBuilder(api).build(), HttpResponse.BodyHandlers.ofString()));
+    assertEquals(
+        401,
+        without
+            .send(HttpRequest.newBuilder(api).build(), HttpResponse.BodyHandlers.ofString())
+            .statusCode(),
+        "no certificate, no token: refused");
+    URI healthz = URI.create("https://localhost:" + server.port() + "/healthz");
+    assertEquals(
+        200,
+        without
+            .send(HttpRequest.newBuilder(healthz).build(), HttpResponse.BodyHandlers.ofString())
+            .statusCode(),
+        "a probe needs no certificate");
   }
 
   private static SSLContext tls(DevCertificates.Generated certs, boolean withClientCert)

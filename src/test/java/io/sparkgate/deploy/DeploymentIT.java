@@ -238,7 +238,7 @@ class DeploymentIT {
         negatives.stream().anyMatch(l -> l.contains("cannot be bound to loopback")),
         String.join("\n", negatives));
     assertTrue(
-        negatives.stream().anyMatch(l -> l.contains("the kubelet's probes cannot present")),
+        negatives.stream().anyMatch(l -> l.contains("does not mount an admin client CA")),
         String.join("\n", negatives));
   }
 

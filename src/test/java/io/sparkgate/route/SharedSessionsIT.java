@@ -85,6 +85,11 @@ final class SharedSessionsIT {
           // A session only replica one has seen; then Redis goes away.
           FakeSparkConnect home = send(c1, a, b, "erin", "cached-on-one");
           redis.stop();
+          // Readiness says so: a replica without its registry should not get new clients.
+          Await.until(
+              "replica one not ready without Redis",
+              Duration.ofSeconds(10),
+              () -> !one.readiness().ready() && one.readiness().failing().contains("sessions"));
           for (int i = 0; i < 5; i++) {
             assertEquals(home, send(c1, a, b, "erin", "cached-on-one"), "cached: carries on");
           }
@@ -106,6 +111,10 @@ final class SharedSessionsIT {
           redis.start();
           awaitAnswers("replica one", c1, a, b);
           awaitAnswers("replica two", c2, a, b);
+          Await.until(
+              "both replicas ready again",
+              Duration.ofSeconds(10),
+              () -> one.readiness().ready() && two.readiness().ready());
           FakeSparkConnect after = send(c2, a, b, "erin", "after-outage");
           assertEquals(after, send(c1, a, b, "erin", "after-outage"));
         } finally {
