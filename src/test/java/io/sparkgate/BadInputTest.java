@@ -145,15 +145,21 @@ final class BadInputTest {
   }
 
   @Test
-  void healthService_servingOnTheProxyPort() {
+  void healthService_servingOnTheProxyPort() throws Exception {
     var health = io.grpc.health.v1.HealthGrpc.newBlockingStub(good);
     for (String service : new String[] {"", "spark.connect.SparkConnectService"}) {
-      assertEquals(
-          io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING,
-          health
-              .check(io.grpc.health.v1.HealthCheckRequest.newBuilder().setService(service).build())
-              .getStatus(),
-          service);
+      // SERVING once ready: the backend's first health probe has answered.
+      io.sparkgate.testing.Await.until(
+          "the health service to say SERVING for '" + service + "'",
+          java.time.Duration.ofSeconds(10),
+          () ->
+              health
+                      .check(
+                          io.grpc.health.v1.HealthCheckRequest.newBuilder()
+                              .setService(service)
+                              .build())
+                      .getStatus()
+                  == io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     }
   }
 

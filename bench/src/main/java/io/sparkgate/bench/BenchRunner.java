@@ -400,11 +400,10 @@ public final class BenchRunner {
                 + "): no nginx baselines");
       }
       List<String> variants = new ArrayList<>(List.of(FULL, TLS));
-      // Routing: a second fake backend and a throwaway redis-server, for sparkgate-routed and for
+      // Routing: a throwaway redis-server, for sparkgate-routed and for the Redis round trip and
       // the
-      // Redis round trip and the placement footprint.
+      // placement footprint.
       String redisUrl = null;
-      int secondBackendPort = -1;
       if (o.routed) {
         Path redisServer = Endpoints.redisServerBinary();
         if (redisServer == null) {
@@ -416,12 +415,7 @@ public final class BenchRunner {
         } else {
           int redisPort = ep.startRedis(redisServer);
           redisUrl = "redis://127.0.0.1:" + redisPort + "/0";
-          secondBackendPort = ep.startExtraBackend("backend-2");
-          Endpoints.waitReady(
-              new LoadGenerator.Target("backend-2", "127.0.0.1", secondBackendPort, null, null),
-              null,
-              Duration.ofSeconds(60));
-          log("redis-server on port " + redisPort + ", second backend on " + secondBackendPort);
+          log("redis-server on port " + redisPort);
           variants.add(ROUTED);
         }
       }
@@ -445,7 +439,7 @@ public final class BenchRunner {
                 name.equals(BASE) ? o.baselineAudit : Map.of(),
                 listenKeys(name),
                 name.equals(BASE) ? o.baselinePolicy : null,
-                name.equals(ROUTED) ? new Endpoints.Routing(secondBackendPort, redisUrl) : null);
+                name.equals(ROUTED) ? new Endpoints.Routing(redisUrl) : null);
         Process sp =
             ep.startSparkgate(
                 name,
