@@ -345,7 +345,7 @@ public final class AdminServer implements AutoCloseable {
           .set("X-Content-Type-Options", "nosniff")
           .set("X-Frame-Options", "DENY");
       answer.headers().forEach((name, value) -> r.headers().set(name, value));
-      if (answer.status() == 405) {
+      if (answer.status() == 405 && !r.headers().contains(HttpHeaderNames.ALLOW)) {
         r.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD");
       }
       return r;

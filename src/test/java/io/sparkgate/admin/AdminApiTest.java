@@ -259,7 +259,9 @@ final class AdminApiTest {
   @Test
   void actionsNeedPost_andJson() throws Exception {
     running("op-1", "SELECT 1");
-    assertEquals(405, get("/api/operations/op-1/interrupt").statusCode());
+    HttpResponse<String> wrongMethod = get("/api/operations/op-1/interrupt");
+    assertEquals(405, wrongMethod.statusCode());
+    assertEquals("POST", wrongMethod.headers().firstValue("allow").orElseThrow());
     HttpResponse<String> plain =
         http.send(
             HttpRequest.newBuilder(
