@@ -41,6 +41,13 @@ function status(text, error) {
   s.className = error ? 'error' : 'muted';
 }
 
+// The outcome of the operator's last action: kept until the next one (refreshes do not overwrite it).
+function actionStatus(text, error) {
+  const s = $('action');
+  s.textContent = text;
+  s.className = error ? 'error' : 'muted';
+}
+
 function el(tag, text, cls) {
   const e = document.createElement(tag);
   if (text !== undefined && text !== null) e.textContent = String(text);
@@ -114,10 +121,10 @@ async function act(button, path, what) {
   button.disabled = true;
   try {
     const r = await api(path, {});
-    status(what + ': ' + r.outcome, r.error !== undefined);
+    actionStatus(what + ': ' + r.outcome, r.error !== undefined);
   } catch (e) {
     if (e instanceof NeedsToken) { showLogin(true); return; }
-    status(what + ' failed: ' + e.message, true);
+    actionStatus(what + ' failed: ' + e.message, true);
     button.disabled = false;
   }
 }

@@ -43,7 +43,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * proxy in front of the real Spark 4.0 server: the operator signs in with the admin token, sees the session
  * the real JVM client opened and its running query (with the query's literals redacted), clicks Interrupt,
  * and the client's query fails as interrupted; the audit log has the operator's record, the page never shows
- * the token, and it is served with its Content-Security-Policy.
+ * the token, and it is served with its Content-Security-Policy. The playground then explains a refusal.
  */
 @ExtendWith(SparkServerExtension.class)
 class ConsoleIT {
@@ -183,7 +183,7 @@ class ConsoleIT {
     assertTrue(failure != null, "the query finished instead of being interrupted");
     String shown = String.valueOf(failure.getMessage()).toLowerCase(Locale.ROOT);
     assertTrue(shown.contains("cancel") || shown.contains("interrupt"), failure.toString());
-    wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("status"), "interrupted"));
+    wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("action"), "interrupted"));
 
     // The operator's action is in the audit log.
     JsonNode record =
@@ -212,6 +212,18 @@ class ConsoleIT {
                     + ".catch(e => done('failed: ' + e));");
     assertTrue(String.valueOf(csp).startsWith("default-src 'self'"), String.valueOf(csp));
     assertFalse(browser.getPageSource().contains(ADMIN_TOKEN));
+
+    // The playground explains a statement as `policy explain` does, with the pool's policy in
+    // force.
+    WebElement sql = browser.findElement(By.id("pg-sql"));
+    sql.clear();
+    sql.sendKeys("SELECT reflect('java.lang.System', 'getenv')");
+    browser.findElement(By.id("pg-run")).click();
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(By.id("pg-decision"), "no-reflection"));
+    String facts = browser.findElement(By.id("pg-facts")).getText();
+    assertTrue(facts.contains("decision: deny by rule 'no-reflection'"), facts);
+
     // The session is still usable after its operation was interrupted.
     assertEquals(10L, spark.range(10).count());
   }
