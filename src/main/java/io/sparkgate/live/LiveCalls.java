@@ -67,8 +67,9 @@ public final class LiveCalls implements Stage {
       Map<String, Object> planSummary) {}
 
   /**
-   * A refused call: {@code kind} policy, authentication or quota; {@code reason} the policy rule, the
-   * authentication failure or the quota; {@code principal} null when authentication failed (unknown).
+   * A refused call: {@code kind} policy, authentication, quota or route; {@code reason} the policy rule, the
+   * authentication failure, the quota, or {@code no route}; {@code principal} null when authentication failed
+   * (unknown).
    */
   public record Refusal(
       Instant time, String kind, String reason, String principal, String method, String code) {}
@@ -198,6 +199,10 @@ public final class LiveCalls implements Stage {
     Call.Decided d = call.decided();
     if (d != null && "deny".equals(d.effect())) {
       return Optional.of(new Refusal(now, "policy", d.rule(), name, call.method(), code));
+    }
+    if (p != null && call.pool() == null && status.getCode() == Status.Code.PERMISSION_DENIED) {
+      // Authenticated, and refused before a pool was chosen: no route admits the principal.
+      return Optional.of(new Refusal(now, "route", "no route", name, call.method(), code));
     }
     return Optional.empty();
   }

@@ -131,6 +131,8 @@ class ConsoleIT {
   @Test
   void operatorInterruptsARunningQuery_fromTheConsole() throws Exception {
     WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60));
+    // Rows of operations that ended leave the table between two looks: look again.
+    wait.ignoring(org.openqa.selenium.StaleElementReferenceException.class);
     browser.get(console());
     // The listener needs the admin token: the page asks for it once.
     WebElement token = wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("token")));
@@ -170,6 +172,11 @@ class ConsoleIT {
         d ->
             d.findElements(By.cssSelector("#sessions tbody tr")).stream()
                 .anyMatch(r -> r.getText().contains(sessionId) && r.getText().contains("alice")));
+    Files.copy(
+        ((org.openqa.selenium.TakesScreenshot) browser)
+            .getScreenshotAs(org.openqa.selenium.OutputType.FILE)
+            .toPath(),
+        auditFile.resolveSibling("console.png"));
     String page = browser.getPageSource();
     assertFalse(page.contains("424242"), "a SQL literal reached the page");
     assertFalse(page.contains(ADMIN_TOKEN), "the admin token is in the page");

@@ -121,6 +121,17 @@ final class LiveCallsTest {
   }
 
   @Test
+  void noRoute_isARefusal() {
+    Call call = Call.of("ExecutePlan");
+    call.principal(alice());
+    CallHook hook = live.open(call);
+    hook.onClose(Status.PERMISSION_DENIED); // the route stage refused before choosing a pool
+    LiveCalls.Refusal r = live.refusals().get(0);
+    assertEquals("route", r.kind());
+    assertEquals("alice", r.principal());
+  }
+
+  @Test
   void otherFailures_areNotRefusals() {
     forwarded("ExecutePlan", execute("op-1")).onClose(Status.INTERNAL);
     assertEquals(List.of(), live.refusals());
