@@ -10,6 +10,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.MetadataUtils;
+import io.sparkgate.admin.AdminApi;
 import io.sparkgate.admin.AdminHandler;
 import io.sparkgate.admin.AdminResponse;
 import io.sparkgate.admin.AdminServer;
@@ -34,8 +35,11 @@ import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
+import io.sparkgate.live.LiveCalls;
 import io.sparkgate.metrics.ProxyMetrics;
+import io.sparkgate.policy.Policy;
 import io.sparkgate.policy.PolicyStage;
+import io.sparkgate.policy.PolicyStore;
 import io.sparkgate.quota.QuotaStage;
 import io.sparkgate.redis.Redis;
 import io.sparkgate.route.Router;
@@ -202,6 +206,14 @@ public final class Sparkgate implements AutoCloseable {
         quotas = QuotaStage.create(config.quotas(), Optional.ofNullable(redis));
       }
       List<Stage> stages = new ArrayList<>(stages(config, auth, audit, policies, quotas, router));
+      // The admin API's live view: inside audit, so it too sees every call end, refusals included.
+      LiveCalls live =
+          config.admin().enabled()
+              ? new LiveCalls(Clock.systemUTC(), config.sessions().idleTimeout())
+              : null;
+      if (live != null) {
+        stages.add(audit != null ? 1 : 0, live);
+      }
       if (hooks != CallHook.Factory.PASS_THROUGH) {
         stages.add(
             call ->
@@ -259,7 +271,10 @@ public final class Sparkgate implements AutoCloseable {
       if (config.admin().enabled()) {
         try {
           admin =
-              AdminServer.start(config.admin(), adminRoutes(config.admin(), readiness, metrics));
+              AdminServer.start(
+                  config.admin(),
+                  adminApi(live, router, policies, auditLog, loops, tokens)
+                      .register(adminRoutes(config.admin(), readiness, metrics)));
         } catch (IOException | RuntimeException e) {
           server.shutdownNow();
           throw e;
@@ -361,6 +376,48 @@ public final class Sparkgate implements AutoCloseable {
                         200,
                         "text/plain; version=0.0.4; charset=utf-8",
                         metrics.scrape().getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+  }
+
+  /** The admin API's views of this proxy: read-only, but for the two operator actions. */
+  private static AdminApi adminApi(
+      LiveCalls live,
+      Router router,
+      Map<String, PolicyStage> policies,
+      AuditLog auditLog,
+      EventLoops loops,
+      Map<String, String> tokens) {
+    return new AdminApi(
+        new AdminApi.Views(
+            live,
+            router::backendsByPool,
+            () ->
+                policies.entrySet().stream()
+                    .map(
+                        e -> {
+                          PolicyStore store = e.getValue().store();
+                          Policy p = store.current();
+                          return new AdminApi.PoolPolicy(
+                              e.getKey(),
+                              p.files(),
+                              p.ruleNames(),
+                              p.defaultEffect().name().toLowerCase(java.util.Locale.ROOT),
+                              store.reloads(),
+                              store.rejected(),
+                              store.loadedAt(),
+                              store.lastError());
+                        })
+                    .toList(),
+            policies.isEmpty()
+                ? null
+                : (pool, sql, method, request, principal, groups) -> {
+                  PolicyStage p = policies.get(pool);
+                  return p == null ? null : p.explain(sql, method, request, principal, groups);
+                },
+            AdminApi.Actions.overSparkConnect(
+                address -> withToken(loops.backend(address), tokens.get(address))),
+            router::forget,
+            auditLog == null ? null : auditLog::write,
+            Clock.systemUTC()));
   }
 
   private static NettyChannelBuilder backendChannel(String address, int maxMessage) {

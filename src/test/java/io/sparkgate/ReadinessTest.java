@@ -68,7 +68,12 @@ final class ReadinessTest {
     try {
       JsonNode ready = awaitReady(proxy, true);
       assertTrue(ready.path("ready").asBoolean());
-      assertEquals(ServingStatus.SERVING, grpcHealth(channel));
+      // The health service follows readiness within a second (Sparkgate.watchReadiness), not at
+      // once.
+      Await.until(
+          "the health service to say SERVING",
+          java.time.Duration.ofSeconds(10),
+          () -> grpcHealth(channel) == ServingStatus.SERVING);
 
       b.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
       JsonNode notReady = awaitReady(proxy, false);

@@ -98,7 +98,10 @@ public final class AdminServer implements AutoCloseable {
 
     private final Map<String, Entry> entries = new LinkedHashMap<>();
 
-    /** {@code path} answered without credentials (probes): it must show nothing but pass/fail. */
+    /**
+     * {@code path} answered without credentials: probes, which must show nothing but pass/fail, and the
+     * console's static files, which hold no data (the page asks the API, with credentials, for everything).
+     */
     public Routes open(String path, AdminHandler handler) {
       return add(path, new Entry(true, false, handler));
     }
@@ -343,7 +346,8 @@ public final class AdminServer implements AutoCloseable {
           .set(HttpHeaderNames.CACHE_CONTROL, "no-store")
           .set("X-Content-Type-Options", "nosniff")
           .set("X-Frame-Options", "DENY");
-      if (answer.status() == 405) {
+      answer.headers().forEach((name, value) -> r.headers().set(name, value));
+      if (answer.status() == 405 && !r.headers().contains(HttpHeaderNames.ALLOW)) {
         r.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD");
       }
       return r;

@@ -77,9 +77,11 @@ public final class AuditEvent {
     if (!sealed) planSummary = summary;
   }
 
-  /** Ends recording; what is recorded later is ignored. */
-  public synchronized Sealed seal() {
-    sealed = true;
+  /**
+   * What is recorded so far, without ending recording: for views of calls still running (the admin API's
+   * operations and refusals), which read what the stages recorded rather than deciding anything again.
+   */
+  public synchronized Sealed snapshot() {
     return new Sealed(
         authFailure,
         refusal,
@@ -88,5 +90,11 @@ public final class AuditEvent {
         List.copyOf(auditRules),
         List.copyOf(rewrites),
         planSummary);
+  }
+
+  /** Ends recording; what is recorded later is ignored. */
+  public synchronized Sealed seal() {
+    sealed = true;
+    return snapshot();
   }
 }

@@ -1,7 +1,5 @@
 package io.sparkgate.cli;
 
-import com.google.protobuf.Message;
-import com.google.protobuf.util.JsonFormat;
 import io.sparkgate.config.BackendProfileConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.inspect.BackendProfile;
@@ -9,13 +7,9 @@ import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionView;
-import io.sparkgate.policy.Decision;
+import io.sparkgate.policy.Explanation;
 import io.sparkgate.policy.PolicyEngine;
 import io.sparkgate.policy.ProfileSource;
-import io.sparkgate.proto.spark.AddArtifactsRequest;
-import io.sparkgate.proto.spark.AnalyzePlanRequest;
-import io.sparkgate.proto.spark.ConfigRequest;
-import io.sparkgate.proto.spark.ExecutePlanRequest;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -138,18 +132,15 @@ public final class ExplainCommand implements Callable<Integer> {
     if (input.sql != null) {
       facts = inspector.inspectSql(input.sql, session);
     } else {
-      Message.Builder builder =
-          switch (method) {
-            case "ExecutePlan" -> ExecutePlanRequest.newBuilder();
-            case "AnalyzePlan" -> AnalyzePlanRequest.newBuilder();
-            case "Config" -> ConfigRequest.newBuilder();
-            case "AddArtifacts" -> AddArtifactsRequest.newBuilder();
-            default ->
-                throw new picocli.CommandLine.ParameterException(
-                    spec.commandLine(), "unsupported --method " + method);
-          };
-      JsonFormat.parser().merge(Files.readString(input.plan, StandardCharsets.UTF_8), builder);
-      facts = inspector.inspect(method, builder.build().toByteArray(), session);
+      byte[] request;
+      try {
+        request =
+            Explanation.requestFromJson(
+                method, Files.readString(input.plan, StandardCharsets.UTF_8));
+      } catch (IllegalArgumentException e) {
+        throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+      }
+      facts = inspector.inspect(method, request, session);
     }
     PrintWriter out = spec.commandLine().getOut();
     if (policy != null) {
@@ -157,17 +148,14 @@ public final class ExplainCommand implements Callable<Integer> {
       PolicyEngine engine =
           new PolicyEngine(
               () -> PolicyCommand.compiler().compile(policy), ProfileSource.fixed(profile));
-      facts = engine.enrich(facts);
-      for (Fact f : facts.all()) out.println(f);
-      Decision d =
-          engine.decide(
-              input.sql != null ? "ExecutePlan" : method, principal, List.of(groups), "", facts);
-      out.printf(
-          "decision: %s by rule '%s'%s%n",
-          d.effect().name().toLowerCase(java.util.Locale.ROOT),
-          d.rule(),
-          d.refused() ? ": " + d.message() : "");
-      d.shadow().forEach(x -> out.println("shadow: " + x));
+      Explanation explained =
+          Explanation.of(
+              engine,
+              input.sql != null ? "ExecutePlan" : method,
+              principal,
+              List.of(groups),
+              facts);
+      explained.lines().forEach(out::println);
       out.flush();
       return 0;
     }

@@ -52,7 +52,11 @@ public record AdminConfig(
       throw node.errorAt(
           "path", "must be an absolute URL path such as /metrics, got '" + path + "'");
     }
-    if (path.equals("/healthz") || path.equals("/readyz") || path.startsWith("/api/")) {
+    if (path.equals("/healthz")
+        || path.equals("/readyz")
+        || path.equals("/")
+        || path.startsWith("/api/")
+        || path.startsWith("/console/")) {
       throw node.errorAt("path", path + " is taken by the admin listener itself; use /metrics");
     }
     String address = node.string("address", "127.0.0.1");

@@ -8,8 +8,12 @@ import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.BackendProfiler;
+import io.sparkgate.inspect.Facts;
+import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionTracker;
+import io.sparkgate.inspect.SessionView;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,13 +29,17 @@ public final class PolicyStage implements AutoCloseable {
   private final PolicyStore store;
   private final ProfileSource profiles;
   private final SessionTracker sessions;
+  private final PolicyEngine engine;
+  private final Inspector inspector = new Inspector();
 
   private PolicyStage(
       ScheduledExecutorService scheduler,
       DecideStage stage,
       PolicyStore store,
       ProfileSource profiles,
-      SessionTracker sessions) {
+      SessionTracker sessions,
+      PolicyEngine engine) {
+    this.engine = engine;
     this.scheduler = scheduler;
     this.stage = stage;
     this.store = store;
@@ -94,7 +102,7 @@ public final class PolicyStage implements AutoCloseable {
         new PolicyEngine(
             store::current, profiles, new SecretPatterns(config.auth().secretPatterns()));
     DecideStage stage = new DecideStage(engine, rewriters, config.audit().includeLiterals());
-    return new PolicyStage(scheduler, stage, store, profiles, sessions);
+    return new PolicyStage(scheduler, stage, store, profiles, sessions, engine);
   }
 
   /** The decide stage of every call. */
@@ -115,6 +123,23 @@ public final class PolicyStage implements AutoCloseable {
   /** Whether the backend's profile is known; rules that depend on it refuse while it is not. */
   public boolean profileKnown() {
     return profiles.current() != null;
+  }
+
+  /**
+   * What the policy in force would decide, and why, for a SQL text ({@code request} null) or a {@code method}
+   * request's wire bytes, read in a fresh session of this pool's backend as profiled: {@code policy explain}
+   * as this proxy would decide it. Decides nothing for a real call and changes no state.
+   */
+  public Explanation explain(
+      String sql, String method, byte[] request, String principal, List<String> groups) {
+    BackendProfile p = profiles.current();
+    SessionView session = (p == null ? BackendProfile.UNKNOWN : p).freshSession();
+    Facts facts =
+        request == null
+            ? inspector.inspectSql(sql, session)
+            : inspector.inspect(method, request, session);
+    return Explanation.of(
+        engine, request == null ? "ExecutePlan" : method, principal, groups, facts);
   }
 
   public PolicyStore store() {

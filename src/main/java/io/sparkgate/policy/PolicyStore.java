@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
@@ -29,6 +30,7 @@ public final class PolicyStore {
   private final AtomicReference<Policy> current = new AtomicReference<>();
   private volatile byte[] lastDigest;
   private volatile String lastError;
+  private volatile Instant loadedAt = Instant.now();
   private final AtomicLong reloads = new AtomicLong();
   private final AtomicLong rejected = new AtomicLong();
 
@@ -52,6 +54,11 @@ public final class PolicyStore {
   /** The reason the file on disk is not in force, or null. */
   public String lastError() {
     return lastError;
+  }
+
+  /** When the policy in force was loaded (at start, or by the last reload). */
+  public Instant loadedAt() {
+    return loadedAt;
   }
 
   /** Policies swapped in since start (not counting the first). */
@@ -80,6 +87,7 @@ public final class PolicyStore {
       // include was added or removed, when the new set of files has to be digested now.
       lastDigest = p.files().equals(files) ? d : digest(p.files());
       lastError = null;
+      loadedAt = Instant.now();
       reloads.incrementAndGet();
       log.info("policy {} reloaded: rules {}", file, p.ruleNames());
       return true;

@@ -219,6 +219,27 @@ public final class Router implements AutoCloseable {
     return health.states();
   }
 
+  /** Each pool's backends and their health ({@code up}, {@code down}, {@code unknown}), in configured order. */
+  public Map<String, Map<String, String>> backendsByPool() {
+    Map<String, BackendHealth.State> states = health.states();
+    Map<String, Map<String, String>> out = new LinkedHashMap<>();
+    table.pools.forEach(
+        (pool, members) -> {
+          Map<String, String> each = new LinkedHashMap<>();
+          for (String b : members) {
+            BackendHealth.State state = states.getOrDefault(b, BackendHealth.State.UNKNOWN);
+            each.put(b, state.name().toLowerCase(java.util.Locale.ROOT));
+          }
+          out.put(pool, each);
+        });
+    return out;
+  }
+
+  /** Forgets a session released other than by its client's call (an operator released it). */
+  public void forget(String userId, String sessionId) {
+    registry.forget(new SessionKey(userId, sessionId));
+  }
+
   /**
    * The pools with no backend known to serve (probed up), or empty when every pool has one: a replica that
    * could place no new session in some pool should not get new clients.

@@ -1,0 +1,348 @@
+package io.sparkgate.admin;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.grpc.Status;
+import io.grpc.StatusException;
+import io.sparkgate.call.Call;
+import io.sparkgate.call.InspectStage;
+import io.sparkgate.call.Pipeline;
+import io.sparkgate.call.Principal;
+import io.sparkgate.call.Route;
+import io.sparkgate.cli.PolicyCommand;
+import io.sparkgate.config.AdminConfig;
+import io.sparkgate.forward.CallHook;
+import io.sparkgate.inspect.BackendProfile;
+import io.sparkgate.inspect.Inspector;
+import io.sparkgate.inspect.SessionTracker;
+import io.sparkgate.live.LiveCalls;
+import io.sparkgate.policy.DecideStage;
+import io.sparkgate.policy.Explanation;
+import io.sparkgate.policy.Policy;
+import io.sparkgate.policy.PolicyEngine;
+import io.sparkgate.policy.ProfileSource;
+import io.sparkgate.proto.spark.ExecutePlanRequest;
+import io.sparkgate.proto.spark.Plan;
+import io.sparkgate.proto.spark.Relation;
+import io.sparkgate.proto.spark.SQL;
+import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.testing.FakeTime;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The admin API on a real admin listener, over a live view fed by the real inspect and decide stages (the
+ * shipped policy) and fake backend actions: JSON shapes, 404s, redaction, operator records, and the console's
+ * page with its Content-Security-Policy.
+ */
+final class AdminApiTest {
+  private static final String SESSION = "0d1c2b3a-0000-4000-8000-000000000001";
+  private static final Policy SHARED =
+      PolicyCommand.compilerForTests().compile(Path.of("policies/shared-server.yaml"));
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final FakeTime time = new FakeTime();
+  private final LiveCalls live = new LiveCalls(time, Duration.ofMinutes(30));
+  private final List<String> actions = new ArrayList<>();
+  private final List<Map<String, Object>> audit = new ArrayList<>();
+  private final List<String> released = new ArrayList<>();
+  private final PolicyEngine engine =
+      new PolicyEngine(
+          () -> SHARED,
+          ProfileSource.fixed(new BackendProfile("4.0.0", List.of(), Map.of(), null)));
+  private final Pipeline stages =
+      Pipeline.of(
+          live,
+          call -> {
+            call.route(new Route("default", "127.0.0.1:15002"));
+            return CallHook.PASS_THROUGH;
+          },
+          InspectStage.full(
+              new Inspector(),
+              new SessionTracker(
+                  () -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker())),
+          new DecideStage(engine, Map.of(), false));
+  private final HttpClient http = HttpClient.newHttpClient();
+  private AdminServer server;
+
+  @BeforeEach
+  void start() throws Exception {
+    AdminApi.Actions fake =
+        new AdminApi.Actions() {
+          @Override
+          public List<String> interrupt(String backend, String user, String session, String op) {
+            actions.add("interrupt " + backend + " " + user + " " + session + " " + op);
+            return List.of(op);
+          }
+
+          @Override
+          public void release(String backend, String user, String session) {
+            actions.add("release " + backend + " " + user + " " + session);
+          }
+        };
+    AdminApi api =
+        new AdminApi(
+            new AdminApi.Views(
+                live,
+                () -> Map.of("default", new LinkedHashMap<>(Map.of("127.0.0.1:15002", "up"))),
+                () ->
+                    List.of(
+                        new AdminApi.PoolPolicy(
+                            "default",
+                            SHARED.files(),
+                            SHARED.ruleNames(),
+                            "deny",
+                            2,
+                            0,
+                            Instant.parse("2026-03-01T11:00:00Z"),
+                            null)),
+                (pool, sql, method, request, principal, groups) ->
+                    pool.equals("default")
+                        ? Explanation.of(
+                            engine,
+                            "ExecutePlan",
+                            principal,
+                            groups,
+                            new Inspector().inspectSql(sql, BackendProfile.UNKNOWN.freshSession()))
+                        : null,
+                fake,
+                (user, session) -> released.add(user + " " + session),
+                audit::add,
+                time));
+    server = AdminServer.start(AdminConfig.loopback(0), api.register(new AdminServer.Routes()));
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+  }
+
+  private static Principal alice() {
+    return new Principal(
+        "alice", List.of(), Optional.empty(), Principal.Method.STATIC_TOKEN, Optional.empty());
+  }
+
+  /** An ExecutePlan of {@code sql} by alice, forwarded and still running. */
+  private CallHook running(String operationId, String sql) throws StatusException {
+    Call call = Call.of("ExecutePlan");
+    call.principal(alice());
+    CallHook hook = stages.open(call);
+    byte[] request = request(operationId, sql);
+    byte[] forwarded = hook.onRequest(request);
+    hook.onAccepted(forwarded);
+    return hook;
+  }
+
+  private static byte[] request(String operationId, String sql) {
+    return ExecutePlanRequest.newBuilder()
+        .setSessionId(SESSION)
+        .setUserContext(UserContext.newBuilder().setUserId("alice"))
+        .setOperationId(operationId)
+        .setPlan(
+            Plan.newBuilder().setRoot(Relation.newBuilder().setSql(SQL.newBuilder().setQuery(sql))))
+        .build()
+        .toByteArray();
+  }
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> post(String path, String body) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static JsonNode json(HttpResponse<String> r) throws Exception {
+    return JSON.readTree(r.body());
+  }
+
+  @Test
+  void operations_showTheRunningPlan_withItsLiteralsRedacted() throws Exception {
+    running("op-1", "SELECT id FROM range(10) WHERE id = 424242 OR name = 'hunter2'");
+    time.advance(Duration.ofSeconds(7));
+    HttpResponse<String> r = get("/api/operations");
+    assertEquals(200, r.statusCode());
+    assertEquals("application/json", r.headers().firstValue("content-type").orElseThrow());
+    JsonNode op = json(r).get("operations").get(0);
+    assertEquals("op-1", op.get("operation_id").asText());
+    assertEquals(SESSION, op.get("session_id").asText());
+    assertEquals("alice", op.get("principal").asText());
+    assertEquals("default", op.get("pool").asText());
+    assertEquals("127.0.0.1:15002", op.get("backend").asText());
+    assertEquals(7, op.get("running_seconds").asInt());
+    assertFalse(op.get("reattached").asBoolean());
+    String sql = op.get("plan_summary").get("sql").get(0).asText();
+    assertTrue(sql.startsWith("SELECT id FROM range("), sql);
+    for (String page : List.of(r.body(), get("/api/sessions").body())) {
+      assertFalse(page.contains("424242"), page);
+      assertFalse(page.contains("hunter2"), page);
+    }
+  }
+
+  @Test
+  void sessions_showAgeAndRunningOperations() throws Exception {
+    running("op-1", "SELECT 1");
+    time.advance(Duration.ofSeconds(3));
+    JsonNode s = json(get("/api/sessions")).get("sessions").get(0);
+    assertEquals(SESSION, s.get("session_id").asText());
+    assertEquals("alice", s.get("principal").asText());
+    assertEquals("127.0.0.1:15002", s.get("backend").asText());
+    assertEquals(3, s.get("age_seconds").asInt());
+    assertEquals(1, s.get("running_operations").asInt());
+  }
+
+  @Test
+  void interrupt_asksTheSessionsBackendAsItsUser_andAuditsTheOperator() throws Exception {
+    running("op-1", "SELECT 1");
+    HttpResponse<String> r = post("/api/operations/op-1/interrupt", "{}");
+    assertEquals(200, r.statusCode(), r.body());
+    assertEquals("interrupted", json(r).get("outcome").asText());
+    assertEquals(List.of("interrupt 127.0.0.1:15002 alice " + SESSION + " op-1"), actions);
+    Map<String, Object> record = audit.get(0);
+    assertEquals("loopback", record.get("operator"));
+    assertEquals("interrupt", record.get("action"));
+    assertEquals("operation:op-1", record.get("target"));
+    assertEquals("interrupted", record.get("outcome"));
+    assertEquals("alice", record.get("principal"));
+  }
+
+  @Test
+  void release_forgetsTheSession_andAuditsTheOperator() throws Exception {
+    running("op-1", "SELECT 1").onClose(Status.OK);
+    HttpResponse<String> r = post("/api/sessions/" + SESSION + "/release", "{}");
+    assertEquals(200, r.statusCode(), r.body());
+    assertEquals(List.of("release 127.0.0.1:15002 alice " + SESSION), actions);
+    assertEquals(List.of("alice " + SESSION), released);
+    assertEquals("release", audit.get(0).get("action"));
+    assertEquals(0, json(get("/api/sessions")).get("sessions").size());
+  }
+
+  @Test
+  void unknownIds_are404Json_andNothingIsDoneOrAudited() throws Exception {
+    for (String path :
+        List.of(
+            "/api/operations/nope/interrupt", "/api/sessions/nope/release", "/api/sessions/x/y")) {
+      HttpResponse<String> r = post(path, "{}");
+      assertEquals(404, r.statusCode(), path);
+      assertTrue(json(r).has("error"), r.body());
+    }
+    assertEquals(List.of(), actions);
+    assertEquals(List.of(), audit);
+  }
+
+  @Test
+  void actionsNeedPost_andJson() throws Exception {
+    running("op-1", "SELECT 1");
+    HttpResponse<String> wrongMethod = get("/api/operations/op-1/interrupt");
+    assertEquals(405, wrongMethod.statusCode());
+    assertEquals("POST", wrongMethod.headers().firstValue("allow").orElseThrow());
+    HttpResponse<String> plain =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create(
+                        "http://127.0.0.1:" + server.port() + "/api/operations/op-1/interrupt"))
+                .header("Content-Type", "text/plain")
+                .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertEquals(415, plain.statusCode());
+    assertEquals(List.of(), actions);
+  }
+
+  @Test
+  void refusals_nameTheRule_withoutTheRequestsText() throws Exception {
+    assertThrows(
+            StatusException.class,
+            () -> running("op-2", "SELECT reflect('java.lang.System', 'getenv', 'SECRET_X')"))
+        .getStatus();
+    // The forwarding layer closes a refused call with its status.
+    Call call = Call.of("ExecutePlan");
+    call.principal(alice());
+    CallHook hook = stages.open(call);
+    try {
+      hook.onRequest(
+          request("op-3", "SELECT java_method('java.lang.System', 'getenv', 'SECRET_Y')"));
+    } catch (StatusException e) {
+      hook.onClose(e.getStatus());
+    }
+    HttpResponse<String> r = get("/api/refusals");
+    JsonNode refusal = json(r).get("refusals").get(0);
+    assertEquals("policy", refusal.get("kind").asText());
+    assertEquals("no-reflection", refusal.get("reason").asText());
+    assertEquals("alice", refusal.get("principal").asText());
+    assertEquals("ExecutePlan", refusal.get("rpc").asText());
+    assertEquals("PERMISSION_DENIED", refusal.get("code").asText());
+    assertFalse(r.body().contains("SECRET_Y"), r.body());
+  }
+
+  @Test
+  void backendsAndPolicy() throws Exception {
+    JsonNode pool = json(get("/api/backends")).get("pools").get(0);
+    assertEquals("default", pool.get("pool").asText());
+    assertEquals("up", pool.get("backends").get(0).get("state").asText());
+    JsonNode policy = json(get("/api/policy")).get("pools").get(0);
+    assertTrue(policy.get("file").asText().endsWith("shared-server.yaml"), policy.toString());
+    assertTrue(policy.get("rules").toString().contains("no-reflection"));
+    assertEquals("deny", policy.get("default_effect").asText());
+    assertEquals(2, policy.get("reloads").asInt());
+    assertEquals("2026-03-01T11:00:00Z", policy.get("last_reload").asText());
+    assertTrue(policy.get("last_error").isNull());
+  }
+
+  @Test
+  void playground_explainsAsTheCliDoes() throws Exception {
+    HttpResponse<String> r =
+        post("/api/playground", "{\"pool\": \"default\", \"sql\": \"SELECT reflect('a','b')\"}");
+    assertEquals(200, r.statusCode(), r.body());
+    JsonNode e = json(r);
+    assertEquals("deny", e.get("decision").asText());
+    assertEquals("no-reflection", e.get("rule").asText());
+    assertTrue(e.get("facts").toString().contains("FUNCTION_CALL"), e.toString());
+    String last = e.get("lines").get(e.get("lines").size() - 1).asText();
+    assertTrue(last.startsWith("decision: deny by rule 'no-reflection'"), last);
+
+    assertEquals(
+        404, post("/api/playground", "{\"pool\": \"nope\", \"sql\": \"SELECT 1\"}").statusCode());
+    assertEquals(400, post("/api/playground", "{\"pool\": \"default\"}").statusCode());
+    assertEquals(400, post("/api/playground", "not json").statusCode());
+  }
+
+  @Test
+  void console_isServedWithAStrictContentSecurityPolicy() throws Exception {
+    HttpResponse<String> page = get("/");
+    assertEquals(200, page.statusCode());
+    assertTrue(page.headers().firstValue("content-type").orElseThrow().startsWith("text/html"));
+    String csp = page.headers().firstValue("content-security-policy").orElseThrow();
+    assertTrue(csp.startsWith("default-src 'self'"), csp);
+    assertFalse(page.body().contains("<script>"), "no inline script: the policy would block it");
+    assertEquals(200, get("/console/console.js").statusCode());
+    assertEquals(200, get("/console/console.css").statusCode());
+    assertEquals(404, get("/console/nope.js").statusCode());
+  }
+}

@@ -1,0 +1,263 @@
+package io.sparkgate.e2e;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sparkgate.Sparkgate;
+import io.sparkgate.audit.AuditVerifier;
+import io.sparkgate.testing.AuditLines;
+import io.sparkgate.testing.Await;
+import io.sparkgate.testing.DebianPackages;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * The admin console in a real headless browser (Debian's chromium, driven through chromedriver) against a
+ * proxy in front of the real Spark 4.0 server: the operator signs in with the admin token, sees the session
+ * the real JVM client opened and its running query (with the query's literals redacted), clicks Interrupt,
+ * and the client's query fails as interrupted; the audit log has the operator's record, the page never shows
+ * the token, and it is served with its Content-Security-Policy. The playground then explains a refusal.
+ */
+@ExtendWith(SparkServerExtension.class)
+class ConsoleIT {
+  private static final String CLIENT_TOKEN = "console-it-client-" + UUID.randomUUID();
+  private static final String ADMIN_TOKEN = "console-it-admin-" + UUID.randomUUID();
+
+  /** Runs for many minutes unless interrupted (10^12 rows); 424242 is the literal that must stay hidden. */
+  private static final String LONG_QUERY =
+      "SELECT sum(id) AS s FROM range(0, 1000000000000) WHERE id <> 424242";
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private static Path auditFile;
+  private static Sparkgate proxy;
+  private static SparkSession spark;
+  private static WebDriver browser;
+
+  @BeforeAll
+  static void start(SparkConnectServerProcess server) throws Exception {
+    String chromium =
+        DebianPackages.require(
+            "chromium",
+            "the browser ConsoleIT loads the admin console in",
+            () ->
+                DebianPackages.firstWorking(
+                    List.of("/usr/bin/chromium", "/usr/lib/chromium/chromium"), "--version"));
+    String chromedriver =
+        DebianPackages.require(
+            "chromium-driver",
+            "the WebDriver ConsoleIT drives chromium with",
+            () ->
+                DebianPackages.firstWorking(
+                    List.of("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"),
+                    "--version"));
+    Path dir = ProxyConfigs.freshDir("console");
+    auditFile = dir.resolve("audit.jsonl");
+    Path adminToken = dir.resolve("admin-token");
+    Files.writeString(adminToken, ADMIN_TOKEN + "\n");
+    String sha =
+        HexFormat.of()
+            .formatHex(
+                MessageDigest.getInstance("SHA-256")
+                    .digest(CLIENT_TOKEN.getBytes(StandardCharsets.UTF_8)));
+    proxy =
+        Sparkgate.start(
+            ProxyConfigs.write(
+                dir,
+                ProxyConfigs.PLAINTEXT_LISTENER,
+                ProxyConfigs.backend(server.port()),
+                "auth:",
+                "  static_tokens:",
+                "    - {sha256: " + sha + ", principal: alice, groups: [analysts]}",
+                ProxyConfigs.policy("shared-server.yaml"),
+                "audit: {file: audit.jsonl, fsync: batch}",
+                "admin: {address: 127.0.0.1, port: 0, token_file: '" + adminToken + "'}"));
+    // localhost without TLS: the 4.0 JVM client then sends the token as "authorization: Bearer".
+    spark = SparkClients.connect("sc://localhost:" + proxy.port() + "/;token=" + CLIENT_TOKEN);
+
+    ChromeOptions options = new ChromeOptions();
+    options.setBinary(chromium);
+    options.addArguments(
+        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000");
+    ChromeDriverService service =
+        new ChromeDriverService.Builder()
+            .usingDriverExecutable(new File(chromedriver))
+            .usingAnyFreePort()
+            .build();
+    browser = new ChromeDriver(service, options);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (browser != null) browser.quit();
+    ProxyConfigs.closeAll(spark, proxy);
+    if (auditFile != null && Files.exists(auditFile)) {
+      AuditVerifier.Result chain = AuditVerifier.verify(List.of(auditFile));
+      assertTrue(chain.ok(), chain.message());
+    }
+  }
+
+  private static String console() {
+    return "http://127.0.0.1:" + proxy.adminPort() + "/";
+  }
+
+  @Test
+  void operatorInterruptsARunningQuery_fromTheConsole() throws Exception {
+    WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60));
+    // Rows of operations that ended leave the table between two looks: look again.
+    wait.ignoring(org.openqa.selenium.StaleElementReferenceException.class);
+    browser.get(console());
+    // The listener needs the admin token: the page asks for it once.
+    WebElement token = wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("token")));
+    token.sendKeys(ADMIN_TOKEN);
+    browser.findElement(By.id("token-save")).click();
+    wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("operations")));
+
+    long started = System.nanoTime();
+    CompletableFuture<Throwable> query =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                spark.sql(LONG_QUERY).collectAsList();
+                return null;
+              } catch (Throwable t) {
+                return t;
+              }
+            });
+
+    // The running query appears (the page refreshes every 2 s) with its Interrupt button.
+    WebElement interrupt =
+        wait.until(
+            d -> {
+              for (WebElement row : d.findElements(By.cssSelector("#operations tbody tr"))) {
+                List<WebElement> buttons = row.findElements(By.cssSelector("button.interrupt"));
+                if (!buttons.isEmpty() && row.getText().contains("range(")) return buttons.get(0);
+              }
+              return null;
+            });
+    String operationId = interrupt.getAttribute("data-operation");
+    WebElement opRow = interrupt.findElement(By.xpath("./ancestor::tr"));
+    assertTrue(opRow.getText().contains("alice"), opRow.getText());
+    JsonNode op = apiOperation(operationId);
+    String sessionId = op.get("session_id").asText();
+    // The session the client opened is listed, with its running operation.
+    wait.until(
+        d ->
+            d.findElements(By.cssSelector("#sessions tbody tr")).stream()
+                .anyMatch(r -> r.getText().contains(sessionId) && r.getText().contains("alice")));
+    Files.copy(
+        ((org.openqa.selenium.TakesScreenshot) browser)
+            .getScreenshotAs(org.openqa.selenium.OutputType.FILE)
+            .toPath(),
+        auditFile.resolveSibling("console.png"));
+    String page = browser.getPageSource();
+    assertFalse(page.contains("424242"), "a SQL literal reached the page");
+    assertFalse(page.contains(ADMIN_TOKEN), "the admin token is in the page");
+    assertFalse(page.contains(CLIENT_TOKEN), "a client token is in the page");
+    assertFalse(query.isDone(), "the query should still be running: " + query.getNow(null));
+
+    interrupt.click();
+    Throwable failure = query.get(120, TimeUnit.SECONDS);
+    long ranSeconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+    System.out.println("client shows after " + ranSeconds + " s: " + failure);
+    assertTrue(failure != null, "the query finished instead of being interrupted");
+    String shown = String.valueOf(failure.getMessage()).toLowerCase(Locale.ROOT);
+    assertTrue(shown.contains("cancel") || shown.contains("interrupt"), failure.toString());
+    wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("action"), "interrupted"));
+
+    // The operator's action is in the audit log.
+    JsonNode record =
+        Await.value(
+            "the operator's audit record",
+            () ->
+                AuditLines.complete(auditFile).stream()
+                    .map(ConsoleIT::parse)
+                    .filter(r -> "interrupt".equals(r.path("action").asText()))
+                    .findFirst()
+                    .orElse(null),
+            r -> r != null);
+    assertEquals("token", record.get("operator").asText());
+    assertEquals("operation:" + operationId, record.get("target").asText());
+    assertEquals("interrupted", record.get("outcome").asText());
+    assertEquals("alice", record.get("principal").asText());
+    assertEquals(sessionId, record.get("session_id").asText());
+
+    // The page is served with its Content-Security-Policy, as the browser sees it.
+    Object csp =
+        ((JavascriptExecutor) browser)
+            .executeAsyncScript(
+                "const done = arguments[arguments.length - 1];"
+                    + "fetch('/', {cache: 'no-store'})"
+                    + ".then(r => done(r.headers.get('content-security-policy')))"
+                    + ".catch(e => done('failed: ' + e));");
+    assertTrue(String.valueOf(csp).startsWith("default-src 'self'"), String.valueOf(csp));
+    assertFalse(browser.getPageSource().contains(ADMIN_TOKEN));
+
+    // The playground explains a statement as `policy explain` does, with the pool's policy in
+    // force.
+    WebElement sql = browser.findElement(By.id("pg-sql"));
+    sql.clear();
+    sql.sendKeys("SELECT reflect('java.lang.System', 'getenv')");
+    browser.findElement(By.id("pg-run")).click();
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(By.id("pg-decision"), "no-reflection"));
+    String facts = browser.findElement(By.id("pg-facts")).getText();
+    assertTrue(facts.contains("decision: deny by rule 'no-reflection'"), facts);
+
+    // The session is still usable after its operation was interrupted.
+    assertEquals(10L, spark.range(10).count());
+  }
+
+  /** The operation as the API shows it, asked with the admin token. */
+  private static JsonNode apiOperation(String operationId) throws Exception {
+    java.net.http.HttpResponse<String> r =
+        java.net.http.HttpClient.newHttpClient()
+            .send(
+                java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create(console() + "api/operations"))
+                    .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, r.statusCode(), r.body());
+    assertFalse(r.body().contains("424242"), r.body());
+    for (JsonNode op : JSON.readTree(r.body()).get("operations")) {
+      if (op.get("operation_id").asText().equals(operationId)) return op;
+    }
+    throw new AssertionError("operation " + operationId + " not in " + r.body());
+  }
+
+  private static JsonNode parse(String line) {
+    try {
+      return JSON.readTree(line);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+}
