@@ -96,7 +96,10 @@ final class PrometheusServer implements AutoCloseable {
     return Double.parseDouble(result.get(0).path("value").get(1).asText());
   }
 
-  /** An API path's JSON answer, or null while Prometheus is not listening. */
+  /**
+   * An API path's JSON answer, or null while Prometheus is not listening, or listening but not ready yet (it
+   * answers a plain-text "Service Unavailable" until its storage is open).
+   */
   JsonNode get(String pathAndQuery) throws IOException, InterruptedException {
     if (!process.isAlive()) {
       throw new AssertionError("prometheus exited: " + logText());
@@ -110,6 +113,9 @@ final class PrometheusServer implements AutoCloseable {
                   .build(),
               HttpResponse.BodyHandlers.ofString());
     } catch (ConnectException e) {
+      return null;
+    }
+    if (response.statusCode() == 503) {
       return null;
     }
     return JSON.readTree(response.body());
