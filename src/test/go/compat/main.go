@@ -54,6 +54,8 @@ func main() {
 	scenarios := flag.String("scenarios", "", "comma-separated scenario ids")
 	expectedVersion := flag.String("expect-version", "", "the server's Spark version, for the version scenario")
 	timeout := flag.Duration("scenario-timeout", 2*time.Minute, "time limit of each scenario")
+	reattach := flag.Bool("reattach", false,
+		"reattachable executions (the client then retries UNAVAILABLE); the client's default is false")
 	flag.Parse()
 
 	url := fmt.Sprintf("sc://%s:%d", *host, *port)
@@ -61,7 +63,7 @@ func main() {
 	if token := os.Getenv("SPARKGATE_COMPAT_TOKEN"); token != "" {
 		url += "/;token=" + token
 	}
-	spark, err := session(url, false)
+	spark, err := session(url, *reattach)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cannot build a Spark session: %v\n", err)
 		os.Exit(2)

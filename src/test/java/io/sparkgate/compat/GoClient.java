@@ -67,14 +67,16 @@ final class GoClient implements ClientUnderTest {
 
   @Override
   public List<Outcome> run(Target target, List<Scenario> scenarios) throws Exception {
-    return run(target, scenarios, target.caPem());
+    return run(target, scenarios, target.caPem(), List.of());
   }
 
   /**
    * Like {@link #run(Target, List)}, with {@code SSL_CERT_FILE} set to {@code caFile} (or unset when null), so a
-   * test can show that the CA is what makes the TLS connection work.
+   * test can show that the CA is what makes the TLS connection work, and more flags for the program ({@code
+   * -reattach}, {@code -scenario-timeout 10s}).
    */
-  List<Outcome> run(Target target, List<Scenario> scenarios, Path caFile) throws Exception {
+  List<Outcome> run(Target target, List<Scenario> scenarios, Path caFile, List<String> flags)
+      throws Exception {
     Path binary = build();
     Path work = Files.createDirectories(BUILD_DIR.resolve("runs"));
     Path out = Files.createTempFile(work, "outcomes-", ".jsonl");
@@ -88,6 +90,7 @@ final class GoClient implements ClientUnderTest {
             scenarios.stream().map(Scenario::id).collect(Collectors.joining(",")),
             "-scenario-timeout",
             SCENARIO_TIMEOUT.toSeconds() + "s"));
+    command.addAll(flags); // the program reads the last of repeated flags
     if (target.serverVersion() != null) {
       command.addAll(List.of("-expect-version", target.serverVersion()));
     }
@@ -164,6 +167,7 @@ final class GoClient implements ClientUnderTest {
     }
     Files.createDirectories(BUILD_DIR);
     Path log = BUILD_DIR.resolve("build.log");
+    long start = System.nanoTime();
     Process process =
         new ProcessBuilder(
                 go, "build", "-mod=readonly", "-o", binary.toAbsolutePath().toString(), ".")
@@ -180,6 +184,9 @@ final class GoClient implements ClientUnderTest {
       throw new IOException("go build failed: " + tail(Files.readString(log)));
     }
     Files.writeString(stamp, key);
+    System.out.printf(
+        "GoClient: built %s in %d ms%n",
+        binary, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
     return binary;
   }
 

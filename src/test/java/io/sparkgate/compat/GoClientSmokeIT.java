@@ -8,8 +8,12 @@ import io.sparkgate.Sparkgate;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.e2e.SparkConnectServerProcess;
 import io.sparkgate.e2e.SparkServerExtension;
+import io.sparkgate.testing.AuditLines;
+import io.sparkgate.testing.Await;
 import io.sparkgate.testing.Toolchains;
 import io.sparkgate.tls.DevCertificates;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,6 +51,8 @@ class GoClientSmokeIT {
   private static DevCertificates.Generated certs;
   private static Sparkgate proxy;
   private static Path auditFile;
+  private static Sparkgate downProxy;
+  private static Path downDir;
 
   @BeforeAll
   static void start(SparkConnectServerProcess spark) throws Exception {
@@ -57,6 +63,18 @@ class GoClientSmokeIT {
             .toAbsolutePath();
     certs = DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
     auditFile = dir.resolve("audit.jsonl");
+    proxy = startProxy(dir, spark.port());
+    // The same proxy in front of a port nothing listens on: a backend that is down.
+    downDir = Files.createDirectories(dir.resolve("backend-down"));
+    Files.createSymbolicLink(downDir.resolve("certs"), dir.resolve("certs"));
+    int closedPort;
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closedPort = socket.getLocalPort();
+    }
+    downProxy = startProxy(downDir, closedPort);
+  }
+
+  private static Sparkgate startProxy(Path dir, int backendPort) throws Exception {
     String sha =
         HexFormat.of()
             .formatHex(
@@ -69,20 +87,23 @@ class GoClientSmokeIT {
             "\n",
             "listen: {address: 127.0.0.1, port: 0}",
             "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
-            "backend: {address: '127.0.0.1:" + spark.port() + "'}",
+            "backend: {address: '127.0.0.1:" + backendPort + "'}",
             "auth:",
             "  static_tokens:",
             "    - {sha256: " + sha + ", principal: go-user, groups: [analysts]}",
             "policy: {file: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'}",
             "audit: {file: audit.jsonl}",
             ""));
-    proxy = Sparkgate.start(ProxyConfig.load(config));
+    return Sparkgate.start(ProxyConfig.load(config));
   }
 
   @AfterAll
   static void stop() {
     if (proxy != null) {
       proxy.close();
+    }
+    if (downProxy != null) {
+      downProxy.close();
     }
   }
 
@@ -145,7 +166,7 @@ class GoClientSmokeIT {
 
   @Test
   void withoutTheCaInSslCertFile_theGoClientRejectsTheProxysCertificate() throws Exception {
-    List<Outcome> outcomes = CLIENT.run(proxyTarget(), List.of(Scenario.VERSION), null);
+    List<Outcome> outcomes = CLIENT.run(proxyTarget(), List.of(Scenario.VERSION), null, List.of());
     assertEquals("fail", outcomes.get(0).outcome(), outcomes.toString());
     assertTrue(
         outcomes.get(0).detail().contains("certificate signed by unknown authority"),
@@ -167,6 +188,77 @@ class GoClientSmokeIT {
     assertEquals("fail", o.outcome(), o.toString());
     assertTrue(o.detail().contains("[Unauthenticated]"), o.toString());
     assertFalse(o.detail().contains("not-" + TOKEN), "the client's error repeats the token");
+  }
+
+  // --- retries (issue 47 part 3), counted at the proxy: one audit record per ExecutePlan attempt
+  // ---------------
+
+  @Test
+  void aPolicyRefusal_isTriedOnce_evenByAReattachableSession() throws Exception {
+    long before = executePlans(auditFile, "\"rule\":\"no-reflection\"");
+    Outcome o =
+        CLIENT
+            .run(proxyTarget(), List.of(Scenario.REFLECT), certs.caCert(), List.of("-reattach"))
+            .get(0);
+    assertEquals("refused", o.outcome(), o.toString());
+    Await.until(
+        "the refusal's audit record",
+        () -> executePlans(auditFile, "\"rule\":\"no-reflection\"") > before);
+    assertEquals(1, executePlans(auditFile, "\"rule\":\"no-reflection\"") - before);
+  }
+
+  @Test
+  void aBackendThatIsDown_isUnavailable_retriedOnlyByAReattachableSession() throws Exception {
+    Path audit = downDir.resolve("audit.jsonl");
+    Target down =
+        new Target(
+            "localhost",
+            downProxy.port(),
+            TOKEN,
+            certs.caCert(),
+            null,
+            null,
+            server.sparkVersion());
+    String unavailable = "\"status\":\"UNAVAILABLE\"";
+
+    // The client's default: no retries at all.
+    long start = System.nanoTime();
+    Outcome once = CLIENT.run(down, List.of(Scenario.VERSION)).get(0);
+    long onceMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertEquals("fail", once.outcome(), once.toString());
+    assertTrue(once.detail().contains("[Unavailable]"), once.toString());
+    Await.until("the first attempt's audit record", () -> executePlans(audit, unavailable) >= 1);
+    assertEquals(1, executePlans(audit, unavailable), "the default session retried");
+
+    // Reattachable: retried with backoff (50 ms, x4) until the scenario's 5 s limit ends the call;
+    // the
+    // client sleeps between attempts without watching that limit, so the program ends after its
+    // next backoff.
+    start = System.nanoTime();
+    Outcome retried =
+        CLIENT
+            .run(
+                down,
+                List.of(Scenario.VERSION),
+                certs.caCert(),
+                List.of("-reattach", "-scenario-timeout", "5s"))
+            .get(0);
+    long retriedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertEquals("fail", retried.outcome(), retried.toString());
+    Await.until("the retries' audit records", () -> executePlans(audit, unavailable) >= 3);
+    long attempts = executePlans(audit, unavailable) - 1;
+    System.out.printf(
+        "GoClientSmokeIT: backend down: default session 1 attempt in %d ms; reattachable session %d attempts"
+            + " in %d ms (%s)%n",
+        onceMillis, attempts, retriedMillis, retried.detail());
+    assertTrue(attempts >= 3, attempts + " attempts");
+  }
+
+  /** ExecutePlan records in a proxy's audit log holding {@code marker}. */
+  private static long executePlans(Path audit, String marker) throws Exception {
+    return AuditLines.complete(audit).stream()
+        .filter(line -> line.contains("ExecutePlan\"") && line.contains(marker))
+        .count();
   }
 
   private static Target proxyTarget() {
