@@ -32,7 +32,7 @@ import java.util.regex.Pattern;
  * <p>The server's classpath (Spark, Scala, Hadoop, its own shaded gRPC...) comes from the separate
  * spark-server/ Maven project and never meets the test JVM's classpath; only the port is shared.
  */
-final class SparkConnectServerProcess implements AutoCloseable {
+public final class SparkConnectServerProcess implements AutoCloseable {
 
   static final String MAIN_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer";
 
@@ -141,7 +141,7 @@ final class SparkConnectServerProcess implements AutoCloseable {
     }
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
@@ -155,7 +155,7 @@ final class SparkConnectServerProcess implements AutoCloseable {
   }
 
   /** The version the server reported in its readiness answer, e.g. {@code 4.0.0}. */
-  String sparkVersion() {
+  public String sparkVersion() {
     return sparkVersion;
   }
 
@@ -176,7 +176,7 @@ final class SparkConnectServerProcess implements AutoCloseable {
    * server's INFO log ("ExecuteGrpcResponseSender: Starting for opId=..., lastConsumedStreamIndex=N"), where a
    * resumed stream is one that starts past index 0. Compare before/after a query to prove it reattached.
    */
-  long reattachCount() {
+  public long reattachCount() {
     try (var lines = Files.lines(logFile)) {
       return lines.filter(line -> REATTACHED_STREAM.matcher(line).find()).count();
     } catch (IOException | UncheckedIOException e) {

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * The server lives in the root context's store, which closes it when the whole suite ends; its JVM shutdown hook
  * covers crashes.
  */
-final class SparkServerExtension implements BeforeAllCallback, ParameterResolver {
+public final class SparkServerExtension implements BeforeAllCallback, ParameterResolver {
 
   static final String CLASSPATH_PROPERTY = "sparkgate.sparkServerClasspath";
   private static final Path DEFAULT_CLASSPATH_FILE = Path.of("target", "spark-server.classpath");
