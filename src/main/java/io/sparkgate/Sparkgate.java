@@ -34,6 +34,8 @@ import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.inspect.Inspector;
+import io.sparkgate.inspect.InspectorConfig;
+import io.sparkgate.inspect.SqlParserFlags;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.live.LiveCalls;
 import io.sparkgate.metrics.ProxyMetrics;
@@ -479,7 +481,7 @@ public final class Sparkgate implements AutoCloseable {
     stages.add(router.routeStage());
     if (!policies.isEmpty()) {
       Map<String, Pipeline> byPool = new HashMap<>();
-      Inspector inspector = new Inspector();
+      Inspector inspector = policyInspector(config);
       policies.forEach(
           (pool, policy) ->
               byPool.put(
@@ -510,7 +512,7 @@ public final class Sparkgate implements AutoCloseable {
     }
     stages.add(auth.stage());
     if (policy != null) {
-      stages.add(InspectStage.full(new Inspector(), policy.sessions()));
+      stages.add(InspectStage.full(policyInspector(config), policy.sessions()));
       stages.add(policy.stage());
     } else if (audit != null) {
       stages.add(InspectStage.headOnly(new Inspector()));
@@ -523,6 +525,14 @@ public final class Sparkgate implements AutoCloseable {
           return CallHook.PASS_THROUGH;
         });
     return List.copyOf(stages);
+  }
+
+  /** The inspector a policy decides on, with the configuration's bounds. */
+  private static Inspector policyInspector(ProxyConfig config) {
+    return new Inspector(
+        InspectorConfig.DEFAULTS.withMaxDecompressedBytes(
+            config.policy().maxDecompressedPlanBytes()),
+        SqlParserFlags.SPARK_4_0_DEFAULTS);
   }
 
   /** The admin listener's port (the bound one, when the configuration asked for 0); -1 without it. */

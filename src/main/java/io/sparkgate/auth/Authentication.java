@@ -75,7 +75,7 @@ public final class Authentication {
         new Authenticate(
             authenticator,
             failures,
-            new UserContextRewriter(config.userIdMismatch()),
+            new UserContextRewriter(config.userIdMismatch(), config.userContextExtensions()),
             new ConfigRedaction(new SecretPatterns(config.secretPatterns())));
     return new Authentication(stage, failures, List.copyOf(remote));
   }

@@ -20,23 +20,37 @@ import java.util.Arrays;
  * touching, and would cost a full parse of plans that can be megabytes.
  *
  * <p>The server keys sessions and operations by {@code (user_id, session_id)}: a client choosing its
- * user_id could attach to another user's session. {@code extensions} are removed because they are arbitrary
- * messages the server's plugins may trust as identity, and so is any field of UserContext this build does not
- * know: the identity the server gets is only what the proxy vouches for. The declared context is read for its
- * user_id only, never built as a message.
+ * user_id could attach to another user's session. {@code extensions} are arbitrary messages the server's
+ * plugins may trust as identity: only those whose type URL is allowed ({@code auth.user_context_extensions},
+ * by default a pipelines client's PipelineAnalysisContext) are copied, byte for byte, into the new context;
+ * the others are removed, or refuse the request. Any field of UserContext this build does not know is removed:
+ * the identity the server gets is only what the proxy vouches for. The declared context is read for its
+ * user_id and extensions only, never built as a message.
  */
 final class UserContextRewriter {
   static final int USER_CONTEXT_FIELD = 2;
   private static final int USER_ID_FIELD = UserContext.USER_ID_FIELD_NUMBER;
   private static final int USER_NAME_FIELD = UserContext.USER_NAME_FIELD_NUMBER;
+  private static final int EXTENSIONS_TAG =
+      UserContext.EXTENSIONS_FIELD_NUMBER << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED;
+
+  /** google.protobuf.Any.type_url (1), a string. */
+  private static final int TYPE_URL_TAG = 1 << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED;
 
   /** (field << 3) | wire type, as WireFormat builds tags. */
   private static final int USER_ID_TAG = USER_ID_FIELD << 3 | WireFormat.WIRETYPE_LENGTH_DELIMITED;
 
   private final AuthConfig.UserIdMismatch onMismatch;
+  private final AuthConfig.UserContextExtensions extensions;
 
   UserContextRewriter(AuthConfig.UserIdMismatch onMismatch) {
+    this(onMismatch, AuthConfig.UserContextExtensions.DEFAULTS);
+  }
+
+  UserContextRewriter(
+      AuthConfig.UserIdMismatch onMismatch, AuthConfig.UserContextExtensions extensions) {
     this.onMismatch = onMismatch;
+    this.extensions = extensions;
   }
 
   byte[] rewrite(byte[] message, Principal principal) throws StatusException {
@@ -45,6 +59,9 @@ final class UserContextRewriter {
     // from the copy.
     int[] drop = new int[2];
     int drops = 0;
+    // The allowed extensions' encodings (tag, length and Any), copied into the new context in
+    // order.
+    java.io.ByteArrayOutputStream kept = new java.io.ByteArrayOutputStream();
     try {
       while (true) {
         int start = in.getTotalBytesRead();
@@ -57,7 +74,7 @@ final class UserContextRewriter {
             throw malformed();
           }
           int limit = in.pushLimit(in.readRawVarint32());
-          checkUserId(declaredUserId(in), principal);
+          checkUserId(declared(in, message, kept), principal);
           in.popLimit(limit);
           if (drops == drop.length) {
             drop = Arrays.copyOf(drop, drops * 2);
@@ -80,7 +97,9 @@ final class UserContextRewriter {
     // declared
     // extensions and any field this build does not know are not the proxy's to vouch for, and are
     // dropped.
-    int contextSize = stringSize(USER_ID_FIELD, name) + stringSize(USER_NAME_FIELD, name);
+    byte[] keptExtensions = kept.toByteArray();
+    int contextSize =
+        stringSize(USER_ID_FIELD, name) + stringSize(USER_NAME_FIELD, name) + keptExtensions.length;
     int fieldSize =
         CodedOutputStream.computeTagSize(USER_CONTEXT_FIELD)
             + CodedOutputStream.computeUInt32SizeNoTag(contextSize)
@@ -103,6 +122,7 @@ final class UserContextRewriter {
       out.writeUInt32NoTag(contextSize);
       writeString(out, USER_ID_FIELD, name);
       writeString(out, USER_NAME_FIELD, name);
+      out.writeRawBytes(keptExtensions);
       out.checkNoSpaceLeft();
     } catch (IOException e) {
       throw new IllegalStateException("writing to an array of the computed size", e);
@@ -118,18 +138,58 @@ final class UserContextRewriter {
 
   /**
    * The user_id of one declared user_context, read as protobuf parses it (the last occurrence wins, UTF-8
-   * checked); the rest of it is checked to be well formed and skipped.
+   * checked); its allowed extensions are appended to {@code kept} as encoded in {@code message}; the rest of
+   * it is checked to be well formed and skipped.
    */
-  private static String declaredUserId(CodedInputStream in) throws IOException {
+  private String declared(CodedInputStream in, byte[] message, java.io.ByteArrayOutputStream kept)
+      throws IOException, StatusException {
     String userId = "";
-    for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+    for (int start = in.getTotalBytesRead(), tag = in.readTag();
+        tag != 0;
+        start = in.getTotalBytesRead(), tag = in.readTag()) {
       if (tag == USER_ID_TAG) {
         userId = in.readStringRequireUtf8();
+      } else if (tag == EXTENSIONS_TAG) {
+        int limit = in.pushLimit(in.readRawVarint32());
+        String typeUrl = typeUrl(in);
+        in.popLimit(limit);
+        if (extensions.allow().contains(typeUrl)) {
+          kept.write(message, start, in.getTotalBytesRead() - start);
+        } else if (extensions.refuseOthers()) {
+          throw refusedExtension(typeUrl);
+        }
       } else if (!in.skipField(tag)) {
         throw new InvalidProtocolBufferException("an end-group tag in user_context");
       }
     }
     return userId;
+  }
+
+  /** An Any's type_url as protobuf parses it (the last occurrence wins); the rest checked and skipped. */
+  private static String typeUrl(CodedInputStream in) throws IOException {
+    String url = "";
+    for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+      if (tag == TYPE_URL_TAG) {
+        url = in.readStringRequireUtf8();
+      } else if (!in.skipField(tag)) {
+        throw new InvalidProtocolBufferException("an end-group tag in an extension");
+      }
+    }
+    return url;
+  }
+
+  private static StatusException refusedExtension(String typeUrl) {
+    return new io.sparkgate.call.SparkError(
+            Status.Code.PERMISSION_DENIED,
+            "SPARKGATE_USER_CONTEXT_EXTENSION",
+            "The request's user context carries an extension ("
+                + JwtVerifier.printable(typeUrl)
+                + ") that Sparkgate does not forward. Remove it from the client, or ask the platform team"
+                + " to allow its type URL (auth.user_context_extensions).",
+            "42501",
+            java.util.Map.of("type_url", JwtVerifier.printable(typeUrl)),
+            java.util.Optional.empty())
+        .toException();
   }
 
   /** As a proto3 string field is encoded: not at all when empty. */

@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
  * @param userIdMismatch what to do when a client declares a {@code user_id} other than its principal
  * @param secretPatterns globs ({@code *} matches anything, case-insensitive) of Spark conf keys whose values
  *     never reach a client; {@code spark.connect.authenticate.token} is always among them
+ * @param userContextExtensions which {@code UserContext.extensions} reach the server
  */
 public record AuthConfig(
     boolean enabled,
@@ -33,7 +34,8 @@ public record AuthConfig(
     Optional<ClientCert> clientCert,
     UserIdMismatch userIdMismatch,
     List<String> secretPatterns,
-    TokenCache tokenCache) {
+    TokenCache tokenCache,
+    UserContextExtensions userContextExtensions) {
 
   /** The Spark conf holding the backend's own pre-shared token: never shown to clients. */
   public static final String SPARK_TOKEN_KEY = "spark.connect.authenticate.token";
@@ -260,6 +262,58 @@ public record AuthConfig(
    */
   public record ClientCert(String principalFrom) {}
 
+  /**
+   * The {@code UserContext.extensions} ({@code google.protobuf.Any}) a client may send on to the server
+   * ({@code auth.user_context_extensions}). The server's plugins may trust them as identity, so only listed
+   * type URLs pass; the default lists the one Spark's own clients send, a Declarative Pipelines client's
+   * PipelineAnalysisContext (4.1+).
+   *
+   * @param allow type URLs kept in the request (and inspected: an EXTENSION fact with location usercontext)
+   * @param refuseOthers true ({@code others: refuse}): a request carrying any other extension is refused
+   *     (PERMISSION_DENIED); false ({@code others: strip}, the default): the others are removed
+   */
+  public record UserContextExtensions(Set<String> allow, boolean refuseOthers) {
+    public static final String PIPELINE_ANALYSIS_CONTEXT =
+        "type.googleapis.com/spark.connect.PipelineAnalysisContext";
+
+    public static final UserContextExtensions DEFAULTS =
+        new UserContextExtensions(Set.of(PIPELINE_ANALYSIS_CONTEXT), false);
+
+    public UserContextExtensions {
+      allow = Set.copyOf(allow);
+    }
+
+    static UserContextExtensions read(YamlNode node) {
+      node.allowOnly("allow", "others");
+      Set<String> allow = new LinkedHashSet<>();
+      if (node.has("allow")) {
+        for (String url : node.stringList("allow")) {
+          if (!url.contains("/")
+              || url.endsWith("/")
+              || url.chars().anyMatch(Character::isWhitespace))
+            throw node.errorAt(
+                "allow",
+                "'"
+                    + url
+                    + "' is not a type URL: write it as the client sends it, e.g. "
+                    + PIPELINE_ANALYSIS_CONTEXT);
+          allow.add(url);
+        }
+      } else {
+        allow.addAll(DEFAULTS.allow());
+      }
+      String others = node.string("others", "strip");
+      boolean refuse =
+          switch (others) {
+            case "strip" -> false;
+            case "refuse" -> true;
+            default ->
+                throw node.errorAt("others", "must be strip or refuse, got '" + others + "'");
+          };
+      return new UserContextExtensions(allow, refuse);
+    }
+  }
+
   /** The cache of verified JWTs; entries never outlive the token's {@code exp}. */
   public record TokenCache(int maxEntries, Duration maxAge) {}
 
@@ -275,7 +329,8 @@ public record AuthConfig(
         Optional.empty(),
         UserIdMismatch.OVERWRITE,
         withSparkToken(DEFAULT_SECRET_PATTERNS),
-        new TokenCache(10_000, Duration.ofMinutes(5)));
+        new TokenCache(10_000, Duration.ofMinutes(5)),
+        UserContextExtensions.DEFAULTS);
   }
 
   static AuthConfig read(YamlNode parent) {
@@ -291,7 +346,8 @@ public record AuthConfig(
         "anonymous",
         "user_id_mismatch",
         "secret_patterns",
-        "token_cache");
+        "token_cache",
+        "user_context_extensions");
     Optional<Jwt> jwt =
         node.has("jwt") ? Optional.of(Jwt.read(node.section("jwt"))) : Optional.empty();
     List<StaticToken> tokens = staticTokens(node);
@@ -382,7 +438,10 @@ public record AuthConfig(
         cert,
         userIdMismatch,
         withSparkToken(patterns),
-        tokenCache);
+        tokenCache,
+        node.has("user_context_extensions")
+            ? UserContextExtensions.read(node.section("user_context_extensions"))
+            : UserContextExtensions.DEFAULTS);
   }
 
   private static List<StaticToken> staticTokens(YamlNode node) {

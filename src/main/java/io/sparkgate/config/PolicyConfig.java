@@ -13,8 +13,22 @@ import java.util.Optional;
  * @param defaultEffect {@code deny} or {@code allow}: the decision when no rule matches, unless the policy file
  *     sets its own {@code default}
  * @param reloadInterval how often the file is checked for changes
+ * @param maxDecompressedPlanBytes how large a compressed plan (Spark 4.1+, zstd) may inflate before the
+ *     inspector stops and reports {@code compressed_plan_too_large}, which the shipped policies refuse
+ *     ({@code max_decompressed_plan_bytes}, default 64 MiB; Spark's own bound, spark.connect.maxPlanSize,
+ *     is 512 MB)
  */
-public record PolicyConfig(Optional<Path> file, String defaultEffect, Duration reloadInterval) {
+public record PolicyConfig(
+    Optional<Path> file,
+    String defaultEffect,
+    Duration reloadInterval,
+    long maxDecompressedPlanBytes) {
+
+  public static final long DEFAULT_MAX_DECOMPRESSED_PLAN_BYTES = 64L << 20;
+
+  public PolicyConfig(Optional<Path> file, String defaultEffect, Duration reloadInterval) {
+    this(file, defaultEffect, reloadInterval, DEFAULT_MAX_DECOMPRESSED_PLAN_BYTES);
+  }
 
   public static PolicyConfig disabled() {
     return new PolicyConfig(Optional.empty(), "deny", Duration.ofSeconds(5));
@@ -25,7 +39,7 @@ public record PolicyConfig(Optional<Path> file, String defaultEffect, Duration r
   }
 
   static PolicyConfig read(YamlNode node) {
-    node.allowOnly("file", "default_effect", "reload_interval");
+    node.allowOnly("file", "default_effect", "reload_interval", "max_decompressed_plan_bytes");
     Path file =
         node.existingFile("file")
             .orElseThrow(
@@ -41,9 +55,11 @@ public record PolicyConfig(Optional<Path> file, String defaultEffect, Duration r
         Optional.of(file),
         def,
         node.duration(
-            "reload_interval",
-            Duration.ofSeconds(5),
-            Duration.ofMillis(100),
-            Duration.ofHours(24)));
+            "reload_interval", Duration.ofSeconds(5), Duration.ofMillis(100), Duration.ofHours(24)),
+        node.bytes(
+            "max_decompressed_plan_bytes",
+            DEFAULT_MAX_DECOMPRESSED_PLAN_BYTES,
+            1L << 20,
+            2L << 30));
   }
 }

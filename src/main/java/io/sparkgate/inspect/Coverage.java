@@ -20,7 +20,11 @@ final class Coverage {
           "spark.connect.AnalyzePlanRequest.analyze",
           "spark.connect.Catalog.cat_type",
           "spark.connect.ConfigRequest.Operation.op_type",
-          "spark.connect.MlCommand.command");
+          "spark.connect.MlCommand.command",
+          "spark.connect.PipelineCommand.command_type",
+          "spark.connect.PipelineCommand.DefineOutput.details",
+          "spark.connect.PipelineCommand.DefineFlow.details",
+          "spark.connect.ExecutePlanRequest.RequestOption.request_option");
 
   /** Cases (oneof full name + "." + field name) that are walked without a detector of their own. */
   static final Set<String> STRUCTURAL =
@@ -148,6 +152,29 @@ final class Coverage {
           a("unpersist"),
           a("get_storage_level"),
           a("json_to_ddl"),
+          // Pipelines (4.1+): every command is USER_CODE pipeline_command; its messages' settings,
+          // paths, sinks and SQL are detected (Detectors.pipeline), relations walked.
+          p("create_dataflow_graph"),
+          p("define_output"),
+          p("define_flow"),
+          p("drop_dataflow_graph"),
+          p("start_run"),
+          p("define_sql_graph_elements"),
+          p("get_query_function_execution_signal_stream"),
+          p("define_flow_query_function_result"),
+          p("execute_output_flows"),
+          p("extension"),
+          "spark.connect.PipelineCommand.DefineOutput.details.table_details",
+          "spark.connect.PipelineCommand.DefineOutput.details.sink_details",
+          "spark.connect.PipelineCommand.DefineOutput.details.extension",
+          "spark.connect.PipelineCommand.DefineFlow.details.relation_flow_details",
+          "spark.connect.PipelineCommand.DefineFlow.details.auto_cdc_flow_details",
+          "spark.connect.PipelineCommand.DefineFlow.details.extension",
+          // ExecutePlan request options: reattachable execution and (4.1+) Arrow batch chunking
+          // carry only flags and sizes, forwarded as sent; an extension is reported as any other.
+          "spark.connect.ExecutePlanRequest.RequestOption.request_option.reattach_options",
+          "spark.connect.ExecutePlanRequest.RequestOption.request_option.result_chunking_options",
+          "spark.connect.ExecutePlanRequest.RequestOption.request_option.extension",
           // Config operations: set/unset are detected in ConfigDetector; reads carry nothing.
           "spark.connect.ConfigRequest.Operation.op_type.set",
           "spark.connect.ConfigRequest.Operation.op_type.get",
@@ -170,6 +197,10 @@ final class Coverage {
     // Catalog and ML cases are all reported by CATALOG_OP / USER_CODE facts with the case name.
     return oneofFullName.equals("spark.connect.Catalog.cat_type")
         || oneofFullName.equals("spark.connect.MlCommand.command");
+  }
+
+  private static String p(String f) {
+    return "spark.connect.PipelineCommand.command_type." + f;
   }
 
   private static String r(String f) {

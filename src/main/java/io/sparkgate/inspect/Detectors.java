@@ -1,9 +1,11 @@
 package io.sparkgate.inspect;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import io.sparkgate.proto.spark.CommonInlineUserDefinedFunction;
 import io.sparkgate.proto.spark.JavaUDF;
+import io.sparkgate.proto.spark.PipelineAnalysisContext;
 import io.sparkgate.proto.spark.PythonUDF;
 import io.sparkgate.proto.spark.ScalarScalaUDF;
 import java.util.List;
@@ -30,6 +32,13 @@ final class Detectors {
           "start-timestamp",
           "end-timestamp",
           "as.of.instant");
+
+  /**
+   * What a Spark Declarative Pipelines client (4.1+) puts in UserContext.extensions while a flow function
+   * runs; the one extension the inspector reads (its fields, walked, are what the server gets).
+   */
+  static final String PIPELINE_ANALYSIS_CONTEXT =
+      "type.googleapis.com/" + PipelineAnalysisContext.getDescriptor().getFullName();
 
   private static final java.util.regex.Pattern PLAIN_NAME =
       java.util.regex.Pattern.compile("[A-Za-z0-9_]+");
@@ -107,11 +116,7 @@ final class Detectors {
               .emit();
         }
       }
-      case "MlCommand" ->
-          sink.fact(Fact.Kind.USER_CODE, "ml_command")
-              .put("op", Proto.oneofCase(frame.message(), "command"))
-              .put("where", frame.path())
-              .emit();
+      case "MlCommand" -> mlCommand(frame);
       case "MlOperator" -> {
         Message m = frame.message();
         sink.fact(Fact.Kind.USER_CODE, "ml_command")
@@ -181,29 +186,11 @@ final class Detectors {
       }
       default -> typed = false;
     }
-    if (shape.pipelineCommand) {
-      Message m = frame.message();
-      Proto.stringMap(m, "sql_conf")
-          .forEach(
-              (k, v) ->
-                  sink.fact(Fact.Kind.CONFIG_SET, "pipeline")
-                      .put("key", k)
-                      .put("value", v)
-                      .put("where", frame.path())
-                      .emit());
-      String text = Proto.str(m, "sql_text");
-      if (text != null) {
-        sink.fact(Fact.Kind.SQL, "pipeline_sql_file")
-            .put("sql", text)
-            .put("length", text.length())
-            .put("where", frame.path())
-            .emit();
-      }
-    }
+    if (shape.pipelineCommand) pipeline(frame, session);
     return typed || shape.pathFields || shape.pipelineCommand;
   }
 
-  void extension(Any any, Frame frame) {
+  void extension(Any any, Frame frame, PlanWalker walker) {
     String location =
         frame.parent() == null ? "" : frame.parent().typeName().toLowerCase(Locale.ROOT);
     String where = frame.path();
@@ -213,12 +200,106 @@ final class Detectors {
         .put("where", where)
         .put("bytes", any.getValue().size())
         .emit();
+    if (location.equals("usercontext")
+        && any.getTypeUrl().equals(PIPELINE_ANALYSIS_CONTEXT)
+        && pipelineAnalysisContext(any, frame, walker)) {
+      return;
+    }
     if (!config.knownExtensionTypeUrls().contains(any.getTypeUrl())) {
       sink.fact(Fact.Kind.UNCLASSIFIED, "unknown_extension")
           .put("type_url", any.getTypeUrl())
           .put("location", location)
           .put("where", where)
           .emit();
+    }
+  }
+
+  /**
+   * A PipelineAnalysisContext, unpacked and walked like any message (its own extensions are then reported as
+   * unknown). False if it does not parse: reported as an unknown extension, which a policy refuses.
+   */
+  private boolean pipelineAnalysisContext(Any any, Frame frame, PlanWalker walker) {
+    PipelineAnalysisContext context;
+    try {
+      context = PipelineAnalysisContext.parseFrom(any.getValue());
+    } catch (InvalidProtocolBufferException e) {
+      return false;
+    }
+    walker.push(new Frame(context, frame, "(pipeline_analysis_context)", frame.depth() + 1));
+    return true;
+  }
+
+  /**
+   * Loading a saved model or pipeline (MlCommand.read) deserializes whatever the saved metadata names, code
+   * included, so it gets its own subkind; the other ML operations stay ml_command.
+   */
+  private void mlCommand(Frame frame) {
+    Message m = frame.message();
+    String op = Proto.oneofCase(m, "command");
+    if ("read".equals(op)) {
+      Message read = (Message) m.getField(Proto.field(m, "read"));
+      Message operator =
+          Proto.has(read, "operator")
+              ? (Message) read.getField(Proto.field(read, "operator"))
+              : null;
+      sink.fact(Fact.Kind.USER_CODE, "ml_model_load")
+          .put("op", op)
+          .put("path", Proto.str(read, "path"))
+          .put("class_name", operator == null ? null : Proto.str(operator, "name"))
+          .put("where", frame.path())
+          .emit();
+      return;
+    }
+    sink.fact(Fact.Kind.USER_CODE, "ml_command").put("op", op).put("where", frame.path()).emit();
+  }
+
+  /**
+   * Spark Declarative Pipelines (PipelineCommand and its messages): the settings, paths, sinks and SQL a
+   * pipeline hands the server, as the same facts their DataFrame and SQL equivalents give, so the same
+   * allowlists apply. Options and table properties are read by genericPaths like any others.
+   */
+  private void pipeline(Frame frame, SessionView session) {
+    Message m = frame.message();
+    String where = frame.path();
+    String defaultFs = session.defaultFileSystem();
+    Proto.stringMap(m, "sql_conf")
+        .forEach(
+            (k, v) ->
+                sink.fact(Fact.Kind.CONFIG_SET, "pipeline")
+                    .put("key", k)
+                    .put("value", v)
+                    .put("where", where)
+                    .emit());
+    switch (frame.typeName()) {
+      case "StartRun", "ExecuteOutputFlows" -> {
+        // The run's checkpoints and state: written by the server (file:// accepted).
+        String storage = Proto.str(m, "storage");
+        if (storage != null && !storage.isEmpty())
+          LocalPaths.report(sink, storage, frame.typeName() + ".storage", where, defaultFs);
+      }
+      case "DefineSqlGraphElements" -> {
+        String file = Proto.str(m, "sql_file_path");
+        if (file != null && !file.isEmpty())
+          LocalPaths.report(sink, file, "DefineSqlGraphElements.sql_file_path", where, defaultFs);
+        String text = Proto.str(m, "sql_text");
+        // Read as any SQL is: each statement's kind, what it reads, calls and sets become facts,
+        // and
+        // what the parser cannot read (pipeline statements newer than its grammar) is
+        // unparseable_sql.
+        if (text != null) sql.statement(text, "pipeline", where, session, sink);
+      }
+      case "SinkDetails" ->
+          sink.fact(Fact.Kind.DATA_SOURCE, "pipeline_sink")
+              .put("format", format(Proto.str(m, "format")))
+              .putAll("option.", Proto.stringMap(m, "options"))
+              .put("where", where)
+              .emit();
+      case "TableDetails" ->
+          sink.fact(Fact.Kind.DATA_SOURCE, "pipeline_table")
+              .put("format", format(Proto.str(m, "format")))
+              .put("where", where)
+              .emit();
+      default -> {}
     }
   }
 

@@ -23,7 +23,8 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
      * Code that runs on the server. Subkind: python_udf, scala_udf, java_udf, udtf, python_data_source,
      * map_partitions, group_map, co_group_map, apply_in_pandas_with_state, transform_with_state,
      * foreach_writer, foreach_batch, streaming_listener, register_function, register_table_function,
-     * register_data_source, ml_command, ml_method_call, execute_external_command, pipeline_command,
+     * register_data_source, ml_command, ml_model_load (MlCommand.read: path, class_name), ml_method_call,
+     * execute_external_command, pipeline_command,
      * create_resource_profile, script_transform (SELECT TRANSFORM/MAP/REDUCE ... USING: form, command),
      * routine_language (CREATE FUNCTION ... LANGUAGE other than SQL). Attributes: udf_type
      * (python|scala|java), function_name, class_name, eval_type, payload_bytes, name, path, runner, command.
@@ -66,8 +67,8 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
     /** EXECUTE IMMEDIATE: query (a string literal) or variable. */
     EXECUTE_IMMEDIATE,
     /**
-     * A data source (subkind read|write|stream_read|stream_write|table_provider|file_query): format (as
-     * written: a short name or a class), paths, option.*.
+     * A data source (subkind read|write|stream_read|stream_write|table_provider|file_query|pipeline_sink|
+     * pipeline_table): format (as written: a short name or a class), paths, option.*.
      */
     DATA_SOURCE,
     /**

@@ -40,4 +40,9 @@ public record InspectorConfig(
       throw new IllegalArgumentException("maxFacts must be at least 10, got " + maxFacts);
     knownExtensionTypeUrls = Set.copyOf(knownExtensionTypeUrls);
   }
+
+  /** This configuration with another bound on decompressed plans ({@code policy.max_decompressed_plan_bytes}). */
+  public InspectorConfig withMaxDecompressedBytes(long bytes) {
+    return new InspectorConfig(maxDepth, maxSqlChars, bytes, maxFacts, knownExtensionTypeUrls);
+  }
 }

@@ -149,7 +149,7 @@ final class PlanWalker {
           .emit();
     }
     if (m instanceof Any any) {
-      detectors.extension(any, frame);
+      detectors.extension(any, frame, this);
       return;
     }
     for (OneofDescriptor oneof : frame.shape.reviewedOneofs) {
@@ -188,7 +188,7 @@ final class PlanWalker {
       return;
     }
     if (shape.isAny) {
-      detectors.extension((Any) frame(depth).message(), frame(depth));
+      detectors.extension((Any) frame(depth).message(), frame(depth), this);
       return;
     }
     for (OneofDescriptor oneof : shape.reviewedOneofs) {

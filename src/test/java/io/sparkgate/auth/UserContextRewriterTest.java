@@ -230,4 +230,113 @@ final class UserContextRewriterTest {
         assertThrows(StatusException.class, () -> overwrite.rewrite(new byte[] {0x10, 1}, ALICE));
     assertEquals(Status.Code.INVALID_ARGUMENT, wrongType.getStatus().getCode());
   }
+
+  private static final String PIPELINE_URL =
+      "type.googleapis.com/spark.connect.PipelineAnalysisContext";
+
+  private static Any pipelineContext() {
+    return Any.pack(
+        io.sparkgate.proto.spark.PipelineAnalysisContext.newBuilder()
+            .setDataflowGraphId("g-1")
+            .setDefinitionPath("pipelines/flows.py")
+            .build());
+  }
+
+  @Test
+  void extensions_pipelineAnalysisContextKept_othersStripped() throws Exception {
+    assertEquals(PIPELINE_URL, pipelineContext().getTypeUrl());
+    UserContext declared =
+        UserContext.newBuilder()
+            .setUserId("alice")
+            .addExtensions(Any.newBuilder().setTypeUrl("type.googleapis.com/x.Evil"))
+            .addExtensions(pipelineContext())
+            .addExtensions(
+                Any.newBuilder()
+                    .setTypeUrl("type.googleapis.com/x.Other")
+                    .setValue(ByteString.copyFromUtf8("?")))
+            .build();
+    byte[] original =
+        ExecutePlanRequest.newBuilder()
+            .setSessionId("s")
+            .setUserContext(declared)
+            .build()
+            .toByteArray();
+
+    ExecutePlanRequest out = ExecutePlanRequest.parseFrom(overwrite.rewrite(original, ALICE));
+
+    assertEquals(
+        UserContext.newBuilder()
+            .setUserId("alice")
+            .setUserName("alice")
+            .addExtensions(pipelineContext())
+            .build(),
+        out.getUserContext());
+  }
+
+  @Test
+  void extensions_allowedFromEveryDeclaredContext_inOrder() throws Exception {
+    Any second =
+        Any.pack(
+            io.sparkgate.proto.spark.PipelineAnalysisContext.newBuilder()
+                .setDataflowGraphId("g-2")
+                .build());
+    byte[] original =
+        WireBytes.concat(
+            field(
+                2,
+                UserContext.newBuilder().addExtensions(pipelineContext()).build().toByteString()),
+            field(1, ByteString.copyFromUtf8("s")),
+            field(2, UserContext.newBuilder().addExtensions(second).build().toByteString()));
+
+    UserContext out =
+        ExecutePlanRequest.parseFrom(overwrite.rewrite(original, ALICE)).getUserContext();
+
+    assertEquals(List.of(pipelineContext(), second), out.getExtensionsList());
+    assertEquals("alice", out.getUserId());
+  }
+
+  @Test
+  void extensions_refuseOthers_permissionDeniedNamingTheType() {
+    UserContextRewriter refusing =
+        new UserContextRewriter(
+            AuthConfig.UserIdMismatch.OVERWRITE,
+            new AuthConfig.UserContextExtensions(java.util.Set.of(PIPELINE_URL), true));
+    byte[] original =
+        ExecutePlanRequest.newBuilder()
+            .setSessionId("s")
+            .setUserContext(
+                UserContext.newBuilder()
+                    .addExtensions(pipelineContext())
+                    .addExtensions(Any.newBuilder().setTypeUrl("type.googleapis.com/x.Evil")))
+            .build()
+            .toByteArray();
+
+    StatusException e =
+        assertThrows(StatusException.class, () -> refusing.rewrite(original, ALICE));
+
+    assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
+    assertEquals(true, e.getStatus().getDescription().contains("x.Evil"), e.getMessage());
+    assertEquals(
+        true,
+        e.getStatus().getDescription().contains("auth.user_context_extensions"),
+        e.getMessage());
+  }
+
+  @Test
+  void extensions_emptyAllowList_stripsEvenThePipelineContext() throws Exception {
+    UserContextRewriter none =
+        new UserContextRewriter(
+            AuthConfig.UserIdMismatch.OVERWRITE,
+            new AuthConfig.UserContextExtensions(java.util.Set.of(), false));
+    byte[] original =
+        ExecutePlanRequest.newBuilder()
+            .setSessionId("s")
+            .setUserContext(UserContext.newBuilder().addExtensions(pipelineContext()))
+            .build()
+            .toByteArray();
+
+    UserContext out = ExecutePlanRequest.parseFrom(none.rewrite(original, ALICE)).getUserContext();
+
+    assertEquals(0, out.getExtensionsCount());
+  }
 }

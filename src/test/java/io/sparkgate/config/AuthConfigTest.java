@@ -105,4 +105,34 @@ final class AuthConfigTest {
     assertTrue(
         error("auth:\n  client_cert: {}\n").contains("auth.client_cert: needs tls.client_ca_file"));
   }
+
+  @Test
+  void userContextExtensions_defaultKeepsThePipelineContext_andValidates() throws IOException {
+    AuthConfig auth = ProxyConfig.load(write("auth:\n  anonymous: true\n")).auth();
+    assertEquals(
+        java.util.Set.of("type.googleapis.com/spark.connect.PipelineAnalysisContext"),
+        auth.userContextExtensions().allow());
+    assertFalse(auth.userContextExtensions().refuseOthers());
+    assertEquals(
+        "type.googleapis.com/"
+            + io.sparkgate.proto.spark.PipelineAnalysisContext.getDescriptor().getFullName(),
+        AuthConfig.UserContextExtensions.PIPELINE_ANALYSIS_CONTEXT);
+
+    AuthConfig set =
+        ProxyConfig.load(
+                write(
+                    "auth:\n  anonymous: true\n  user_context_extensions:\n"
+                        + "    allow: []\n    others: refuse\n"))
+            .auth();
+    assertEquals(java.util.Set.of(), set.userContextExtensions().allow());
+    assertTrue(set.userContextExtensions().refuseOthers());
+
+    assertTrue(
+        error("auth:\n  anonymous: true\n  user_context_extensions:\n    others: keep\n")
+            .contains("must be strip or refuse"));
+    assertTrue(
+        error(
+                "auth:\n  anonymous: true\n  user_context_extensions:\n    allow: [PipelineAnalysisContext]\n")
+            .contains("is not a type URL"));
+  }
 }

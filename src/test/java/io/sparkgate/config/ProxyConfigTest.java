@@ -101,6 +101,25 @@ final class ProxyConfigTest {
   }
 
   @Test
+  void policy_maxDecompressedPlanBytes_defaultAndBounds() throws IOException {
+    Files.writeString(dir.resolve("p.yaml"), "rules: []\n");
+    String base = "listen:\n  port: 0\n" + TLS + BACKEND + "auth:\n  anonymous: true\n";
+    assertEquals(
+        64L << 20,
+        ProxyConfig.load(write(base + "policy:\n  file: p.yaml\n"))
+            .policy()
+            .maxDecompressedPlanBytes());
+    assertEquals(
+        256L << 20,
+        ProxyConfig.load(
+                write(base + "policy:\n  file: p.yaml\n  max_decompressed_plan_bytes: 256MiB\n"))
+            .policy()
+            .maxDecompressedPlanBytes());
+    String message = error(base + "policy:\n  file: p.yaml\n  max_decompressed_plan_bytes: 1KiB\n");
+    assertTrue(message.contains("policy.max_decompressed_plan_bytes: must be between"), message);
+  }
+
+  @Test
   void admin_offUnlessConfigured_loopbackByDefault_metricsAnAlias_validated() throws IOException {
     assertFalse(ProxyConfig.load(write(TLS + BACKEND)).admin().enabled());
     for (String section : List.of("admin", "metrics")) {
