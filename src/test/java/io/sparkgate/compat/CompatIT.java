@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
 final class CompatIT {
 
   private static final Path WORK = Path.of("target", "compat");
-  private static final List<Scenario> PROBE = List.of(Scenario.VERSION, Scenario.RANGE);
+  private static final List<Scenario> PROBE =
+      List.of(Scenario.VERSION, Scenario.RANGE, Scenario.SQL);
   static final String README_PROPERTY = "sparkgate.compat.readme";
 
   private final boolean underCi = "1".equals(System.getenv("SPARKGATE_CI"));

@@ -29,18 +29,18 @@ final class CompatServers {
 
   static List<SparkVersionServer> all() {
     return List.of(
-        new MavenSparkServer(
+        new ClasspathSparkServer(
             "3.5.7",
             classpath("sparkgate.sparkServer35Classpath", "target/spark-server-35.classpath"),
             CompatServers::hudiAndIceberg),
-        new MavenSparkServer(
+        new ClasspathSparkServer(
             "4.0.0",
             classpath("sparkgate.sparkServerClasspath", "target/spark-server.classpath"),
             workDir -> Map.of()),
         // 4.1.x: spark-connect_2.13 4.1.x is not served by the Maven registry; its server comes
         // from the
         // `pyspark` 4.1 wheel's jars (a SparkVersionServer of its own, added here).
-        new MavenSparkServer(
+        new ClasspathSparkServer(
             "4.2.0",
             classpath(
                 "sparkgate.sparkServer42Classpath", "target/compat/spark-server-4.2.0.classpath"),
@@ -71,8 +71,12 @@ final class CompatServers {
     return conf;
   }
 
-  /** A server whose classpath a Maven project (spark-server/, spark-server-35/, spark-server-42/) resolved. */
-  static final class MavenSparkServer implements SparkVersionServer {
+  /**
+   * A server started from a classpath file: one a Maven project resolved (spark-server/, spark-server-35/,
+   * spark-server-42/), or, for versions Maven does not serve, the jars of a {@code pyspark} wheel listed the
+   * same way. Its JVM flags come from spark-server/jvm.options.
+   */
+  static final class ClasspathSparkServer implements SparkVersionServer {
     interface Conf {
       Map<String, String> of(Path workDir);
     }
@@ -81,7 +85,7 @@ final class CompatServers {
     private final Path classpathFile;
     private final Conf conf;
 
-    MavenSparkServer(String version, Path classpathFile, Conf conf) {
+    ClasspathSparkServer(String version, Path classpathFile, Conf conf) {
       this.version = version;
       this.classpathFile = classpathFile;
       this.conf = conf;
@@ -113,7 +117,7 @@ final class CompatServers {
 
     @Override
     public String toString() {
-      return "Spark " + version + " (Maven)";
+      return "Spark " + version + " from " + classpathFile;
     }
   }
 

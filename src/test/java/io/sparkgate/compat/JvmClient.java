@@ -100,6 +100,9 @@ final class JvmClient implements ClientUnderTest {
     ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
     builder.environment().put(JvmClientProgram.URL_VARIABLE, url(target));
     Process process = builder.start();
+    // A test JVM stopped mid-run must not leave a client behind (the timeout below covers hangs).
+    Thread hook = new Thread(process::destroyForcibly, "compat-jvm-client-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
     List<Outcome> outcomes = new ArrayList<>();
     try (BufferedReader out =
         new BufferedReader(
@@ -127,6 +130,12 @@ final class JvmClient implements ClientUnderTest {
         process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
       }
       reader.join(TimeUnit.SECONDS.toMillis(10));
+    } finally {
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException shuttingDown) {
+        // The hook runs anyway.
+      }
     }
     synchronized (outcomes) {
       return Outcomes.complete(

@@ -45,7 +45,8 @@ import org.apache.spark.sql.types.StructType;
 public final class JvmClientProgram {
 
   static final String URL_VARIABLE = "SPARKGATE_COMPAT_URL";
-  private static final int LARGE_ROWS = 40_000;
+  private static final int LARGE_ROWS = 12_000;
+  private static final int INTERRUPT_TASKS = 20_000;
 
   private final SparkSession spark;
   private final Path scratch;
@@ -157,7 +158,7 @@ public final class JvmClientProgram {
         : fail("rows " + back);
   }
 
-  /** Several MiB in one result: the server's 1 MiB stream limit makes the client reattach to read it all. */
+  /** About 2.5 MB in one result: the server's 1 MiB stream limit makes the client reattach to read it all. */
   private String[] largeResult() {
     List<Row> rows =
         spark.range(0, LARGE_ROWS).selectExpr("id", "repeat('x', 200) AS pad").collectAsList();
@@ -167,7 +168,11 @@ public final class JvmClientProgram {
         : fail(rows.size() + " rows, last id " + last);
   }
 
-  /** A query that would run for many minutes, interrupted once the server reports it running. */
+  /**
+   * A query that would run for minutes, interrupted once the server reports it running. Many short tasks, not
+   * a few long ones: cancelling a job stops scheduling its tasks, but a running whole-stage-codegen task over a
+   * huge range is never killed and would hold the server's cores for every later client.
+   */
   private String[] interrupt() throws Exception {
     ExecutorService executor =
         Executors.newSingleThreadExecutor(
@@ -179,7 +184,11 @@ public final class JvmClientProgram {
     try {
       Future<List<Row>> query =
           executor.submit(
-              () -> spark.range(0, 1L << 40).selectExpr("sum(hash(id))").collectAsList());
+              () ->
+                  spark
+                      .range(0, 1L << 34, 1, INTERRUPT_TASKS)
+                      .selectExpr("sum(hash(id))")
+                      .collectAsList());
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       boolean interrupted = false;
       while (!interrupted && !query.isDone() && System.nanoTime() < deadline) {
