@@ -26,7 +26,7 @@ final class JvmClient implements ClientUnderTest {
 
   private static final Path PROGRAM_DIR = Path.of("target", "compat", "jvm-program");
   private static final Path LOG_DIR = Path.of("target", "compat", "logs");
-  private static final long TIMEOUT_MINUTES = 5;
+  private static final long TIMEOUT_MINUTES = 4;
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** What users add to the JVM's command line, as docs/clients/jvm.md says (checked by ClientDocsTest). */

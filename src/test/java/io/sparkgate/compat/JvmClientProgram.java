@@ -46,7 +46,7 @@ public final class JvmClientProgram {
 
   static final String URL_VARIABLE = "SPARKGATE_COMPAT_URL";
   private static final int LARGE_ROWS = 12_000;
-  private static final int INTERRUPT_TASKS = 20_000;
+  private static final int INTERRUPT_TASKS = 400;
 
   private final SparkSession spark;
   private final Path scratch;
@@ -169,9 +169,10 @@ public final class JvmClientProgram {
   }
 
   /**
-   * A query that would run for minutes, interrupted once the server reports it running. Many short tasks, not
-   * a few long ones: cancelling a job stops scheduling its tasks, but a running whole-stage-codegen task over a
-   * huge range is never killed and would hold the server's cores for every later client.
+   * A query of many short tasks (some seconds of work, no shuffle), interrupted once the server reports it
+   * running. Short tasks because cancelling stops a job between tasks, never inside a running one; bounded
+   * because an interrupt that lands before Spark submits the job cancels the operation but not the job, which
+   * then runs to its end while the next scenarios wait for the cores.
    */
   private String[] interrupt() throws Exception {
     ExecutorService executor =
@@ -186,9 +187,13 @@ public final class JvmClientProgram {
           executor.submit(
               () ->
                   spark
-                      .range(0, 1L << 34, 1, INTERRUPT_TASKS)
-                      .selectExpr("sum(hash(id))")
+                      .range(0, 1L << 33, 1, INTERRUPT_TASKS)
+                      .filter("hash(id, 7) = 0")
                       .collectAsList());
+      // Give it time to reach its job: an interrupt while it is still being planned cancels the
+      // operation
+      // but not a job Spark submits after that.
+      Thread.sleep(1_500);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       boolean interrupted = false;
       while (!interrupted && !query.isDone() && System.nanoTime() < deadline) {
