@@ -183,7 +183,7 @@ public final class JvmClientProgram {
               return t;
             });
     try {
-      Future<List<Row>> query =
+      Future<List<Long>> query =
           executor.submit(
               () ->
                   spark
