@@ -21,6 +21,17 @@ interface ClientUnderTest {
    */
   Optional<String> unavailable();
 
+  /**
+   * Whether Spark itself supports this client against a server of {@code serverVersion}: by default a client
+   * works with servers of its own major version, and 3.5 clients with 4.x servers; a 4.x client cannot drive a
+   * 3.5 server. Pairs Spark does not support get one quick direct probe and are reported as such, never run
+   * through the proxy. A client whose {@link #version()} is not a Spark version (Go's module version)
+   * overrides this.
+   */
+  default boolean supportedBySpark(String serverVersion) {
+    return SparkVersions.supported(version(), serverVersion);
+  }
+
   /** Runs the scenarios, in order, in one client session where the client allows it. */
   List<Outcome> run(Target target, List<Scenario> scenarios) throws Exception;
 }

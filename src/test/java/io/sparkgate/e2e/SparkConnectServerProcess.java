@@ -31,6 +31,8 @@ import java.util.regex.Pattern;
  *
  * <p>The server's classpath (Spark, Scala, Hadoop, its own shaded gRPC...) comes from the separate
  * spark-server/ Maven project and never meets the test JVM's classpath; only the port is shared.
+ *
+ * <p>Public for the client × Spark version suite (io.sparkgate.compat), which starts one per Spark version.
  */
 public final class SparkConnectServerProcess implements AutoCloseable {
 
@@ -76,12 +78,12 @@ public final class SparkConnectServerProcess implements AutoCloseable {
    * @param workDir directory for the log file, warehouse and Spark scratch space (created if missing)
    * @param sparkConf extra Spark configuration, passed as {@code -D} system properties (SparkConf reads them)
    */
-  static SparkConnectServerProcess start(
+  public static SparkConnectServerProcess start(
       Path classpathFile, Path workDir, Map<String, String> sparkConf) {
     return start(classpathFile, workDir, sparkConf, DEFAULT_STARTUP_TIMEOUT);
   }
 
-  static SparkConnectServerProcess start(
+  public static SparkConnectServerProcess start(
       Path classpathFile, Path workDir, Map<String, String> sparkConf, Duration timeout) {
     String classpath = readClasspath(classpathFile);
     int port = freePort();
@@ -159,7 +161,7 @@ public final class SparkConnectServerProcess implements AutoCloseable {
     return sparkVersion;
   }
 
-  Duration startupTime() {
+  public Duration startupTime() {
     return startupTime;
   }
 
@@ -167,7 +169,7 @@ public final class SparkConnectServerProcess implements AutoCloseable {
     return process.isAlive();
   }
 
-  String logTail() {
+  public String logTail() {
     return tail(logFile, LOG_TAIL_LINES);
   }
 
@@ -213,7 +215,7 @@ public final class SparkConnectServerProcess implements AutoCloseable {
       Pattern.compile(
           "ExecuteGrpcResponseSender: Starting for opId=.*lastConsumedStreamIndex=[1-9]");
 
-  void stop() {
+  public void stop() {
     destroyTree(process);
     removeHook(shutdownHook);
   }
