@@ -1,5 +1,6 @@
 package io.sparkgate.compat;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /** Every client the suite drives: the one place a client is added (PySpark, Go, ...). */
@@ -7,9 +8,13 @@ final class Clients {
   private Clients() {}
 
   static List<ClientUnderTest> all() {
-    return List.of(
-        // The real JVM client at each version Maven serves (spark-client-jvm/pom.xml resolves each
-        // one).
-        new JvmClient("4.0.0"), new JvmClient("4.1.1"), new JvmClient("4.2.0"));
+    List<ClientUnderTest> clients = new ArrayList<>();
+    // The real JVM client at each version Maven serves (spark-client-jvm/pom.xml resolves each
+    // one).
+    clients.add(new JvmClient("4.0.0"));
+    clients.add(new JvmClient("4.1.1"));
+    clients.add(new JvmClient("4.2.0"));
+    clients.addAll(GoClients.all());
+    return List.copyOf(clients);
   }
 }

@@ -58,11 +58,10 @@ final class GoClient implements ClientUnderTest {
   }
 
   /**
-   * The module is generated from Spark 4.0's protocol and its README asks for a 4.0+ server. (Overrides the
-   * harness's {@code ClientUnderTest.supportedBySpark} once both are merged: the module version is not a Spark
-   * version.)
+   * The module is generated from Spark 4.0's protocol and its README asks for a 4.0+ server (its module
+   * version is not a Spark version).
    */
-  @SuppressWarnings("MissingOverride")
+  @Override
   public boolean supportedBySpark(String serverVersion) {
     return !serverVersion.startsWith("3.");
   }
