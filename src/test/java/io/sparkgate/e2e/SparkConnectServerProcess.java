@@ -31,8 +31,10 @@ import java.util.regex.Pattern;
  *
  * <p>The server's classpath (Spark, Scala, Hadoop, its own shaded gRPC...) comes from the separate
  * spark-server/ Maven project and never meets the test JVM's classpath; only the port is shared.
+ *
+ * <p>Public for the client × Spark version suite (io.sparkgate.compat), which starts one per Spark version.
  */
-final class SparkConnectServerProcess implements AutoCloseable {
+public final class SparkConnectServerProcess implements AutoCloseable {
 
   static final String MAIN_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer";
 
@@ -76,12 +78,12 @@ final class SparkConnectServerProcess implements AutoCloseable {
    * @param workDir directory for the log file, warehouse and Spark scratch space (created if missing)
    * @param sparkConf extra Spark configuration, passed as {@code -D} system properties (SparkConf reads them)
    */
-  static SparkConnectServerProcess start(
+  public static SparkConnectServerProcess start(
       Path classpathFile, Path workDir, Map<String, String> sparkConf) {
     return start(classpathFile, workDir, sparkConf, DEFAULT_STARTUP_TIMEOUT);
   }
 
-  static SparkConnectServerProcess start(
+  public static SparkConnectServerProcess start(
       Path classpathFile, Path workDir, Map<String, String> sparkConf, Duration timeout) {
     String classpath = readClasspath(classpathFile);
     int port = freePort();
@@ -141,7 +143,7 @@ final class SparkConnectServerProcess implements AutoCloseable {
     }
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
@@ -155,11 +157,11 @@ final class SparkConnectServerProcess implements AutoCloseable {
   }
 
   /** The version the server reported in its readiness answer, e.g. {@code 4.0.0}. */
-  String sparkVersion() {
+  public String sparkVersion() {
     return sparkVersion;
   }
 
-  Duration startupTime() {
+  public Duration startupTime() {
     return startupTime;
   }
 
@@ -167,7 +169,7 @@ final class SparkConnectServerProcess implements AutoCloseable {
     return process.isAlive();
   }
 
-  String logTail() {
+  public String logTail() {
     return tail(logFile, LOG_TAIL_LINES);
   }
 
@@ -176,7 +178,7 @@ final class SparkConnectServerProcess implements AutoCloseable {
    * server's INFO log ("ExecuteGrpcResponseSender: Starting for opId=..., lastConsumedStreamIndex=N"), where a
    * resumed stream is one that starts past index 0. Compare before/after a query to prove it reattached.
    */
-  long reattachCount() {
+  public long reattachCount() {
     try (var lines = Files.lines(logFile)) {
       return lines.filter(line -> REATTACHED_STREAM.matcher(line).find()).count();
     } catch (IOException | UncheckedIOException e) {
@@ -213,7 +215,7 @@ final class SparkConnectServerProcess implements AutoCloseable {
       Pattern.compile(
           "ExecuteGrpcResponseSender: Starting for opId=.*lastConsumedStreamIndex=[1-9]");
 
-  void stop() {
+  public void stop() {
     destroyTree(process);
     removeHook(shutdownHook);
   }
