@@ -84,12 +84,12 @@ final class PySparkClient implements ClientUnderTest {
         Trust.ENV);
   }
 
-  /**
-   * Upper bounds the package itself does not declare but needs: PySpark 3.5 predates pandas 2.2's and
-   * NumPy 2's removals, which its Arrow conversion still uses.
-   */
+  /** Upper bounds the package does not declare but needs, so that pip's newest picks import at all. */
   private static List<String> pins(String version) {
-    return version.startsWith("3.") ? List.of("pandas<2.2", "numpy<2") : List.of();
+    // PySpark 3.5 requires numpy<2, but not a pyarrow that works with it: pyarrow 26 needs NumPy 2
+    // and
+    // fails to import ("PyArrow >= 4.0.0 must be installed"). pandas 3 postdates 3.5 as well.
+    return version.startsWith("3.") ? List.of("pandas<2.3", "pyarrow<18", "numpy<2") : List.of();
   }
 
   /** The same client trusting the CA through a custom {@code ChannelBuilder} instead of the variable. */

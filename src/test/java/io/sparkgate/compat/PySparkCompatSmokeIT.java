@@ -20,6 +20,9 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -43,6 +46,10 @@ class PySparkCompatSmokeIT {
           "spark.connect.execute.reattachable.senderMaxStreamDuration", "1s",
           "spark.connect.execute.reattachable.senderMaxStreamSize", "1m",
           "spark.sql.shuffle.partitions", "2");
+
+  private static final Path DOC = Path.of("docs", "clients", "pyspark.md");
+  private static final String DOC_HOST = "sparkgate.example.com:15003";
+  private static final String DOC_CA = "/path/to/ca.pem";
 
   private static SparkConnectServerProcess server;
   private static Sparkgate proxy;
@@ -119,6 +126,39 @@ class PySparkCompatSmokeIT {
             PySparkClient.full(SERVER_VERSION).withChannelBuilder(),
             List.of(Scenario.VERSION, Scenario.RANGE, Scenario.REFLECT));
     assertScenarios(outcomes);
+  }
+
+  /** The two ways docs/clients/pyspark.md tells users to pass the token and trust the CA, run as written. */
+  @Test
+  void docs_snippetsConnectThroughTheProxy() throws Exception {
+    String doc = Files.readString(DOC, StandardCharsets.UTF_8);
+    Matcher block = Pattern.compile("```python\n(.*?)```", Pattern.DOTALL).matcher(doc);
+    PythonEnvs.Env env = PySparkClient.full(SERVER_VERSION).env();
+    int run = 0;
+    while (block.find()) {
+      String code = block.group(1);
+      assertTrue(
+          code.contains(DOC_HOST) && code.contains(DOC_CA),
+          "a snippet without placeholders:\n" + code);
+      Path script = Files.createTempFile(Path.of("target", "compat"), "doc-snippet-", ".py");
+      Files.writeString(
+          script,
+          code.replace(DOC_HOST, target.host() + ":" + target.port())
+              .replace(DOC_CA, target.caPem().toAbsolutePath().toString()));
+      ProcessBuilder builder =
+          new ProcessBuilder(env.python().toString(), script.toAbsolutePath().toString())
+              .redirectErrorStream(true);
+      builder.environment().remove("GRPC_DEFAULT_SSL_ROOTS_FILE_PATH");
+      builder.environment().put("SPARKGATE_TOKEN", target.token());
+      Process p = builder.start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertTrue(p.waitFor(5, TimeUnit.MINUTES), "the snippet did not finish");
+      List<String> lines = out.strip().lines().toList();
+      assertEquals(0, p.exitValue(), "snippet " + script + " failed:\n" + out);
+      assertEquals("10", lines.get(lines.size() - 1), out);
+      run++;
+    }
+    assertEquals(2, run, "the two ways in " + DOC);
   }
 
   private static void runAll(PySparkClient client) throws Exception {

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +29,12 @@ import java.util.zip.ZipFile;
 final class WheelSparkServer {
   static final String MAIN_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer";
   static final String SERVER_CLASS_ENTRY = MAIN_CLASS.replace('.', '/') + ".class";
+
+  /**
+   * A 4.3 driver took 60 to 100 s to listen on a machine loaded far beyond its 2 cores (the Maven servers'
+   * 2 minutes were not enough there).
+   */
+  private static final Duration STARTUP_TIMEOUT = Duration.ofMinutes(5);
 
   private final String version;
 
@@ -62,7 +69,7 @@ final class WheelSparkServer {
     // java expands the "dir/*" wildcard itself: every jar of the distribution, in no particular
     // order.
     Files.writeString(classpath, jars.toAbsolutePath() + "/*");
-    return SparkConnectServerProcess.start(classpath, workDir, sparkConf);
+    return SparkConnectServerProcess.start(classpath, workDir, sparkConf, STARTUP_TIMEOUT);
   }
 
   /**
