@@ -50,7 +50,10 @@ def connect(args):
 def connect_with_channel_builder(args, token):
     """A ChannelBuilder whose TLS trusts exactly the given CA (PySpark 4.0+: SparkSession.builder.channelBuilder)."""
     import grpc
-    from pyspark.sql import SparkSession
+
+    # The Connect session's builder: pyspark.sql.SparkSession.builder (the classic one in pyspark[connect])
+    # has no channelBuilder.
+    from pyspark.sql.connect.session import SparkSession
 
     try:
         from pyspark.sql.connect.client import DefaultChannelBuilder
