@@ -157,10 +157,16 @@ final class PySparkClient implements ClientUnderTest {
       environment.put(TOKEN_ENV, target.token());
     }
     Process process = builder.start();
-    boolean finished = process.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-    if (!finished) {
-      process.descendants().forEach(ProcessHandle::destroyForcibly);
-      process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    boolean finished = false;
+    try {
+      finished = process.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    } finally {
+      // Timed out, or the test was interrupted: a client left running would hold the server's
+      // cores.
+      if (!finished) {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
     }
     Map<Scenario, Outcome> reported = parse(dir.resolve("stdout.jsonl"));
     String why =
