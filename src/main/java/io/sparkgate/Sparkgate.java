@@ -242,10 +242,12 @@ public final class Sparkgate implements AutoCloseable {
               // interceptors:
               // the metrics interceptor (added below) still counts what it refuses.
               .intercept(callLimiter)
+              .intercept(gate.headerLimit())
               .maxInboundMessageSize(maxMessage)
-              // Headers (tokens included) over this are refused before any call starts; Netty also
-              // closes a connection whose CONTINUATION frames add up to more.
-              .maxInboundMetadataSize(limits.maxHeaderBytes())
+              // Headers over limits.max_header_bytes get a clear status from headerLimit(); blocks
+              // far larger are refused by gRPC, and Netty closes a connection whose CONTINUATION
+              // frames add up to more still.
+              .maxInboundMetadataSize(gate.transportHeaderLimit())
               // HTTP/2 rapid reset: a connection resetting more streams than this is sent GOAWAY.
               .maxRstFramesPerWindow(
                   limits.maxStreamResets(), (int) limits.streamResetWindow().toSeconds())

@@ -109,20 +109,36 @@ final class OverloadTest {
   private int round() throws Exception {
     List<com.google.common.util.concurrent.ListenableFuture<byte[]>> futures = new ArrayList<>();
     long[] started = new long[2 * MAX_CALLS];
+    // When each call ended, set on the thread that completed it.
+    java.util.concurrent.atomic.AtomicLongArray ended =
+        new java.util.concurrent.atomic.AtomicLongArray(2 * MAX_CALLS);
     for (int i = 0; i < 2 * MAX_CALLS; i++) {
       started[i] = System.nanoTime();
-      futures.add(
+      var future =
           ClientCalls.futureUnaryCall(
               client.newCall(UNARY, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)),
-              AbuseTest.artifactStatus()));
+              AbuseTest.artifactStatus());
+      int index = i;
+      future.addListener(() -> ended.set(index, System.nanoTime()), Runnable::run);
+      futures.add(future);
     }
+    for (var f : futures) {
+      try {
+        f.get(30, TimeUnit.SECONDS);
+      } catch (ExecutionException refused) {
+        // looked at below
+      }
+    }
+    io.sparkgate.testing.Await.until(
+        "every call's end to be recorded",
+        () -> java.util.stream.IntStream.range(0, ended.length()).allMatch(i -> ended.get(i) != 0));
     List<Outcome> outcomes = new ArrayList<>();
     for (int i = 0; i < futures.size(); i++) {
       try {
         byte[] r = futures.get(i).get(30, TimeUnit.SECONDS);
-        outcomes.add(new Outcome(System.nanoTime() - started[i], r, null));
+        outcomes.add(new Outcome(ended.get(i) - started[i], r, null));
       } catch (ExecutionException e) {
-        outcomes.add(new Outcome(System.nanoTime() - started[i], null, e.getCause()));
+        outcomes.add(new Outcome(ended.get(i) - started[i], null, e.getCause()));
       }
     }
     int accepted = 0;

@@ -44,6 +44,7 @@ public final class ConnectionGate {
 
   private final int max;
   private final int perAddress;
+  private final int maxHeaderBytes;
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentHashMap<InetAddress, Integer> byAddress = new ConcurrentHashMap<>();
   private final Map<SocketAddress, Channel> accepted = new ConcurrentHashMap<>();
@@ -56,6 +57,7 @@ public final class ConnectionGate {
   public ConnectionGate(LimitsConfig limits) {
     this.max = limits.maxConnections();
     this.perAddress = limits.maxConnectionsPerAddress();
+    this.maxHeaderBytes = limits.maxHeaderBytes();
   }
 
   /** The handler for the listening channel's pipeline: it sees every accepted connection first. */
@@ -95,6 +97,19 @@ public final class ConnectionGate {
   /** Connections closed before their TLS and HTTP/2 set-up completed (timeouts, failed TLS, not HTTP/2). */
   public long unestablished() {
     return unestablished.sum();
+  }
+
+  /**
+   * Refuses calls whose headers exceed {@code limits.max_header_bytes}, clearly; give gRPC {@link
+   * #transportHeaderLimit} as its own limit.
+   */
+  public io.grpc.ServerInterceptor headerLimit() {
+    return new HeaderLimit(maxHeaderBytes, abuse);
+  }
+
+  /** The header list size for gRPC to enforce (and advertise), above the one refused clearly. */
+  public int transportHeaderLimit() {
+    return HeaderLimit.transportLimit(maxHeaderBytes);
   }
 
   /** The HTTP/2 abuse the proxy cut off on established connections. */

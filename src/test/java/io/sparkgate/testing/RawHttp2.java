@@ -87,10 +87,22 @@ public final class RawHttp2 implements AutoCloseable {
     return new RawHttp2(s);
   }
 
-  /** The client preface, an empty SETTINGS and the ACK of the server's. */
+  /**
+   * The client preface and an empty SETTINGS; then, once the server's SETTINGS has arrived, its ACK (the
+   * server's limits, such as its stream limit, apply from then on).
+   */
   public RawHttp2 preface() throws IOException {
     out.write(PREFACE);
     frame(SETTINGS, 0, 0, new byte[0]);
+    flush();
+    for (Frame f = read(); ; f = read()) {
+      if (f == null) {
+        throw new IOException("the server closed the connection before its SETTINGS");
+      }
+      if (f.type() == SETTINGS && (f.flags() & ACK) == 0) {
+        break;
+      }
+    }
     frame(SETTINGS, ACK, 0, new byte[0]);
     flush();
     return this;
