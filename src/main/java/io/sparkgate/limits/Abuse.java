@@ -15,7 +15,10 @@ public final class Abuse {
     PING_FLOOD,
     /** Control frames (SETTINGS, PING, RST_STREAM answers) queued for a client that does not read them. */
     CONTROL_FRAME_FLOOD,
-    /** A header block over {@code limits.max_header_bytes}, in one frame or in CONTINUATION frames. */
+    /**
+     * A header block over {@code limits.max_header_bytes}, in one frame or in CONTINUATION frames, or a
+     * CONTINUATION flood of many small frames.
+     */
     HEADERS_TOO_LARGE,
     /** Streams opened beyond {@code listen.max_concurrent_streams}, refused one by one. */
     STREAMS_REFUSED,

@@ -100,7 +100,10 @@ final class Http2Watch extends ChannelOutboundHandlerAdapter {
   /** Why a GOAWAY closed the connection; null for a graceful one (shutdown, idle). */
   static Abuse.Kind kind(int code, String debug) {
     String d = debug.toLowerCase(java.util.Locale.ROOT);
-    if (d.contains("header") && (d.contains("size") || d.contains("large"))) {
+    // Netty's words for a header block over the limit, and for a CONTINUATION flood of small
+    // frames.
+    if (d.contains("header") && (d.contains("size") || d.contains("large"))
+        || d.contains("continuation")) {
       return Abuse.Kind.HEADERS_TOO_LARGE;
     }
     if (code == ENHANCE_YOUR_CALM) {
