@@ -25,6 +25,7 @@ import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
 import io.sparkgate.config.AdminConfig;
 import io.sparkgate.config.BackendConfig;
+import io.sparkgate.config.LimitsConfig;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
@@ -37,6 +38,8 @@ import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.InspectorConfig;
 import io.sparkgate.inspect.SqlParserFlags;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
+import io.sparkgate.limits.CallLimiter;
+import io.sparkgate.limits.ConnectionGate;
 import io.sparkgate.live.LiveCalls;
 import io.sparkgate.metrics.ProxyMetrics;
 import io.sparkgate.policy.Policy;
@@ -223,16 +226,33 @@ public final class Sparkgate implements AutoCloseable {
                     ProxyRegistry.method(call.method()), call.headers(), call.transport()));
       }
       ProxyRegistry methods = new ProxyRegistry(loops, callExecutor, tokens, Pipeline.of(stages));
+      LimitsConfig limits = config.limits();
+      ConnectionGate gate = new ConnectionGate(limits);
+      CallLimiter callLimiter = new CallLimiter(limits, methods.buffered()::now);
       NettyServerBuilder builder =
           loops
               .serve(
                   NettyServerBuilder.forAddress(
-                      new InetSocketAddress(listen.address(), listen.port())))
+                      new InetSocketAddress(listen.address(), listen.port())),
+                  gate.acceptor())
               .directExecutor()
               .addService(health.getHealthService())
               .fallbackHandlerRegistry(methods)
+              .addTransportFilter(gate.transportFilter())
               .addTransportFilter(auth.transportFilter())
+              // Refuses before any stage runs; registered first, so it runs last of the
+              // interceptors:
+              // the metrics interceptor (added below) still counts what it refuses.
+              .intercept(callLimiter)
+              .intercept(gate.headerLimit())
               .maxInboundMessageSize(maxMessage)
+              // Headers over limits.max_header_bytes get a clear status from headerLimit(); blocks
+              // far larger are refused by gRPC, and Netty closes a connection whose CONTINUATION
+              // frames add up to more still.
+              .maxInboundMetadataSize(gate.transportHeaderLimit())
+              // HTTP/2 rapid reset: a connection resetting more streams than this is sent GOAWAY.
+              .maxRstFramesPerWindow(
+                  limits.maxStreamResets(), (int) limits.streamResetWindow().toSeconds())
               .flowControlWindow(CLIENT_WINDOW_BYTES)
               .maxConcurrentCallsPerConnection(listen.maxConcurrentStreams())
               .handshakeTimeout(listen.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS)
@@ -247,6 +267,7 @@ public final class Sparkgate implements AutoCloseable {
         metrics.watch(auth);
         metrics.watch(loops);
         metrics.watch(methods);
+        metrics.watch(gate, callLimiter, methods.buffered());
         metrics.watch(router);
         if (quotas != null) {
           metrics.watch(quotas);

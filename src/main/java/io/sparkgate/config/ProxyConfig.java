@@ -20,6 +20,8 @@ import java.util.Optional;
  * @param routes which principals go to which pool, first match wins; never empty (one pool: everyone to it)
  * @param admin the admin listener (health, readiness, metrics, API, console); {@link AdminConfig#disabled()}
  *     without an admin (or metrics) section
+ * @param limits connections and calls clients may hold at once; {@link LimitsConfig#defaults()} without a
+ *     limits section
  */
 public record ProxyConfig(
     Path source,
@@ -33,11 +35,42 @@ public record ProxyConfig(
     AuthConfig auth,
     AuditConfig audit,
     PolicyConfig policy,
-    AdminConfig admin) {
+    AdminConfig admin,
+    LimitsConfig limits) {
 
   public ProxyConfig {
     pools = Collections.unmodifiableMap(new LinkedHashMap<>(pools));
     routes = List.copyOf(routes);
+  }
+
+  /** As the canonical constructor, with the default limits. */
+  public ProxyConfig(
+      Path source,
+      ListenConfig listen,
+      Optional<TlsConfig> tls,
+      Map<String, PoolConfig> pools,
+      List<RouteConfig> routes,
+      SessionsConfig sessions,
+      HealthConfig health,
+      QuotasConfig quotas,
+      AuthConfig auth,
+      AuditConfig audit,
+      PolicyConfig policy,
+      AdminConfig admin) {
+    this(
+        source,
+        listen,
+        tls,
+        pools,
+        routes,
+        sessions,
+        health,
+        quotas,
+        auth,
+        audit,
+        policy,
+        admin,
+        LimitsConfig.defaults());
   }
 
   /** One backend, everyone routed to it, memory sessions, no quotas (tests, tools). */
@@ -62,7 +95,8 @@ public record ProxyConfig(
         auth,
         audit,
         policy,
-        admin);
+        admin,
+        LimitsConfig.defaults());
   }
 
   /** A configuration without a policy section (no policy stage). */
@@ -145,7 +179,8 @@ public record ProxyConfig(
         "audit",
         "policy",
         "admin",
-        "metrics");
+        "metrics",
+        "limits");
     ListenConfig listen = ListenConfig.read(root.section("listen"));
     Optional<TlsConfig> tls;
     if (listen.plaintext()) {
@@ -246,6 +281,7 @@ public record ProxyConfig(
         auth,
         audit,
         policy,
-        admin);
+        admin,
+        root.has("limits") ? LimitsConfig.read(root.section("limits")) : LimitsConfig.defaults());
   }
 }

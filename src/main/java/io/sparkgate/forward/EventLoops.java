@@ -5,6 +5,7 @@ import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
 import io.grpc.netty.shaded.io.netty.channel.EventLoop;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.ServerChannel;
@@ -149,6 +150,24 @@ public final class EventLoops implements AutoCloseable {
         .bossEventLoopGroup(boss)
         .workerEventLoopGroup(workers)
         .channelType(serverChannelType);
+  }
+
+  /**
+   * As {@link #serve(NettyServerBuilder)}, with {@code acceptor} first in the listening channel's pipeline:
+   * it sees each accepted connection before gRPC does, and may close it instead of passing it on.
+   */
+  public NettyServerBuilder serve(NettyServerBuilder server, ChannelHandler acceptor) {
+    boolean epoll = serverChannelType == EpollServerSocketChannel.class;
+    return server
+        .bossEventLoopGroup(boss)
+        .workerEventLoopGroup(workers)
+        .channelFactory(
+            () -> {
+              ServerChannel channel =
+                  epoll ? new EpollServerSocketChannel() : new NioServerSocketChannel();
+              channel.pipeline().addLast(acceptor);
+              return channel;
+            });
   }
 
   /**

@@ -45,6 +45,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   private final HeaderFilter headers;
   private final CallHook hook;
   private final CallLane lane;
+  private final BufferedBytes buffered;
 
   private final Object lock = new Object();
 
@@ -72,7 +73,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       Metadata clientHeaders,
       HeaderFilter headers,
       CallHook hook,
-      Executor pool) {
+      Executor pool,
+      BufferedBytes buffered) {
     this.backends = backends;
     this.method = method;
     this.serverCall = serverCall;
@@ -80,6 +82,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     this.headers = headers;
     this.hook = hook;
     this.lane = new CallLane(pool);
+    this.buffered = buffered;
   }
 
   void start() {
@@ -94,8 +97,15 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   @Override
   public void onMessage(byte[] message) {
+    buffered.hold(message.length);
     lane.run(
-        () -> forwardRequest(message),
+        () -> {
+          try {
+            forwardRequest(message);
+          } finally {
+            buffered.release(message.length);
+          }
+        },
         message.length > INLINE_REQUEST_BYTES || hook.mayBlock(message));
   }
 
@@ -252,6 +262,16 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
     @Override
     public void onMessage(Payload message) {
+      int length = message.length();
+      buffered.hold(length);
+      try {
+        forwardResponse(message);
+      } finally {
+        buffered.release(length);
+      }
+    }
+
+    private void forwardResponse(Payload message) {
       Payload forward;
       try {
         forward = hook.onResponse(message);

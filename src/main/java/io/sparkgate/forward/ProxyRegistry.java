@@ -36,6 +36,7 @@ public final class ProxyRegistry extends HandlerRegistry {
 
   private final Map<String, ServerMethodDefinition<byte[], Payload>> methods = new HashMap<>();
   private final LongAdder unknown = new LongAdder();
+  private final BufferedBytes buffered;
 
   /**
    * Forwards each call to the backend its hooks chose ({@link CallHook#backend()}), over that backend's
@@ -52,24 +53,32 @@ public final class ProxyRegistry extends HandlerRegistry {
         address -> address == null ? loops.backendForCurrentThread() : loops.backend(address),
         pool,
         new HeaderFilter(tokens, tokens.get(loops.firstAddress())),
-        hooks);
+        hooks,
+        new BufferedBytes());
   }
 
   /** Forwards every call over one channel, on the threads gRPC calls back on (tests). */
   public ProxyRegistry(Channel backend, String backendToken, CallHook.Factory hooks) {
-    this(address -> backend, Runnable::run, new HeaderFilter(backendToken), hooks);
+    this(
+        address -> backend,
+        Runnable::run,
+        new HeaderFilter(backendToken),
+        hooks,
+        new BufferedBytes());
   }
 
   private ProxyRegistry(
       Function<String, Channel> backend,
       Executor pool,
       HeaderFilter headers,
-      CallHook.Factory hooks) {
+      CallHook.Factory hooks,
+      BufferedBytes buffered) {
+    this.buffered = buffered;
     for (MethodDescriptor<byte[], Payload> method : DESCRIPTORS.values()) {
       methods.put(
           method.getFullMethodName(),
           ServerMethodDefinition.create(
-              method, new Handler(backend, pool, method, headers, hooks)));
+              method, new Handler(backend, pool, method, headers, hooks, buffered)));
     }
   }
 
@@ -88,6 +97,11 @@ public final class ProxyRegistry extends HandlerRegistry {
     return method;
   }
 
+  /** Message bytes held between clients and backends now ({@code limits.max_buffered_bytes}). */
+  public BufferedBytes buffered() {
+    return buffered;
+  }
+
   /** Calls refused because they named no Spark Connect method (a client too new, or a scanner). */
   public long unknownMethods() {
     return unknown.sum();
@@ -103,18 +117,21 @@ public final class ProxyRegistry extends HandlerRegistry {
     private final MethodDescriptor<byte[], Payload> method;
     private final HeaderFilter headers;
     private final CallHook.Factory hooks;
+    private final BufferedBytes buffered;
 
     Handler(
         Function<String, Channel> backend,
         Executor pool,
         MethodDescriptor<byte[], Payload> method,
         HeaderFilter headers,
-        CallHook.Factory hooks) {
+        CallHook.Factory hooks,
+        BufferedBytes buffered) {
       this.backend = backend;
       this.pool = pool;
       this.method = method;
       this.headers = headers;
       this.hooks = hooks;
+      this.buffered = buffered;
     }
 
     @Override
@@ -133,7 +150,7 @@ public final class ProxyRegistry extends HandlerRegistry {
         return new ServerCall.Listener<>() {};
       }
       ForwardingCall forwarding =
-          new ForwardingCall(backend, method, call, clientHeaders, headers, hook, pool);
+          new ForwardingCall(backend, method, call, clientHeaders, headers, hook, pool, buffered);
       forwarding.start();
       return forwarding;
     }

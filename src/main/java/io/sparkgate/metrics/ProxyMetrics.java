@@ -18,8 +18,12 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sparkgate.audit.AuditLog;
 import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
+import io.sparkgate.forward.BufferedBytes;
 import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
+import io.sparkgate.limits.Abuse;
+import io.sparkgate.limits.CallLimiter;
+import io.sparkgate.limits.ConnectionGate;
 import io.sparkgate.policy.DecisionCounts;
 import io.sparkgate.policy.PolicyStage;
 import io.sparkgate.quota.QuotaStage;
@@ -252,6 +256,49 @@ public final class ProxyMetrics implements AutoCloseable {
     watched.add(methods);
     FunctionCounter.builder("sparkgate.unknown.methods", methods, ProxyRegistry::unknownMethods)
         .description("Calls refused as UNIMPLEMENTED because they named no Spark Connect method")
+        .register(registry);
+  }
+
+  /**
+   * Client connections open and refused, connections that never completed their set-up, HTTP/2 abuse cut
+   * off, and calls refused by the global limits.
+   */
+  public void watch(ConnectionGate gate, CallLimiter calls, BufferedBytes buffered) {
+    watched.add(gate);
+    watched.add(calls);
+    watched.add(buffered);
+    Gauge.builder("sparkgate.connections.open", gate, ConnectionGate::open)
+        .description("Client connections open now")
+        .register(registry);
+    for (ConnectionGate.Reason reason : ConnectionGate.Reason.values()) {
+      FunctionCounter.builder("sparkgate.connections.refused", gate, g -> g.refused(reason))
+          .description(
+              "Client connections closed as they were accepted, by the limit they were over")
+          .tag("reason", reason.label())
+          .register(registry);
+    }
+    FunctionCounter.builder(
+            "sparkgate.connections.unestablished", gate, ConnectionGate::unestablished)
+        .description(
+            "Client connections closed before TLS and HTTP/2 set-up completed (handshake timeout, failed TLS, not HTTP/2)")
+        .register(registry);
+    for (Abuse.Kind kind : Abuse.Kind.values()) {
+      FunctionCounter.builder("sparkgate.http2.abuse", gate, g -> g.abuse().of(kind))
+          .description(
+              "HTTP/2 misbehaviour answered by closing the connection (GOAWAY) or refusing the stream, by kind")
+          .tag("kind", kind.label())
+          .register(registry);
+    }
+    for (CallLimiter.Limit limit : CallLimiter.Limit.values()) {
+      FunctionCounter.builder("sparkgate.overload.refusals", calls, c -> c.refused(limit))
+          .description(
+              "Calls refused at once (RESOURCE_EXHAUSTED with RetryInfo) because the proxy was at a limit")
+          .tag("limit", limit.label())
+          .register(registry);
+    }
+    Gauge.builder("sparkgate.buffered", buffered, BufferedBytes::now)
+        .description("Message bytes held between clients and backends now")
+        .baseUnit("bytes")
         .register(registry);
   }
 

@@ -311,6 +311,8 @@ final class Endpoints implements AutoCloseable {
         .append("\n  plaintext: false\n");
     y.append("  max_inbound_message_size: 128MiB\n  max_concurrent_streams: 10000\n");
     listen.forEach((k, v) -> y.append("  ").append(k).append(": ").append(v).append('\n'));
+    // Every load comes from 127.0.0.1, and the idle-sessions run holds 1,000 connections.
+    y.append("limits:\n  max_connections_per_address: 10000\n");
     y.append("tls:\n  cert_file: ").append(certs.resolve("server.pem")).append('\n');
     y.append("  key_file: ").append(certs.resolve("server.key")).append('\n');
     if (routing != null) {
