@@ -264,6 +264,12 @@ public final class Sparkgate implements AutoCloseable {
       } else {
         log.warn(
             "listen.plaintext is true: clients connect WITHOUT TLS; tokens cross the network in the clear");
+        if (!listen.loopbackOnly()) {
+          log.warn(
+              "listen.plaintext_beyond_loopback: plaintext on {}, reachable from other hosts;"
+                  + " only safe where the network itself encrypts (a service mesh)",
+              listen.address());
+        }
       }
       Server server = builder.build().start();
       Readiness readiness = readiness(config, auditLog, router, redis);

@@ -2,12 +2,15 @@ package io.sparkgate.config;
 
 import io.sparkgate.yaml.Units;
 import io.sparkgate.yaml.YamlNode;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 
 /**
  * Where clients connect and the limits that protect the proxy from them.
  *
- * @param plaintext a plaintext listener, only when explicitly asked for (development, or behind a mesh)
+ * @param plaintext a plaintext listener, only when explicitly asked for (development, or behind a mesh); a
+ *     file may ask for it on a non-loopback address only with {@code plaintext_beyond_loopback: true}
  * @param maxInboundMessageBytes the largest request or response message, Spark's default 128 MiB
  * @param maxConcurrentStreams streams one client connection may hold open at once
  * @param handshakeTimeout how long a connection may take to complete TLS and HTTP/2 set-up
@@ -102,6 +105,29 @@ public record ListenConfig(
         Duration.ZERO);
   }
 
+  /** Whether the listener is reachable only from this machine, so plaintext never leaves it. */
+  public boolean loopbackOnly() {
+    return loopback(address);
+  }
+
+  /**
+   * Literal loopback addresses and {@code localhost} only: any other host name could resolve beyond this
+   * machine, now or after a DNS change, so it counts as not loopback.
+   */
+  static boolean loopback(String address) {
+    String a =
+        address.startsWith("[") && address.endsWith("]")
+            ? address.substring(1, address.length() - 1)
+            : address;
+    if (a.equalsIgnoreCase("localhost")) return true;
+    if (!a.matches("[0-9.]+") && !a.contains(":")) return false; // a host name: never resolved here
+    try {
+      return InetAddress.getByName(a).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      return false;
+    }
+  }
+
   static ListenConfig read(YamlNode node) {
     node.allowOnly(
         "address",
@@ -114,11 +140,30 @@ public record ListenConfig(
         "shutdown_grace",
         "drain_delay",
         "event_loops",
-        "event_loop_spin");
+        "event_loop_spin",
+        "plaintext_beyond_loopback");
+    boolean plaintext = node.bool("plaintext", false);
+    boolean acknowledged = node.bool("plaintext_beyond_loopback", false);
+    String address = node.string("address", "0.0.0.0");
+    if (plaintext && !loopback(address) && !acknowledged) {
+      // Tokens and data would cross a network in the clear: only an operator who knows a mesh or a
+      // private link carries the traffic may say so.
+      throw node.errorAt(
+          "plaintext",
+          "is true on "
+              + address
+              + ", which is not a loopback address: clients' tokens and data would cross the network"
+              + " unencrypted. Configure tls instead, bind address: 127.0.0.1, or (behind a mesh that"
+              + " encrypts) set listen.plaintext_beyond_loopback: true");
+    }
+    if (acknowledged && !plaintext) {
+      throw node.errorAt(
+          "plaintext_beyond_loopback", "is set but listen.plaintext is not: remove it");
+    }
     return new ListenConfig(
-        node.string("address", "0.0.0.0"),
+        address,
         node.integer("port", 15003, 0, 65535),
-        node.bool("plaintext", false),
+        plaintext,
         node.bytes(
             "max_inbound_message_size", DEFAULT_MAX_INBOUND_MESSAGE_BYTES, 1024, Integer.MAX_VALUE),
         node.integer("max_concurrent_streams", 1000, 1, 1_000_000),
