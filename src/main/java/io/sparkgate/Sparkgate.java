@@ -220,7 +220,9 @@ public final class Sparkgate implements AutoCloseable {
                 hooks.newCall(
                     ProxyRegistry.method(call.method()), call.headers(), call.transport()));
       }
-      ProxyRegistry methods = new ProxyRegistry(loops, callExecutor, tokens, Pipeline.of(stages));
+      ProxyRegistry methods =
+          new ProxyRegistry(
+              loops, callExecutor, tokens, listen.forwardHeaders(), Pipeline.of(stages));
       NettyServerBuilder builder =
           loops
               .serve(

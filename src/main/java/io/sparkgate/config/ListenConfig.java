@@ -5,6 +5,10 @@ import io.sparkgate.yaml.YamlNode;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * Where clients connect and the limits that protect the proxy from them.
@@ -20,6 +24,8 @@ import java.time.Duration;
  *     not ready, so that load balancers take it out of rotation before it refuses anyone
  * @param eventLoops network threads; each holds its own backend connection, and a call stays on the one that
  *     accepted its client connection
+ * @param forwardHeaders the client request headers that reach the backend, besides those the proxy sets
+ *     ({@code x-forwarded-for}, the backend's own token); none by default
  * @param eventLoopSpin how long an event loop with nothing to do polls for more before it sleeps; zero, the
  *     default, sleeps at once. It trades CPU for latency (docs/performance.md, "Spinning event loops")
  */
@@ -34,7 +40,8 @@ public record ListenConfig(
     Duration shutdownGrace,
     int eventLoops,
     Duration eventLoopSpin,
-    Duration drainDelay) {
+    Duration drainDelay,
+    List<String> forwardHeaders) {
 
   public static final long DEFAULT_MAX_INBOUND_MESSAGE_BYTES = 128L * 1024 * 1024;
 
@@ -42,6 +49,7 @@ public record ListenConfig(
   public static final Duration MAX_EVENT_LOOP_SPIN = Duration.ofMillis(1);
 
   public ListenConfig {
+    forwardHeaders = List.copyOf(forwardHeaders);
     if (eventLoopSpin.isNegative() || eventLoopSpin.compareTo(MAX_EVENT_LOOP_SPIN) > 0) {
       throw new IllegalArgumentException(
           "event loop spin must be between 0s and "
@@ -74,7 +82,8 @@ public record ListenConfig(
         shutdownGrace,
         eventLoops,
         eventLoopSpin,
-        Duration.ZERO);
+        Duration.ZERO,
+        List.of());
   }
 
   /** One loop per core, like nginx's {@code worker_processes auto}: more only adds context switches. */
@@ -141,7 +150,8 @@ public record ListenConfig(
         "drain_delay",
         "event_loops",
         "event_loop_spin",
-        "plaintext_beyond_loopback");
+        "plaintext_beyond_loopback",
+        "forward_headers");
     boolean plaintext = node.bool("plaintext", false);
     boolean acknowledged = node.bool("plaintext_beyond_loopback", false);
     String address = node.string("address", "0.0.0.0");
@@ -177,6 +187,44 @@ public record ListenConfig(
         node.duration("shutdown_grace", Duration.ofSeconds(30), Duration.ZERO, Duration.ofHours(1)),
         node.integer("event_loops", defaultEventLoops(), 1, 1024),
         node.duration("event_loop_spin", Duration.ZERO, Duration.ZERO, MAX_EVENT_LOOP_SPIN),
-        node.duration("drain_delay", Duration.ofSeconds(5), Duration.ZERO, Duration.ofMinutes(10)));
+        node.duration("drain_delay", Duration.ofSeconds(5), Duration.ZERO, Duration.ofMinutes(10)),
+        forwardHeaders(node));
+  }
+
+  /** Names a client must never assert to the backend: credentials, where it connects from, who it is. */
+  private static final Pattern NEVER_FORWARDED =
+      Pattern.compile(
+          "authorization|authentication|proxy-authorization|cookie|forwarded|x-forwarded-.*|x-real-ip"
+              + "|x-client-ip|true-client-ip|via|host|te|connection|keep-alive|upgrade"
+              + "|transfer-encoding|content-type|content-length|user-agent|grpc-(?!.*-bin$).*"
+              + "|.*(user|principal|identity|impersonat|auth).*");
+
+  /** An HTTP/2 header name: lower-case token characters; {@code :pseudo} headers are not headers. */
+  private static final Pattern HEADER_NAME = Pattern.compile("[a-z0-9!#$%&'*+.^_`|~-]+");
+
+  private static List<String> forwardHeaders(YamlNode node) {
+    List<String> names = node.stringList("forward_headers");
+    Set<String> seen = new LinkedHashSet<>();
+    for (String name : names) {
+      if (!HEADER_NAME.matcher(name).matches()) {
+        throw node.errorAt(
+            "forward_headers",
+            "'"
+                + name
+                + "' is not a header name (lower case letters, digits and -, as HTTP/2 sends it)");
+      }
+      if (NEVER_FORWARDED.matcher(name).matches()) {
+        throw node.errorAt(
+            "forward_headers",
+            "'"
+                + name
+                + "' can never be forwarded: a client must not assert credentials, its address or an"
+                + " identity to the backend (the proxy sets x-forwarded-for itself)");
+      }
+      if (!seen.add(name)) {
+        throw node.errorAt("forward_headers", "lists '" + name + "' twice");
+      }
+    }
+    return List.copyOf(seen);
   }
 }

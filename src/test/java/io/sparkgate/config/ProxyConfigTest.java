@@ -416,6 +416,43 @@ final class ProxyConfigTest {
   }
 
   @Test
+  void forwardHeaders_noneByDefault_validated_identityAndAddressesNever() throws IOException {
+    assertEquals(List.of(), ProxyConfig.load(write(TLS + BACKEND)).listen().forwardHeaders());
+    assertEquals(
+        List.of("x-team", "grpc-trace-bin"),
+        ProxyConfig.load(
+                write("listen:\n  forward_headers: [x-team, grpc-trace-bin]\n" + TLS + BACKEND))
+            .listen()
+            .forwardHeaders());
+    for (String name :
+        List.of(
+            "authorization",
+            "x-forwarded-for",
+            "x-forwarded-user",
+            "forwarded",
+            "x-real-ip",
+            "x-user",
+            "spark-user",
+            "x-remote-principal",
+            "grpc-timeout")) {
+      assertEquals(
+          at(2)
+              + "listen.forward_headers: '"
+              + name
+              + "' can never be forwarded: a client must not assert credentials, its address or an"
+              + " identity to the backend (the proxy sets x-forwarded-for itself)",
+          error("listen:\n  forward_headers: [" + name + "]\n" + TLS + BACKEND),
+          name);
+    }
+    assertTrue(
+        error("listen:\n  forward_headers: [X-Team]\n" + TLS + BACKEND)
+            .contains("listen.forward_headers: 'X-Team' is not a header name"));
+    assertTrue(
+        error("listen:\n  forward_headers: [x-a, x-a]\n" + TLS + BACKEND)
+            .contains("listen.forward_headers: lists 'x-a' twice"));
+  }
+
+  @Test
   void adminTlsPrivateKey_checkedToo() throws IOException {
     write(TLS + BACKEND);
     Files.writeString(dir.resolve("admin.key"), "key");
