@@ -87,6 +87,9 @@ fromYaml, so the ports in the Deployment are always the ones in the configuratio
 {{- fail "config.admin is bound beyond loopback (the kubelet probes it there): set secrets.adminToken (admin.token_file)" }}
 {{- end }}
 {{- $_ := set $c "admin" $admin }}
+{{- if not $c.auth }}
+{{- fail "config.auth: required: configure jwt, static_tokens or client_cert (docs/authentication.md), or set config.auth.anonymous: true" }}
+{{- end }}
 {{- if .Values.redis.enabled }}
 {{- $url := printf "redis://%s-redis:6379/0" (include "sparkgate.fullname" .) }}
 {{- $_ := set $c "sessions" (merge ($c.sessions | default dict) (dict "store" "redis" "redis_url" $url)) }}

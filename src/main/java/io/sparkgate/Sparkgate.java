@@ -225,7 +225,9 @@ public final class Sparkgate implements AutoCloseable {
                 hooks.newCall(
                     ProxyRegistry.method(call.method()), call.headers(), call.transport()));
       }
-      ProxyRegistry methods = new ProxyRegistry(loops, callExecutor, tokens, Pipeline.of(stages));
+      ProxyRegistry methods =
+          new ProxyRegistry(
+              loops, callExecutor, tokens, listen.forwardHeaders(), Pipeline.of(stages));
       LimitsConfig limits = config.limits();
       ConnectionGate gate = new ConnectionGate(limits);
       CallLimiter callLimiter = new CallLimiter(limits, methods.buffered()::now);
@@ -287,6 +289,12 @@ public final class Sparkgate implements AutoCloseable {
       } else {
         log.warn(
             "listen.plaintext is true: clients connect WITHOUT TLS; tokens cross the network in the clear");
+        if (!listen.loopbackOnly()) {
+          log.warn(
+              "listen.plaintext_beyond_loopback: plaintext on {}, reachable from other hosts;"
+                  + " only safe where the network itself encrypts (a service mesh)",
+              listen.address());
+        }
       }
       Server server = builder.build().start();
       Readiness readiness = readiness(config, auditLog, router, redis);

@@ -62,6 +62,7 @@ final class ReadinessTest {
             "routes: [{pool: analytics}]",
             "health: {interval: 200ms, timeout: 200ms}",
             "admin: {port: 0}",
+            "auth: {anonymous: true}",
             ""));
     Sparkgate proxy = Sparkgate.start(ProxyConfig.load(file));
     ManagedChannel channel = Channels.plaintext(proxy.port()).build();

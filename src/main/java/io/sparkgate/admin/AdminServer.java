@@ -32,6 +32,7 @@ import io.grpc.netty.shaded.io.netty.handler.timeout.ReadTimeoutHandler;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.sparkgate.config.AdminConfig;
 import io.sparkgate.config.TlsConfig;
+import io.sparkgate.tls.TlsPolicy;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -203,7 +204,8 @@ public final class AdminServer implements AutoCloseable {
   private static SslContext sslContext(TlsConfig tls) {
     try {
       SslContextBuilder b =
-          SslContextBuilder.forServer(tls.certFile().toFile(), tls.keyFile().toFile());
+          TlsPolicy.apply(
+              SslContextBuilder.forServer(tls.certFile().toFile(), tls.keyFile().toFile()));
       if (tls.clientCaFile().isPresent()) {
         // Optional at the handshake: probes (the kubelet's among them) have no certificate and need
         // /healthz and /readyz; every other path then asks for one (or the token).

@@ -16,9 +16,10 @@ import java.util.regex.Pattern;
 /**
  * Who may use the proxy and how their identity is established.
  *
- * <p>An absent {@code auth} section means authentication is OFF ({@link #enabled()} false): every client is
- * accepted and the {@code user_id} it declares is forwarded unchanged, exactly as a proxy without this
- * section always behaved. The proxy warns loudly at start. A present section must enable at least one method.
+ * <p>A configuration file must have an {@code auth} section enabling at least one method ({@code anonymous:
+ * true} is the explicit way to accept everyone). {@link #disabled()}, authentication OFF with the client's
+ * declared {@code user_id} forwarded unchanged, is only for configurations built in code (tests, tools); the
+ * proxy warns loudly at start when it runs with it.
  *
  * @param methods the enabled methods in the order they are tried
  * @param userIdMismatch what to do when a client declares a {@code user_id} other than its principal
@@ -319,7 +320,7 @@ public record AuthConfig(
 
   private static final Pattern SHA256_HEX = Pattern.compile("[0-9a-f]{64}");
 
-  /** Authentication off: the behaviour when the section is absent. */
+  /** Authentication off, for configurations built in code; a file cannot ask for it. */
   public static AuthConfig disabled() {
     return new AuthConfig(
         false,
@@ -374,8 +375,7 @@ public record AuthConfig(
     }
     if (configured.isEmpty()) {
       throw node.error(
-          "enables no method: configure jwt, static_tokens or client_cert, or set anonymous: true "
-              + "(or remove the auth section to run without authentication)");
+          "enables no method: configure jwt, static_tokens or client_cert, or set anonymous: true");
     }
     List<Method> methods = new ArrayList<>();
     if (node.has("methods")) {

@@ -226,6 +226,13 @@ public record ProxyConfig(
       throw root.errorAt(
           "routes", "is required with more than one pool: which principals go to which pool");
     }
+    if (!root.has("auth")) {
+      // Secure by default: a forgotten section must not silently mean "anyone, as any user".
+      throw root.errorAt(
+          "auth",
+          "is required: configure jwt, static_tokens or client_cert (proxy/sparkgate.yaml shows"
+              + " each), or say auth: {anonymous: true} to accept every caller as user 'anonymous'");
+    }
     AuthConfig auth = AuthConfig.read(root);
     if (auth.clientCert().isPresent() && tls.flatMap(TlsConfig::clientCaFile).isEmpty()) {
       throw root.section("auth")

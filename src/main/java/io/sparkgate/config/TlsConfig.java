@@ -9,7 +9,7 @@ import java.util.Optional;
  * The proxy's TLS identity, and the CA that client certificates must chain to when mutual TLS is on.
  *
  * @param certFile PEM certificate chain, leaf first
- * @param keyFile PEM PKCS#8 private key (RSA or EC)
+ * @param keyFile PEM PKCS#8 private key (RSA or EC), readable by its owner only (mode 0600 or stricter)
  * @param clientCaFile PEM CA bundle; present means clients must present a certificate it signed
  * @param reloadInterval how often the files are checked for changes (picked up without a restart)
  */
@@ -27,6 +27,7 @@ public record TlsConfig(
     Path key =
         node.existingFile("key_file")
             .orElseThrow(() -> node.errorAt("key_file", "is required: " + hint));
+    PrivateKeyFile.check(node, "key_file", key);
     return new TlsConfig(
         cert,
         key,

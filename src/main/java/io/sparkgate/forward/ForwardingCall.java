@@ -3,6 +3,7 @@ package io.sparkgate.forward;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
+import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerCall;
@@ -212,7 +213,12 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       synchronized (lock) {
         clientCall = call;
       }
-      call.start(new BackendListener(), headers.toBackend(clientHeaders, address));
+      call.start(
+          new BackendListener(),
+          headers.toBackend(
+              clientHeaders,
+              address,
+              serverCall.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR)));
       call.request(1);
     }
     return true;

@@ -10,6 +10,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.StatusException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.LongAdder;
@@ -49,10 +50,20 @@ public final class ProxyRegistry extends HandlerRegistry {
    */
   public ProxyRegistry(
       EventLoops loops, Executor pool, Map<String, String> tokens, CallHook.Factory hooks) {
+    this(loops, pool, tokens, List.of(), hooks);
+  }
+
+  /** As above; {@code forwardHeaders} are the client headers that reach the backend (listen.forward_headers). */
+  public ProxyRegistry(
+      EventLoops loops,
+      Executor pool,
+      Map<String, String> tokens,
+      List<String> forwardHeaders,
+      CallHook.Factory hooks) {
     this(
         address -> address == null ? loops.backendForCurrentThread() : loops.backend(address),
         pool,
-        new HeaderFilter(tokens, tokens.get(loops.firstAddress())),
+        new HeaderFilter(tokens, tokens.get(loops.firstAddress()), forwardHeaders),
         hooks,
         new BufferedBytes());
   }

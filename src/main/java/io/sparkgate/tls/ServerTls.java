@@ -30,8 +30,7 @@ import org.slf4j.LoggerFactory;
 public final class ServerTls implements Closeable {
   private static final Logger log = LoggerFactory.getLogger(ServerTls.class);
 
-  /** TLS 1.0/1.1 are deprecated (RFC 8996); HTTP/2 itself requires 1.2+. */
-  static final List<String> PROTOCOLS = List.of("TLSv1.3", "TLSv1.2");
+  static final List<String> PROTOCOLS = TlsPolicy.PROTOCOLS;
 
   private final SslContext sslContext;
   private final IdentityReloader identity;
@@ -85,13 +84,13 @@ public final class ServerTls implements Closeable {
     }
 
     SslContextBuilder builder = SslContextBuilder.forServer(identity.keyManager());
-    // configure() sets the HTTP/2-approved cipher list and ALPN "h2"; it picks OpenSSL (the
+    // configure() sets ALPN "h2"; it picks OpenSSL (the
     // BoringSSL bundled in grpc-netty-shaded) when it loads, else the JDK provider.
     builder =
         provider == null
             ? GrpcSslContexts.configure(builder)
             : GrpcSslContexts.configure(builder, provider);
-    builder.protocols(PROTOCOLS);
+    TlsPolicy.apply(builder); // after configure(): ours, not gRPC's, is the cipher list in force
     if (trust != null) {
       builder.trustManager(trust.trustManager()).clientAuth(ClientAuth.REQUIRE);
     }

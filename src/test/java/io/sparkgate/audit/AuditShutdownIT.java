@@ -64,6 +64,7 @@ final class AuditShutdownIT {
                 + ", plaintext: true, shutdown_grace: 20s}",
             "backend: {address: '127.0.0.1:" + backendServer.getPort() + "'}",
             "audit: {file: audit.jsonl, fsync: batch, max_file_size: 64KiB}",
+            "auth: {anonymous: true}",
             ""));
     Process proxy =
         new ProcessBuilder(

@@ -101,8 +101,9 @@ final class AuthFixture {
     Path file = dir.resolve("sparkgate.yaml");
     Files.writeString(
         file,
-        "listen:\n  plaintext: true\nbackend:\n  address: localhost:15002\n"
-            + (authBody == null ? "" : "auth:\n" + authBody));
+        "listen:\n  plaintext: true\n  address: 127.0.0.1\nbackend:\n  address: localhost:15002\n"
+            + "auth:\n"
+            + authBody);
     return ProxyConfig.load(file).auth();
   }
 

@@ -257,7 +257,7 @@ final class JwtAuthenticationTest {
 
   @Test
   void disabled_everyoneIsUnauthenticatedNone() throws Exception {
-    auth = fx.authenticator(fx.config(null));
+    auth = fx.authenticator(io.sparkgate.config.AuthConfig.disabled()); // only code can ask for it
     Principal p = auth.authenticate(new Metadata(), null);
     assertEquals(Principal.Method.NONE, p.method());
     assertFalse(p.clientCertSubject().isPresent());

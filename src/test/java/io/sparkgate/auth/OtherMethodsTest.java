@@ -107,9 +107,12 @@ final class OtherMethodsTest {
     Path file = dir.resolve("sparkgate.yaml");
     Files.writeString(dir.resolve("s.pem"), "x");
     Files.writeString(dir.resolve("ca.pem"), "x");
+    Files.setPosixFilePermissions(
+        dir.resolve("s.pem"), java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     Files.writeString(
         file,
-        "tls:\n  cert_file: s.pem\n  key_file: s.pem\n  client_ca_file: ca.pem\n"
+        "listen: {address: 127.0.0.1}\n"
+            + "tls:\n  cert_file: s.pem\n  key_file: s.pem\n  client_ca_file: ca.pem\n"
             + "backend:\n  address: localhost:15002\nauth:\n  client_cert: {}\n  anonymous: true\n");
     var config = io.sparkgate.config.ProxyConfig.load(file).auth();
     FakeTime time = new FakeTime();

@@ -40,7 +40,7 @@ final class ServeCommandTest {
             dir.resolve("p.yaml"), "rules:\n  - name: a\n    description: d\n    effect: alow\n");
     int code =
         serve(
-            "listen: {address: 127.0.0.1, port: 0, plaintext: true}\nbackend: {address: '127.0.0.1:1'}\n"
+            "listen: {address: 127.0.0.1, port: 0, plaintext: true}\nbackend: {address: '127.0.0.1:1'}\nauth: {anonymous: true}\n"
                 + "policy: {file: p.yaml}\n");
     assertEquals(2, code);
     assertEquals(

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 final class AuthConfigTest {
   @TempDir Path dir;
   private static final String BASE =
-      "listen:\n  plaintext: true\nbackend:\n  address: localhost:15002\n";
+      "listen:\n  plaintext: true\n  address: 127.0.0.1\nbackend:\n  address: localhost:15002\n";
   private static final String KEYS =
       "    jwks_file: jwks.json\n    issuer: https://idp\n    audience: spark\n";
 
@@ -34,9 +34,19 @@ final class AuthConfigTest {
   }
 
   @Test
-  void absent_meansDisabled_withSecretDefaults() throws IOException {
-    AuthConfig auth = ProxyConfig.load(write("")).auth();
-    assertFalse(auth.enabled());
+  void absent_refused_namingTheKeyAndTheWayOut() throws IOException {
+    assertEquals(
+        dir.resolve("sparkgate.yaml")
+            + ":1: auth: is required: configure jwt, static_tokens or client_cert (proxy/sparkgate.yaml"
+            + " shows each), or say auth: {anonymous: true} to accept every caller as user 'anonymous'",
+        error(""));
+  }
+
+  @Test
+  void anonymousAlone_isTheExplicitOptIn() throws IOException {
+    AuthConfig auth = ProxyConfig.load(write("auth: {anonymous: true}\n")).auth();
+    assertTrue(auth.enabled());
+    assertEquals(List.of(AuthConfig.Method.ANONYMOUS), auth.methods());
     assertTrue(auth.secretPatterns().contains(AuthConfig.SPARK_TOKEN_KEY));
   }
 

@@ -4,10 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -19,8 +21,13 @@ final class ProxyConfigTest {
   private Path write(String yaml) throws IOException {
     Files.writeString(dir.resolve("server.pem"), "cert");
     Files.writeString(dir.resolve("server.key"), "key");
+    Files.setPosixFilePermissions(
+        dir.resolve("server.key"), PosixFilePermissions.fromString("rw-------"));
     Path file = dir.resolve("sparkgate.yaml");
-    Files.writeString(file, yaml);
+    // At the end, so that the lines the messages name stay those of the text written here.
+    boolean sections = !yaml.isBlank() && !yaml.startsWith("-") && !yaml.contains("[1, 2");
+    Files.writeString(
+        file, yaml.contains("auth:") || !sections ? yaml : yaml + "\nauth: {anonymous: true}\n");
     return file;
   }
 
@@ -34,6 +41,7 @@ final class ProxyConfigTest {
     return dir.resolve("sparkgate.yaml") + ":" + line + ": ";
   }
 
+  private static final boolean ROOT = "root".equals(System.getProperty("user.name"));
   private static final String TLS = "tls:\n  cert_file: server.pem\n  key_file: server.key\n";
   private static final String BACKEND = "backend:\n  address: localhost:15002\n";
 
@@ -61,6 +69,8 @@ final class ProxyConfigTest {
     Files.createDirectories(certs);
     Files.writeString(certs.resolve("server.pem"), "x");
     Files.writeString(certs.resolve("server.key"), "x");
+    Files.setPosixFilePermissions(
+        certs.resolve("server.key"), PosixFilePermissions.fromString("rw-------"));
     Path copy = proxyDir.resolve("sparkgate.yaml");
     Files.copy(Path.of("proxy/sparkgate.yaml"), copy);
     Files.createDirectories(dir.resolve("policies"));
@@ -315,10 +325,166 @@ final class ProxyConfigTest {
         error("tls:\n  cert_file: missing.pem\n  key_file: server.key\n" + BACKEND)
             .contains("tls.cert_file: file " + dir.resolve("missing.pem") + " does not exist"));
     assertTrue(
-        error("listen:\n  plaintext: true\n" + TLS + BACKEND)
+        error("listen:\n  plaintext: true\n  address: 127.0.0.1\n" + TLS + BACKEND)
             .contains("listen.plaintext is true but a tls section is set"));
-    ProxyConfig plain = ProxyConfig.load(write("listen:\n  plaintext: true\n" + BACKEND));
+    ProxyConfig plain =
+        ProxyConfig.load(write("listen:\n  plaintext: true\n  address: 127.0.0.1\n" + BACKEND));
     assertTrue(plain.tls().isEmpty());
+  }
+
+  @Test
+  void auth_required_unlessAnonymousSaidExplicitly() throws IOException {
+    Path file = dir.resolve("sparkgate.yaml");
+    write(TLS + BACKEND);
+    Files.writeString(file, TLS + BACKEND); // write() adds auth; this file must not have it
+    assertEquals(
+        at(1)
+            + "auth: is required: configure jwt, static_tokens or client_cert (proxy/sparkgate.yaml"
+            + " shows each), or say auth: {anonymous: true} to accept every caller as user"
+            + " 'anonymous'",
+        assertThrows(ConfigException.class, () -> ProxyConfig.load(file)).getMessage());
+    assertEquals(
+        List.of(AuthConfig.Method.ANONYMOUS),
+        ProxyConfig.load(write(TLS + BACKEND + "auth: {anonymous: true}\n")).auth().methods());
+  }
+
+  @Test
+  void plaintext_beyondLoopback_refusedUnlessAcknowledged() throws IOException {
+    assertEquals(
+        at(2)
+            + "listen.plaintext: is true on 0.0.0.0, which is not a loopback address: clients' tokens"
+            + " and data would cross the network unencrypted. Configure tls instead, bind address:"
+            + " 127.0.0.1, or (behind a mesh that encrypts) set listen.plaintext_beyond_loopback:"
+            + " true",
+        error("listen:\n  plaintext: true\n" + BACKEND));
+    for (String host : List.of("10.0.0.7", "spark-proxy.internal", "::", "[::]")) {
+      assertTrue(
+          error("listen:\n  plaintext: true\n  address: '" + host + "'\n" + BACKEND)
+              .contains("listen.plaintext: is true on " + host + ", which is not a loopback"),
+          host);
+    }
+    for (String host : List.of("127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost")) {
+      assertTrue(
+          ProxyConfig.load(
+                  write("listen:\n  plaintext: true\n  address: '" + host + "'\n" + BACKEND))
+              .listen()
+              .loopbackOnly(),
+          host);
+    }
+    ProxyConfig acknowledged =
+        ProxyConfig.load(
+            write("listen:\n  plaintext: true\n  plaintext_beyond_loopback: true\n" + BACKEND));
+    assertTrue(acknowledged.listen().plaintext());
+    assertFalse(acknowledged.listen().loopbackOnly());
+    assertEquals(
+        at(2) + "listen.plaintext_beyond_loopback: is set but listen.plaintext is not: remove it",
+        error("listen:\n  plaintext_beyond_loopback: true\n" + TLS + BACKEND));
+  }
+
+  @Test
+  void tlsPrivateKey_readableByGroupOrOthers_refusedNamingFileAndChmod() throws IOException {
+    Path key = dir.resolve("server.key");
+    write(TLS + BACKEND);
+    for (String mode : List.of("rw-r--r--", "rw----r--", "rw-rw----", "rw-r-----", "r--r-----")) {
+      Files.setPosixFilePermissions(key, PosixFilePermissions.fromString(mode));
+      // Tests run as root here, and root may keep a key its group reads (below): hand the key to
+      // another owner, as an operator's key usually is.
+      if (ROOT) Files.setAttribute(key, "unix:uid", 65534);
+      Path file = dir.resolve("sparkgate.yaml");
+      String message =
+          assertThrows(ConfigException.class, () -> ProxyConfig.load(file)).getMessage();
+      assertEquals(
+          at(3)
+              + "tls.key_file: private key "
+              + key
+              + " is accessible to "
+              + (mode.substring(6).equals("---") ? "its group" : "others")
+              + " (mode "
+              + mode
+              + "): run chmod 600 "
+              + key,
+          message,
+          mode);
+    }
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+    assertEquals(
+        key, ProxyConfig.load(dir.resolve("sparkgate.yaml")).tls().orElseThrow().keyFile());
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("r--------"));
+    ProxyConfig.load(dir.resolve("sparkgate.yaml"));
+  }
+
+  @Test
+  void tlsPrivateKey_ownedByRoot_mayBeReadByItsGroup_only() throws IOException {
+    assumeTrue(ROOT, "only root can hand a file to root");
+    Path key = dir.resolve("server.key");
+    write(TLS + BACKEND);
+    Files.setAttribute(key, "unix:uid", 0);
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("r--r-----"));
+    assertEquals(
+        key, ProxyConfig.load(dir.resolve("sparkgate.yaml")).tls().orElseThrow().keyFile());
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-rw----"));
+    assertTrue(
+        assertThrows(ConfigException.class, () -> ProxyConfig.load(dir.resolve("sparkgate.yaml")))
+            .getMessage()
+            .contains("is accessible to its group (mode rw-rw----): run chmod 600 " + key));
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
+    assertTrue(
+        assertThrows(ConfigException.class, () -> ProxyConfig.load(dir.resolve("sparkgate.yaml")))
+            .getMessage()
+            .contains("is accessible to others (mode rw-r--r--)"));
+  }
+
+  @Test
+  void forwardHeaders_noneByDefault_validated_identityAndAddressesNever() throws IOException {
+    assertEquals(List.of(), ProxyConfig.load(write(TLS + BACKEND)).listen().forwardHeaders());
+    assertEquals(
+        List.of("x-team", "grpc-trace-bin"),
+        ProxyConfig.load(
+                write("listen:\n  forward_headers: [x-team, grpc-trace-bin]\n" + TLS + BACKEND))
+            .listen()
+            .forwardHeaders());
+    for (String name :
+        List.of(
+            "authorization",
+            "x-forwarded-for",
+            "x-forwarded-user",
+            "forwarded",
+            "x-real-ip",
+            "x-user",
+            "spark-user",
+            "x-remote-principal",
+            "grpc-timeout")) {
+      assertEquals(
+          at(2)
+              + "listen.forward_headers: '"
+              + name
+              + "' can never be forwarded: a client must not assert credentials, its address or an"
+              + " identity to the backend (the proxy sets x-forwarded-for itself)",
+          error("listen:\n  forward_headers: [" + name + "]\n" + TLS + BACKEND),
+          name);
+    }
+    assertTrue(
+        error("listen:\n  forward_headers: [X-Team]\n" + TLS + BACKEND)
+            .contains("listen.forward_headers: 'X-Team' is not a header name"));
+    assertTrue(
+        error("listen:\n  forward_headers: [x-a, x-a]\n" + TLS + BACKEND)
+            .contains("listen.forward_headers: lists 'x-a' twice"));
+  }
+
+  @Test
+  void adminTlsPrivateKey_checkedToo() throws IOException {
+    write(TLS + BACKEND);
+    Files.writeString(dir.resolve("admin.key"), "key");
+    Files.setPosixFilePermissions(
+        dir.resolve("admin.key"), PosixFilePermissions.fromString("rw-r--r--"));
+    assertTrue(
+        error(TLS + BACKEND + "admin:\n  tls: {cert_file: server.pem, key_file: admin.key}\n")
+            .contains(
+                "admin.tls.key_file: private key "
+                    + dir.resolve("admin.key")
+                    + " is accessible to others (mode rw-r--r--): run chmod 600 "
+                    + dir.resolve("admin.key")),
+        "admin");
   }
 
   @Test

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.io.TempDir;
 final class TenancyConfigTest {
   @TempDir Path dir;
 
-  private static final String HEAD = "listen: {plaintext: true, address: 127.0.0.1}\n";
+  private static final String HEAD =
+      "listen: {plaintext: true, address: 127.0.0.1}\nauth: {anonymous: true}\n";
 
   private Path write(String yaml) throws IOException {
     Files.writeString(dir.resolve("lake.yaml"), "rules: []\n");
@@ -103,6 +104,9 @@ final class TenancyConfigTest {
     Files.createDirectories(root.resolve("policies"));
     Files.writeString(root.resolve("certs/dev/server.pem"), "cert");
     Files.writeString(root.resolve("certs/dev/server.key"), "key");
+    Files.setPosixFilePermissions(
+        root.resolve("certs/dev/server.key"),
+        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     for (String policy : List.of("shared-server.yaml", "mixed-lakehouse.yaml")) {
       Files.copy(Path.of("policies", policy), root.resolve("policies").resolve(policy));
     }

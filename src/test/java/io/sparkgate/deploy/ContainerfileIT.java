@@ -98,6 +98,7 @@ class ContainerfileIT {
             "backend: {address: '127.0.0.1:1'}",
             "policy: {file: " + root.resolve("etc/sparkgate/policies/shared-server.yaml") + "}",
             "admin: {port: " + admin + "}",
+            "auth: {anonymous: true}",
             ""));
     List<String> command = new ArrayList<>();
     for (String part : jsonArray(last.get("ENTRYPOINT"))) command.add(remap(part, root));

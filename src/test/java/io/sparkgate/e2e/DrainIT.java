@@ -60,6 +60,7 @@ final class DrainIT {
             ProxyConfigs.backend(server.port()),
             "audit: {file: audit.jsonl}",
             "admin: {port: " + adminPort + "}",
+            "auth: {anonymous: true}",
             ""));
     Process proxy =
         new ProcessBuilder(

@@ -142,6 +142,7 @@ class MixedLakehouseIT {
             "listen: {address: 127.0.0.1, port: 0, plaintext: true, max_inbound_message_size: 64MiB}",
             "backend: {address: '127.0.0.1:" + backendPort + "'}",
             "policy: {file: '" + policy + "'}",
+            "auth: {anonymous: true}",
             ""));
     return ProxyConfig.load(file);
   }

@@ -19,10 +19,19 @@ final class ProxyConfigs {
         .toAbsolutePath();
   }
 
-  /** Writes {@code lines} as {@code sparkgate.yaml} in {@code dir} and loads it. */
+  /** The explicit opt-in to no credentials that a file without another auth method must carry. */
+  static final String ANONYMOUS = "auth: {anonymous: true}";
+
+  /**
+   * Writes {@code lines} as {@code sparkgate.yaml} in {@code dir} and loads it. Lines without an {@code auth}
+   * section get {@link #ANONYMOUS}: most of these tests are about something else, and a file must say who may
+   * connect.
+   */
   static ProxyConfig write(Path dir, String... lines) throws IOException {
     Path file = dir.resolve("sparkgate.yaml");
-    Files.writeString(file, String.join("\n", lines) + "\n");
+    String text = String.join("\n", lines) + "\n";
+    if (!text.startsWith("auth:") && !text.contains("\nauth:")) text += ANONYMOUS + "\n";
+    Files.writeString(file, text);
     return ProxyConfig.load(file);
   }
 

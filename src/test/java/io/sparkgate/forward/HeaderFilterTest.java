@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.grpc.InternalMetadata;
 import io.grpc.Metadata;
+import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.StreamSupport;
@@ -42,7 +44,14 @@ class HeaderFilterTest {
             "user-agent",
             "grpc-timeout",
             "grpc-encoding",
-            "grpc-accept-encoding")) {
+            "grpc-accept-encoding",
+            "x-forwarded-for",
+            "x-forwarded-user",
+            "forwarded",
+            "x-real-ip",
+            "x-user",
+            "spark-user",
+            "x-unlisted")) {
       client.put(ascii(dropped), "x");
     }
     client.put(ascii("x-team"), "a");
@@ -50,8 +59,11 @@ class HeaderFilterTest {
     byte[] raw = {0, (byte) 0xff, 10, 'A'};
     client.put(binary("x-blob-bin"), raw);
     client.put(binary("grpc-trace-bin"), new byte[] {1, 2});
+    client.put(binary("grpc-tags-bin"), new byte[] {3});
 
-    Metadata out = new HeaderFilter(null).toBackend(client);
+    Metadata out =
+        new HeaderFilter(Map.of(), null, List.of("x-team", "x-blob-bin", "grpc-trace-bin"))
+            .toBackend(client);
 
     assertEquals(Set.of("x-team", "x-blob-bin", "grpc-trace-bin"), out.keys());
     assertEquals(
@@ -69,7 +81,8 @@ class HeaderFilterTest {
     client.put(AUTHORIZATION, "Bearer client-token");
     client.put(ascii("x-team"), "a");
 
-    Metadata out = new HeaderFilter("backend-secret").toBackend(client);
+    Metadata out =
+        new HeaderFilter(Map.of(), "backend-secret", List.of("x-team")).toBackend(client);
 
     assertEquals(
         List.of("Bearer backend-secret"),
@@ -86,10 +99,24 @@ class HeaderFilterTest {
         InternalMetadata.newMetadata(
             "authorization".getBytes(), "Bearer t".getBytes(), "x-id".getBytes(), "7".getBytes());
 
-    Metadata out = new HeaderFilter(null).toBackend(client);
+    Metadata out = new HeaderFilter(Map.of(), null, List.of("x-id")).toBackend(client);
 
     assertEquals(Set.of("x-id"), out.keys());
     assertEquals("7", out.get(ascii("x-id")));
+  }
+
+  @Test
+  void byDefault_noClientHeaderPasses_andXForwardedForIsThePeerTheProxySees() {
+    Metadata client = new Metadata();
+    client.put(ascii("x-forwarded-for"), "10.9.9.9");
+    client.put(ascii("x-team"), "a");
+    Metadata out =
+        new HeaderFilter(null).toBackend(client, null, new InetSocketAddress("127.0.0.3", 40000));
+    assertEquals(Set.of("x-forwarded-for"), out.keys());
+    assertEquals(
+        List.of("127.0.0.3"),
+        StreamSupport.stream(out.getAll(ascii("x-forwarded-for")).spliterator(), false)
+            .collect(Collectors.toList()));
   }
 
   @Test

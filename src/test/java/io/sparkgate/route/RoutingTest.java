@@ -70,6 +70,7 @@ final class RoutingTest {
             "  - {match: {authority: ['127.0.0.1', 'localhost']}, pool: analytics}",
             "health: {interval: 200ms, timeout: 500ms, session_lost_after: 2s}",
             "quotas: {per_principal: {max_plan_bytes: 4KiB}}",
+            "auth: {anonymous: true}",
             ""));
     proxy = Sparkgate.start(ProxyConfig.load(file));
     client = Channels.plaintext(proxy.port()).build();

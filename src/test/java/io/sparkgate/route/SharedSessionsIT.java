@@ -63,6 +63,7 @@ final class SharedSessionsIT {
                   + serverB.getPort()
                   + "']",
               "sessions: {store: redis, redis_url: '" + redis.url() + "', redis_timeout: 300ms}",
+              "auth: {anonymous: true}",
               ""));
       try (Sparkgate one = Sparkgate.start(ProxyConfig.load(file));
           Sparkgate two = Sparkgate.start(ProxyConfig.load(file))) {

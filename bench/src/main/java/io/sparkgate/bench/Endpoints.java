@@ -371,6 +371,8 @@ final class Endpoints implements AutoCloseable {
       y.append("auth:\n  methods: [jwt]\n  jwt:\n    jwks_file: ").append(jwks).append('\n');
       y.append("    issuer: ").append(ISSUER).append('\n');
       y.append("    audience: ").append(AUDIENCE).append('\n');
+    } else {
+      y.append("auth: {anonymous: true}\n"); // a file must say who may connect
     }
     if (features.contains("policy")) {
       Path file =

@@ -126,6 +126,7 @@ final class RoutingCost {
       StringBuilder y = new StringBuilder();
       y.append("# Written by the benchmark runner (RoutingCost): placement footprint.\n");
       y.append("listen:\n  address: 127.0.0.1\n  port: 0\n  plaintext: true\n");
+      y.append("auth: {anonymous: true}\n");
       y.append("pools:\n  bench:\n    backends: [127.0.0.1:")
           .append(a.port())
           .append(", 127.0.0.1:")
