@@ -110,8 +110,10 @@ public final class Soak {
       for (Thread t : threads) {
         t.join(TimeUnit.MINUTES.toMillis(2));
       }
-      samples.add(sample(proxy.pid(), adminPort, (System.nanoTime() - start) / 1e9));
-      report(out, duration, sample, workers, samples, counts);
+      // Once the traffic has stopped: what the proxy holds when idle again (kept out of the
+      // slopes).
+      Map<String, Double> after = sample(proxy.pid(), adminPort, (System.nanoTime() - start) / 1e9);
+      report(out, duration, sample, workers, samples, after, counts);
     }
   }
 
@@ -325,6 +327,7 @@ public final class Soak {
       Duration sample,
       int workers,
       List<Map<String, Double>> samples,
+      Map<String, Double> after,
       Counts counts)
       throws IOException {
     // The first fifth is warm-up (JIT, pools filling): slopes over the rest say whether anything
@@ -364,6 +367,7 @@ public final class Soak {
     json.put("calls", counts.asMap());
     json.put("slopes", slopes);
     json.put("samples", samples);
+    json.put("after_traffic", after);
     Files.createDirectories(out);
     Path file =
         out.resolve(
@@ -374,6 +378,7 @@ public final class Soak {
             .writerWithDefaultPrettyPrinter()
             .writeValueAsString(json));
     System.out.print(table);
+    System.out.println("after the traffic stopped: " + after);
     System.out.println("calls " + counts + "\nwritten " + file);
   }
 
