@@ -33,7 +33,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(SparkServerExtension.class)
 class AuditDiskFullIT {
-  /** Long enough that one record never fits in what is left of the file's last page. */
+  /** A long query, so that the disk's last free bytes are soon used up by records. */
   private static final String SQL =
       "SELECT "
           + IntStream.range(0, 600).mapToObj(i -> "1 AS c" + i).collect(Collectors.joining(", "));
@@ -65,13 +65,14 @@ class AuditDiskFullIT {
           assertEquals(
               "Sparkgate cannot audit calls right now; retry shortly", refused.getDescription());
           assertTrue(metric(strict, "sparkgate_audit_refused_calls_total") >= 1);
-          assertEquals(1.0, written(strict), "nothing counted as written that was not");
+          assertEquals(
+              onDisk(required), written(strict), "nothing counted as written that was not");
 
           assertEquals(Status.Code.OK, execute(toLenient).getCode(), "not required: served");
           Await.until(
               "the lenient proxy to count its lost record",
               () -> metric(lenient, "sparkgate_audit_records_dropped_total") >= 1);
-          assertEquals(1.0, written(lenient));
+          assertEquals(onDisk(optional), written(lenient));
 
           disk.free();
           Await.until("the strict proxy to serve again", () -> execute(toStrict).isOk());
@@ -93,7 +94,7 @@ class AuditDiskFullIT {
     AuditVerifier.Gap gap = result.gaps().get(0);
     assertTrue(gap.recordsLost() >= 1, result.message());
     assertTrue(gap.reason().contains("No space left on device"), gap.reason());
-    assertEquals(2, gap.seq(), "the gap follows the one record written before the disk filled");
+    assertTrue(gap.seq() >= 2, "the gap follows the records written before the disk filled");
   }
 
   private static Sparkgate proxy(
@@ -109,6 +110,11 @@ class AuditDiskFullIT {
             "  anonymous: true",
             "audit: {file: '" + auditFile + "', fsync: batch, required: " + required + "}",
             "admin: {address: 127.0.0.1, port: 0}"));
+  }
+
+  /** Records in the file now (the writer has flushed what it counts as written). */
+  private static double onDisk(Path file) throws Exception {
+    return java.nio.file.Files.readAllLines(file).size();
   }
 
   private static double written(Sparkgate proxy) throws Exception {
