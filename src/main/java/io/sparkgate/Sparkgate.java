@@ -151,7 +151,7 @@ public final class Sparkgate implements AutoCloseable {
         EventLoops.start(
             listen.eventLoops(),
             listen.eventLoopSpin(),
-            address -> backendChannel(address, maxMessage),
+            address -> backendChannel(address, maxMessage, backendsByAddress(config)),
             config.firstBackend().address());
     ServerTls tls = null;
     AuditLog auditLog = null;
@@ -451,12 +451,16 @@ public final class Sparkgate implements AutoCloseable {
             Clock.systemUTC()));
   }
 
-  private static NettyChannelBuilder backendChannel(String address, int maxMessage) {
+  private static NettyChannelBuilder backendChannel(
+      String address, int maxMessage, Map<String, BackendConfig> backends) {
     int colon = address.lastIndexOf(':');
     String host = address.substring(0, colon);
     if (host.startsWith("[")) host = host.substring(1, host.length() - 1);
+    BackendConfig backend = backends.get(address);
     return BackendTransport.plaintext(
-            NettyChannelBuilder.forAddress(host, Integer.parseInt(address.substring(colon + 1))))
+            NettyChannelBuilder.forAddress(host, Integer.parseInt(address.substring(colon + 1))),
+            backend == null ? BackendConfig.DEFAULT_CONNECT_TIMEOUT : backend.connectTimeout(),
+            backend == null ? BackendConfig.DEFAULT_HANDSHAKE_TIMEOUT : backend.handshakeTimeout())
         .maxInboundMessageSize(maxMessage)
         .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
         // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.
@@ -465,6 +469,17 @@ public final class Sparkgate implements AutoCloseable {
         // and gRPC's retry machinery buffers every message of every call even when it never
         // retries.
         .disableRetry();
+  }
+
+  /** Each backend's settings by {@code host:port}; where pools name one address twice, the first entry's. */
+  private static Map<String, BackendConfig> backendsByAddress(ProxyConfig config) {
+    Map<String, BackendConfig> backends = new HashMap<>();
+    for (PoolConfig pool : config.pools().values()) {
+      for (BackendConfig b : pool.backends()) {
+        backends.putIfAbsent(b.address(), b);
+      }
+    }
+    return backends;
   }
 
   /** The token of each backend that has one, by {@code host:port}. */

@@ -52,7 +52,14 @@ public final class AuditLog implements AutoCloseable {
       compressor = null;
       writer =
           new AuditWriter(
-              config, queue, clock, ticker, LogFile.stdout(), HashChain.start(), rotated -> {});
+              config,
+              queue,
+              clock,
+              ticker,
+              LogFile.stdout(),
+              HashChain.start(),
+              rotated -> {},
+              dropped::get);
     } else {
       HashChain chain = HashChain.resume(files);
       LogFile out = LogFile.append(files, config.maxFileSize(), config.rotateInterval(), clock);
@@ -60,7 +67,9 @@ public final class AuditLog implements AutoCloseable {
       files
           .interruptedRotations()
           .forEach(compressor::compressLater); // rotated before a stop or crash
-      writer = new AuditWriter(config, queue, clock, ticker, out, chain, compressor::compressLater);
+      writer =
+          new AuditWriter(
+              config, queue, clock, ticker, out, chain, compressor::compressLater, dropped::get);
     }
     this.thread = new Thread(this::run, "sparkgate-audit");
     thread.setDaemon(true);
@@ -110,19 +119,23 @@ public final class AuditLog implements AutoCloseable {
     return queue.size();
   }
 
-  /** Whether a new record would currently be accepted; {@code audit.required} refuses calls otherwise. */
+  /**
+   * Whether a new record would currently be accepted and written; {@code audit.required} refuses calls
+   * otherwise. False while the last write failed (a full or failing disk) until the writer, which tries again
+   * on its own, gets a write through.
+   */
   public boolean accepting() {
-    return !closing && queue.remainingCapacity() > 0;
+    return !closing && queue.remainingCapacity() > 0 && !writer.failing();
   }
 
   /**
-   * Why the log cannot take records now (its queue is full, it is closing, or the last write failed in the last
-   * few seconds), or empty when it can.
+   * Why the log cannot take records now (its queue is full, it is closing, or the last write failed and none
+   * has succeeded since), or empty when it can.
    */
   public Optional<String> problem() {
     if (closing) return Optional.of("the audit log is closing");
     if (queue.remainingCapacity() == 0) return Optional.of("the audit queue is full");
-    if (writer.failedWithin(TimeUnit.SECONDS.toNanos(10))) {
+    if (writer.failing()) {
       return Optional.of("writing the audit log failed (see the log)");
     }
     return Optional.empty();

@@ -18,8 +18,36 @@ import java.util.Set;
 public final class AuditVerifier {
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** The outcome: {@code ok}, how many records were checked, and what is wrong (or where the chain starts). */
-  public record Result(boolean ok, long records, String message) {}
+  /**
+   * The outcome: {@code ok} (the chain is intact), how many records were checked, what is wrong (or where the
+   * chain starts), and the gaps the log itself records: records the proxy could not write (a full or failing
+   * disk, a full queue), stated by a gap record where the loss happened.
+   */
+  public record Result(boolean ok, long records, String message, List<Gap> gaps) {
+    Result(boolean ok, long records, String message) {
+      this(ok, records, message, List.of());
+    }
+  }
+
+  /**
+   * Records lost before {@code seq}, the gap record that states them: how many, between when, and why.
+   */
+  public record Gap(long seq, long recordsLost, String since, String until, String reason) {
+    @Override
+    public String toString() {
+      return "before record "
+          + seq
+          + ": "
+          + recordsLost
+          + " record(s) lost between "
+          + since
+          + " and "
+          + until
+          + " ("
+          + reason
+          + ")";
+    }
+  }
 
   private AuditVerifier() {}
 
@@ -40,6 +68,7 @@ public final class AuditVerifier {
     String expectedPrev = null;
     long checked = 0;
     String note = "";
+    List<Gap> gaps = new ArrayList<>();
     for (FileStart start : ordered) {
       try (BufferedReader reader = AuditFiles.open(start.file())) {
         long lineNo = 0;
@@ -108,13 +137,32 @@ public final class AuditVerifier {
           expectedSeq = seq + 1;
           expectedPrev = HashChain.hash(line);
           checked++;
+          if (AuditWriter.GAP_EVENT.equals(record.path("event").asText())) {
+            gaps.add(
+                new Gap(
+                    seq,
+                    record.path("records_lost").asLong(),
+                    record.path("lost_since").asText(),
+                    record.path("lost_until").asText(),
+                    record.path("reason").asText()));
+          }
         }
       }
     }
     if (checked == 0) {
       return new Result(false, 0, "no audit records found");
     }
-    return new Result(true, checked, checked + " records, chain intact" + note);
+    if (!gaps.isEmpty()) {
+      long lost = gaps.stream().mapToLong(Gap::recordsLost).sum();
+      note +=
+          "; "
+              + lost
+              + " record(s) the proxy could not write, in "
+              + gaps.size()
+              + " gap(s):\n  "
+              + String.join("\n  ", gaps.stream().map(Gap::toString).toList());
+    }
+    return new Result(true, checked, checked + " records, chain intact" + note, List.copyOf(gaps));
   }
 
   private record FileStart(Path file, long firstSeq) {}

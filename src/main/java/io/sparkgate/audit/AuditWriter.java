@@ -13,6 +13,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -80,15 +81,26 @@ final class AuditWriter {
   /** A lingering writer looks again once this many records wait, rather than let the queue fill. */
   private final int backlog;
 
+  /** Records refused before they reached the writer (a full queue): they too are reported in a gap record. */
+  private final LongSupplier droppedBefore;
+
   private final RecordJson json = new RecordJson();
   private final List<Supplier<Map<String, Object>>> batch = new ArrayList<>(BATCH);
   private final AtomicLong written = new AtomicLong();
   private final AtomicLong lost = new AtomicLong();
 
-  /** When the last write failed (ticker nanos); cleared by the next batch written. */
-  private volatile long failedAt;
-
+  /** Whether the last write failed; cleared by the next one that reaches the file. */
   private volatile boolean failing;
+
+  private HashChain.Head committedHead; // the chain as of the last record that reached the file
+  private int pending; // records appended since the last commit
+  private long
+      reported; // losses (lost + droppedBefore) that a gap record in the file already states
+  private long gapPending; // losses the gap record appended in this batch states (0: none appended)
+  private Instant
+      lossSince; // when losses not yet reported began (the last record written before them)
+  private Instant lastCommit; // wall time of the last commit
+  private String lossReason = "";
   private final AtomicLong syncs = new AtomicLong();
   private final AtomicLong batches = new AtomicLong();
   private int taken; // records of the current batch written or counted as lost
@@ -109,6 +121,19 @@ final class AuditWriter {
       LogFile out,
       HashChain chain,
       Consumer<Path> rotated) {
+    this(config, queue, clock, ticker, out, chain, rotated, () -> 0);
+  }
+
+  /** As above, also reporting in the log the records {@code droppedBefore} counts as refused by the queue. */
+  AuditWriter(
+      AuditConfig config,
+      BlockingQueue<Supplier<Map<String, Object>>> queue,
+      Clock clock,
+      Ticker ticker,
+      LogFile out,
+      HashChain chain,
+      Consumer<Path> rotated,
+      LongSupplier droppedBefore) {
     this.config = config;
     this.queue = queue;
     this.clock = clock;
@@ -118,6 +143,9 @@ final class AuditWriter {
     this.rotated = rotated;
     this.backlog = Math.max(1, config.queueSize() / 2);
     this.lastSync = ticker.read();
+    this.committedHead = chain.head();
+    this.lastCommit = clock.instant();
+    this.droppedBefore = droppedBefore;
   }
 
   /**
@@ -129,12 +157,34 @@ final class AuditWriter {
     try {
       queue.drainTo(batch, BATCH);
       boolean wrote = !batch.isEmpty();
-      if (wrote) {
-        linger = nextLinger(linger, batch.size());
-        batches.incrementAndGet();
+      if (failing && !out.roomToWrite()) {
+        // Still full: what came is lost without a write that could only half succeed (LogFile).
+        lost.addAndGet(batch.size());
+        noteLoss();
+        batch.clear();
+        if (closing && queue.isEmpty()) {
+          finish();
+          return new Wait(ticker.read(), 0);
+        }
+        return new Wait(ticker.read() + RETRY_NANOS, Integer.MAX_VALUE);
+      }
+      if (wrote || failing) {
+        // After a failure the writer tries again on its own, with the gap record or none, so that a
+        // proxy refusing calls (audit.required), and so sent no records, still sees the disk
+        // recover.
+        if (wrote) {
+          linger = nextLinger(linger, batch.size());
+          batches.incrementAndGet();
+        }
         writeBatch();
+        if (failing && config.fsync() != AuditConfig.Fsync.NEVER) {
+          force(); // a disk that failed must take a force again before the log counts as writing
+        }
+        if (failing) {
+          log.warn("audit log writing again after a failure");
+        }
         failing = false;
-        unsynced = config.fsync() == AuditConfig.Fsync.BATCH;
+        unsynced = wrote && config.fsync() == AuditConfig.Fsync.BATCH;
       }
       long now = ticker.read();
       // fsync: batch is a group commit: at most one force per interval, for everything written
@@ -166,14 +216,34 @@ final class AuditWriter {
       long idle = now + Math.min(MAX_IDLE_NANOS, out.nanosUntilRotation(wall));
       return new Wait(unsynced ? Math.min(syncDue, idle) : idle, 1);
     } catch (IOException | RuntimeException e) {
-      // Keep going: losing the disk for a moment must not lose the rest of the log.
-      int unwritten = batch.size() - taken;
-      log.error("audit write failed; {} records of this batch are lost", unwritten, e);
+      // Keep going: losing the disk for a moment must not lose the rest of the log. What was
+      // appended
+      // since the last commit never counts as written: the file is cut back to that commit and the
+      // chain
+      // goes on from its last record, and a gap record states the loss once the disk takes records
+      // again.
+      int unwritten = pending + (batch.size() - taken);
+      if (!failing) {
+        log.error("audit write failed; {} records of this batch are lost", unwritten, e);
+      } else if (unwritten > 0) {
+        log.error("audit log still failing; {} more records lost: {}", unwritten, e.toString());
+      }
+      if (unwritten > 0 || !failing) {
+        lossReason = "writing the audit log failed: " + e.getMessage();
+      }
       lost.addAndGet(unwritten);
-      failedAt = ticker.read();
+      noteLoss();
       failing = true;
       batch.clear();
       taken = 0;
+      pending = 0;
+      gapPending = 0;
+      chain.reset(committedHead);
+      try {
+        out.recover();
+      } catch (IOException | RuntimeException again) {
+        log.debug("audit log could not be reopened yet", again);
+      }
       return new Wait(ticker.read() + RETRY_NANOS, Integer.MAX_VALUE);
     }
   }
@@ -190,6 +260,11 @@ final class AuditWriter {
   }
 
   private void writeBatch() throws IOException {
+    noteLoss();
+    long unreported = lost.get() + droppedBefore.getAsLong() - reported;
+    if (unreported > 0) {
+      appendGap(unreported);
+    }
     for (taken = 0; taken < batch.size(); taken++) {
       Map<String, Object> record;
       try {
@@ -198,22 +273,76 @@ final class AuditWriter {
         // A bug in one record's builder must not cost the rest of the batch.
         log.error("audit record could not be built; dropped", e);
         lost.incrementAndGet();
+        lossReason = "an audit record could not be built";
+        noteLoss();
         continue;
       }
-      byte[] line = json.line(chain, record);
-      out.append(line);
-      chain.append(line);
-      written.incrementAndGet();
+      append(json.line(chain, record));
+      pending++;
       if (config.fsync() == AuditConfig.Fsync.ALWAYS) {
+        commit();
         force();
       }
       if (out.full()) {
+        commit();
         rotate(clock.instant());
       }
     }
-    out.flush();
+    commit();
     batch.clear();
     taken = 0;
+  }
+
+  private void append(byte[] line) throws IOException {
+    out.append(line);
+    chain.append(line);
+  }
+
+  /**
+   * Records that never reached the file (a full queue, a failed write, a builder's bug) leave no hole in the
+   * chain, which goes on from the last record written; this record says how many are missing and when they
+   * went missing, so that {@code sparkgate audit verify} shows the gap where it is.
+   */
+  private void appendGap(long count) throws IOException {
+    Map<String, Object> gap = AuditLog.newRecord();
+    Instant now = clock.instant();
+    gap.put("time", now.toString());
+    gap.put("event", GAP_EVENT);
+    gap.put("records_lost", count);
+    gap.put("lost_since", (lossSince == null ? lastCommit : lossSince).toString());
+    gap.put("lost_until", now.toString());
+    gap.put(
+        "reason",
+        lossReason.isEmpty() ? "the audit queue was full (audit.queue_size)" : lossReason);
+    append(json.line(chain, gap));
+    gapPending = count;
+  }
+
+  /** The {@code event} of a record that states lost records. */
+  static final String GAP_EVENT = "audit_gap";
+
+  /** Remembers when losses began, the first time there are some not yet reported. */
+  private void noteLoss() {
+    if (lossSince == null && lost.get() + droppedBefore.getAsLong() > reported) {
+      lossSince = lastCommit;
+    }
+  }
+
+  /** Everything appended so far is in the file: it counts as written, and a failure no longer undoes it. */
+  private void commit() throws IOException {
+    out.commit();
+    committedHead = chain.head();
+    lastCommit = clock.instant();
+    written.addAndGet(pending);
+    pending = 0;
+    if (gapPending > 0) {
+      reported += gapPending;
+      gapPending = 0;
+      if (lost.get() + droppedBefore.getAsLong() == reported) {
+        lossSince = null;
+        lossReason = "";
+      }
+    }
   }
 
   private void force() throws IOException {
@@ -231,6 +360,9 @@ final class AuditWriter {
   private void finish() {
     finished = true;
     try {
+      if (lost.get() + droppedBefore.getAsLong() > reported) {
+        writeBatch(); // the last gap record, so that a loss is never only in a counter
+      }
       out.close();
     } catch (IOException e) {
       log.error("audit log could not be closed; its last records may not be on disk", e);
@@ -246,12 +378,9 @@ final class AuditWriter {
     return written.get();
   }
 
-  /**
-   * Whether a write failed within {@code window} and none has succeeded since. It expires so that a proxy taken
-   * out of rotation for it, and so sent nothing to write, is tried again.
-   */
-  boolean failedWithin(long windowNanos) {
-    return failing && ticker.read() - failedAt < windowNanos;
+  /** Whether the last write failed and none has reached the file since (the writer retries on its own). */
+  boolean failing() {
+    return failing;
   }
 
   /** Records taken from the queue but not written: a builder failed, or the disk did. */

@@ -66,6 +66,19 @@ final class HashChain {
     return prev;
   }
 
+  /** Where the chain stands: the last record's sequence number and hash. */
+  record Head(long seq, String prev) {}
+
+  Head head() {
+    return new Head(seq, prev);
+  }
+
+  /** Moves the head back to {@code head}: the records appended since were never written. */
+  void reset(Head head) {
+    seq = head.seq();
+    prev = head.prev();
+  }
+
   /** Moves the head past {@code line}, the next record as written (without its newline). */
   void append(byte[] line) {
     seq++;

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,6 +22,8 @@ final class LogFile {
   private OutputStream out;
   private FileOutputStream fileOut;
   private long bytes;
+  private long committed; // bytes known to have reached the file (flushed)
+  private Object fileKey; // which file committed counts for
   private Instant opened;
 
   private LogFile(AuditFiles files, long maxBytes, Duration maxAge) {
@@ -53,6 +56,8 @@ final class LogFile {
     fileOut = new FileOutputStream(files.current().toFile(), true);
     out = new BufferedOutputStream(fileOut, 256 * 1024);
     bytes = Files.size(files.current());
+    committed = bytes;
+    fileKey = Files.readAttributes(files.current(), BasicFileAttributes.class).fileKey();
   }
 
   /** Appends one line and its newline (buffered: {@link #flush} or {@link #force} passes it on). */
@@ -66,6 +71,37 @@ final class LogFile {
     out.flush();
   }
 
+  /** Flushes, and marks everything appended so far as in the file: {@link #recover} keeps it. */
+  void commit() throws IOException {
+    out.flush();
+    committed = bytes;
+  }
+
+  /**
+   * After a failed write: drops what is buffered, cuts the file back to its last {@link #commit} (a failed
+   * write may have left part of a line, which would break the chain for good) and opens it again. The
+   * directory is created again if it went away.
+   */
+  void recover() throws IOException {
+    if (files == null) {
+      return; // standard output: nothing to cut back
+    }
+    try {
+      fileOut.close(); // not out: flushing the buffer again would write the failed bytes
+    } catch (IOException | RuntimeException ignored) {
+      // The descriptor is released either way.
+    }
+    long keep = committed;
+    Object key = fileKey;
+    Files.createDirectories(files.current().toAbsolutePath().getParent());
+    openFile();
+    if (bytes > keep && java.util.Objects.equals(key, fileKey)) {
+      fileOut.getChannel().truncate(keep);
+      bytes = keep;
+      committed = keep;
+    }
+  }
+
   /** Flushes and forces the file's data to disk; false for standard output, which cannot be forced. */
   boolean force() throws IOException {
     out.flush();
@@ -74,6 +110,29 @@ final class LogFile {
     }
     fileOut.getChannel().force(false);
     return true;
+  }
+
+  /**
+   * Free space a failed log waits for before it writes again. A disk that just failed a write often still has
+   * the tail of the file's last block, where a small record fits while the next batch would not: writing
+   * there would take the log in and out of failure, and admit calls under {@code audit.required} whose
+   * records then fail.
+   */
+  static final long RECOVERY_FREE_BYTES = 64 * 1024;
+
+  /** Whether the file's filesystem has {@link #RECOVERY_FREE_BYTES} free (standard output: always). */
+  boolean roomToWrite() {
+    if (files == null) {
+      return true;
+    }
+    try {
+      Path dir = files.current().toAbsolutePath().getParent();
+      return Files.getFileStore(Files.exists(files.current()) ? files.current() : dir)
+              .getUsableSpace()
+          >= RECOVERY_FREE_BYTES;
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   /** Whether the file has reached its size limit. */

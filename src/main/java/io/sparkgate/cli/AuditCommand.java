@@ -19,7 +19,10 @@ final class AuditCommand {
       mixinStandardHelpOptions = true,
       description = {
         "Check the hash chain of an audit log and report the first edited, deleted or reordered record.",
-        "Give the current file and its rotated .jsonl.gz (or not yet compressed .jsonl) files, in any order."
+        "Give the current file and its rotated .jsonl.gz (or not yet compressed .jsonl) files, in any order.",
+        "Records the proxy could not write (a full disk, a full queue) are listed as gaps, each with its place,",
+        "count, time range and cause.",
+        "Exit status: 0 intact, 1 broken (edited, deleted or reordered), 2 bad arguments, 3 intact with gaps."
       })
   static final class Verify implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "FILE", description = "Audit log files.")
@@ -34,6 +37,10 @@ final class AuditCommand {
         }
       }
       AuditVerifier.Result result = AuditVerifier.verify(files);
+      if (result.ok() && !result.gaps().isEmpty()) {
+        System.out.println("GAPS: " + result.message());
+        return 3;
+      }
       if (result.ok()) {
         System.out.println("OK: " + result.message());
         return 0;

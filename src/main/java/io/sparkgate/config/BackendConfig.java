@@ -1,6 +1,7 @@
 package io.sparkgate.config;
 
 import io.sparkgate.yaml.YamlNode;
+import java.time.Duration;
 import java.util.Optional;
 
 /**
@@ -9,9 +10,25 @@ import java.util.Optional;
  * @param profile how the backend's profile (version, extensions, catalogs) is read and overridden
  * @param token sent as {@code authorization: Bearer} to servers started with
  *     {@code spark.connect.authenticate.token}; clients never see it
+ * @param connectTimeout how long a TCP connection to the server may take to open
+ * @param handshakeTimeout how long an open connection may wait for the server's first bytes (its HTTP/2
+ *     SETTINGS): a server that accepts and never answers fails the calls waiting for it with UNAVAILABLE
  */
 public record BackendConfig(
-    String host, int port, Optional<Secret> token, BackendProfileConfig profile) {
+    String host,
+    int port,
+    Optional<Secret> token,
+    BackendProfileConfig profile,
+    Duration connectTimeout,
+    Duration handshakeTimeout) {
+
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+
+  public BackendConfig(
+      String host, int port, Optional<Secret> token, BackendProfileConfig profile) {
+    this(host, port, token, profile, DEFAULT_CONNECT_TIMEOUT, DEFAULT_HANDSHAKE_TIMEOUT);
+  }
 
   public BackendConfig(String host, int port, Optional<Secret> token) {
     this(host, port, token, BackendProfileConfig.defaults());
@@ -23,13 +40,16 @@ public record BackendConfig(
       return address(node, node.text(), Optional.empty(), BackendProfileConfig.defaults());
     }
     if (!node.isMapping()) {
-      throw node.error("must be host:port or a mapping with address, token_file, profile");
+      throw node.error(
+          "must be host:port or a mapping with address, token_file, profile, connect_timeout,"
+              + " handshake_timeout");
     }
     return read(node);
   }
 
   static BackendConfig read(YamlNode node) {
-    node.allowOnly("address", "token", "token_file", "profile");
+    node.allowOnly(
+        "address", "token", "token_file", "profile", "connect_timeout", "handshake_timeout");
     String address =
         node.requiredString(
             "address", "host:port of the Spark Connect server, e.g. localhost:15002");
@@ -44,7 +64,22 @@ public record BackendConfig(
         node.has("profile")
             ? BackendProfileConfig.read(node.section("profile"))
             : BackendProfileConfig.defaults();
-    return address(node, address, token, profile);
+    BackendConfig backend = address(node, address, token, profile);
+    return new BackendConfig(
+        backend.host(),
+        backend.port(),
+        token,
+        profile,
+        node.duration(
+            "connect_timeout",
+            DEFAULT_CONNECT_TIMEOUT,
+            Duration.ofMillis(100),
+            Duration.ofMinutes(10)),
+        node.duration(
+            "handshake_timeout",
+            DEFAULT_HANDSHAKE_TIMEOUT,
+            Duration.ofMillis(100),
+            Duration.ofMinutes(10)));
   }
 
   private static BackendConfig address(

@@ -1,13 +1,21 @@
 package io.sparkgate.forward;
 
+import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.GrpcHttp2ConnectionHandler;
 import io.grpc.netty.shaded.io.grpc.netty.InternalNettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.InternalProtocolNegotiator;
 import io.grpc.netty.shaded.io.grpc.netty.InternalProtocolNegotiators;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
+import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
+import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
+import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.handler.codec.AdaptiveCumulator;
 import io.grpc.netty.shaded.io.netty.util.AsciiString;
+import io.sparkgate.config.BackendConfig;
+import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The plaintext HTTP/2 connection to the backend, with two changes to gRPC's.
@@ -37,13 +45,28 @@ public final class BackendTransport {
 
   /** Makes {@code builder} connect in plaintext, with the flow-control window and cumulator above. */
   public static NettyChannelBuilder plaintext(NettyChannelBuilder builder) {
+    return plaintext(
+        builder, BackendConfig.DEFAULT_CONNECT_TIMEOUT, BackendConfig.DEFAULT_HANDSHAKE_TIMEOUT);
+  }
+
+  /**
+   * The same, giving up on a TCP connection not made within {@code connectTimeout}, and on one whose peer has
+   * not sent its first bytes (an HTTP/2 server's SETTINGS) within {@code handshakeTimeout} of it: a backend
+   * that accepts and never answers would otherwise hold every call that waits for the connection, for good
+   * when the client set no deadline. The calls then fail with UNAVAILABLE.
+   */
+  public static NettyChannelBuilder plaintext(
+      NettyChannelBuilder builder, Duration connectTimeout, Duration handshakeTimeout) {
+    builder.withOption(
+        ChannelOption.CONNECT_TIMEOUT_MILLIS,
+        (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()));
     builder.flowControlWindow(STREAM_WINDOW_BYTES);
     InternalNettyChannelBuilder.setProtocolNegotiatorFactory(
         builder,
         new InternalProtocolNegotiator.ClientFactory() {
           @Override
           public InternalProtocolNegotiator.ProtocolNegotiator newNegotiator() {
-            return new Composing(InternalProtocolNegotiators.plaintext());
+            return new Composing(InternalProtocolNegotiators.plaintext(), handshakeTimeout);
           }
 
           @Override
@@ -56,9 +79,11 @@ public final class BackendTransport {
 
   private static final class Composing implements InternalProtocolNegotiator.ProtocolNegotiator {
     private final InternalProtocolNegotiator.ProtocolNegotiator plaintext;
+    private final Duration handshakeTimeout;
 
-    Composing(InternalProtocolNegotiator.ProtocolNegotiator plaintext) {
+    Composing(InternalProtocolNegotiator.ProtocolNegotiator plaintext, Duration handshakeTimeout) {
       this.plaintext = plaintext;
+      this.handshakeTimeout = handshakeTimeout;
     }
 
     @Override
@@ -69,12 +94,83 @@ public final class BackendTransport {
     @Override
     public ChannelHandler newHandler(GrpcHttp2ConnectionHandler grpcHandler) {
       grpcHandler.setCumulator(new AdaptiveCumulator(COMPOSE_MIN_BYTES));
-      return plaintext.newHandler(grpcHandler);
+      return new FirstBytesTimeout(plaintext.newHandler(grpcHandler), handshakeTimeout);
     }
 
     @Override
     public void close() {
       plaintext.close();
+    }
+  }
+
+  /**
+   * Closes a connection whose peer sends nothing within the timeout of its opening. It puts the negotiation
+   * handler after itself and leaves the pipeline at the first bytes read.
+   */
+  static final class FirstBytesTimeout extends ChannelInboundHandlerAdapter {
+    private final ChannelHandler next;
+    private final Duration timeout;
+    private ScheduledFuture<?> timer;
+
+    FirstBytesTimeout(ChannelHandler next, Duration timeout) {
+      this.next = next;
+      this.timeout = timeout;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+      ctx.pipeline().addAfter(ctx.name(), null, next);
+      if (ctx.channel().isActive()) {
+        start(ctx);
+      }
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+      start(ctx);
+      ctx.fireChannelActive();
+    }
+
+    private void start(ChannelHandlerContext ctx) {
+      if (timer != null) {
+        return;
+      }
+      timer =
+          ctx.executor()
+              .schedule(
+                  () -> {
+                    ctx.fireExceptionCaught(
+                        Status.UNAVAILABLE
+                            .withDescription(
+                                "the Spark Connect server at "
+                                    + ctx.channel().remoteAddress()
+                                    + " accepted the connection but did not answer within "
+                                    + timeout.toMillis()
+                                    + " ms (backend handshake_timeout)")
+                            .asRuntimeException());
+                    ctx.close();
+                  },
+                  timeout.toNanos(),
+                  TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      stop();
+      ctx.pipeline().remove(this);
+      ctx.fireChannelRead(msg);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      stop();
+      ctx.fireChannelInactive();
+    }
+
+    private void stop() {
+      if (timer != null) {
+        timer.cancel(false);
+      }
     }
   }
 }

@@ -318,7 +318,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       // Status, description and trailers (grpc-status-details-bin: Spark's error class, SQLSTATE
       // and the
       // FetchErrorDetails handle) pass through untouched.
-      closeServerCall(status, trailers);
+      closeServerCall(backendProtocolError(status), trailers);
     }
 
     @Override
@@ -330,5 +330,25 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
         }
       }
     }
+  }
+
+  /**
+   * A backend that broke HTTP/2 (garbage for frames, an invalid frame) fails the proxy's own client transport,
+   * which says {@code INTERNAL: http2 exception}: to the client that reads as a bug of the server. It is the
+   * connection to the Spark server that failed, so the client gets UNAVAILABLE, saying so. Only a status that
+   * carries an {@code Http2Exception} as its cause was made here; a backend's own INTERNAL (Spark's errors)
+   * arrives without a cause and passes untouched.
+   */
+  static Status backendProtocolError(Status status) {
+    if (status.getCode() == Status.Code.INTERNAL
+        && (status.getCause()
+                instanceof io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Exception
+            || "http2 exception".equals(status.getDescription()))) {
+      return Status.UNAVAILABLE
+          .withDescription(
+              "the connection to the Spark Connect server failed: it broke the HTTP/2 protocol")
+          .withCause(status.getCause());
+    }
+    return status;
   }
 }

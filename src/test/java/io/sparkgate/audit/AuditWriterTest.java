@@ -261,7 +261,11 @@ final class AuditWriterTest {
     writer.pass(true);
     assertEquals(4, writer.written());
     assertEquals(1, writer.lost());
-    assertChain(4);
+    assertChain(5); // and the gap record stating the lost one, written as the log closed
+    AuditVerifier.Result result = AuditVerifier.verify(allFiles());
+    assertEquals(1, result.gaps().size());
+    assertEquals(5, result.gaps().get(0).seq());
+    assertEquals("an audit record could not be built", result.gaps().get(0).reason());
   }
 
   @Test

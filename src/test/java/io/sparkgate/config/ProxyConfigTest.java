@@ -488,6 +488,23 @@ final class ProxyConfigTest {
   }
 
   @Test
+  void backendTimeouts_defaultsAndBounds() throws IOException {
+    String auth = "auth:\n  anonymous: true\n";
+    ProxyConfig defaults = ProxyConfig.load(write(TLS + auth + BACKEND));
+    assertEquals(Duration.ofSeconds(10), defaults.firstBackend().connectTimeout());
+    assertEquals(Duration.ofSeconds(10), defaults.firstBackend().handshakeTimeout());
+    ProxyConfig set =
+        ProxyConfig.load(
+            write(TLS + auth + BACKEND + "  connect_timeout: 2s\n  handshake_timeout: 500ms\n"));
+    assertEquals(Duration.ofSeconds(2), set.firstBackend().connectTimeout());
+    assertEquals(Duration.ofMillis(500), set.firstBackend().handshakeTimeout());
+    String message = error(TLS + auth + BACKEND + "  handshake_timeout: 10ms\n");
+    assertTrue(message.contains("backend.handshake_timeout"), message);
+    message = error(TLS + auth + BACKEND + "  connect_timeout: soon\n");
+    assertTrue(message.contains("backend.connect_timeout"), message);
+  }
+
+  @Test
   void backendToken_neverPrinted() throws IOException {
     ProxyConfig config = ProxyConfig.load(write(TLS + BACKEND + "  token: s3cr3t-value\n"));
     assertEquals("s3cr3t-value", config.firstBackend().token().orElseThrow().reveal());

@@ -85,8 +85,13 @@ public final class SparkConnectServerProcess implements AutoCloseable {
 
   public static SparkConnectServerProcess start(
       Path classpathFile, Path workDir, Map<String, String> sparkConf, Duration timeout) {
+    return start(classpathFile, workDir, sparkConf, timeout, freePort());
+  }
+
+  /** A server on a given port: the one a killed server had, to play a backend that restarts. */
+  static SparkConnectServerProcess start(
+      Path classpathFile, Path workDir, Map<String, String> sparkConf, Duration timeout, int port) {
     String classpath = readClasspath(classpathFile);
-    int port = freePort();
     try {
       Files.createDirectories(workDir);
     } catch (IOException e) {
@@ -217,6 +222,12 @@ public final class SparkConnectServerProcess implements AutoCloseable {
 
   public void stop() {
     destroyTree(process);
+    removeHook(shutdownHook);
+  }
+
+  /** SIGKILL, as a crash or the OOM killer would: no shutdown, no goodbye to the clients. */
+  void kill() throws InterruptedException {
+    process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
     removeHook(shutdownHook);
   }
 

@@ -77,16 +77,7 @@ public final class SparkServerExtension implements BeforeAllCallback, ParameterR
   }
 
   private static SparkConnectServerProcess startServer() {
-    Path classpathFile =
-        Path.of(System.getProperty(CLASSPATH_PROPERTY, DEFAULT_CLASSPATH_FILE.toString()));
-    if (!Files.isRegularFile(classpathFile)) {
-      throw new IllegalStateException(
-          "No Spark server classpath at "
-              + classpathFile
-              + ". Run the ITs through "
-              + "`mvn verify` (pre-integration-test writes it), or create it with `mvn -f spark-server/pom.xml "
-              + "dependency:build-classpath -Dmdep.outputFile=target/spark-server.classpath`.");
-    }
+    Path classpathFile = classpathFile();
     Path workDir;
     try {
       // A fresh directory per run: a warehouse left by an earlier run would make CREATE TABLE fail.
@@ -100,5 +91,20 @@ public final class SparkServerExtension implements BeforeAllCallback, ParameterR
         SparkConnectServerProcess.start(classpathFile, workDir, conf);
     System.out.println("Started " + server + " in " + server.startupTime().toMillis() + " ms");
     return server;
+  }
+
+  /** The Spark server's classpath file, for a test that starts (and kills) a server of its own. */
+  static Path classpathFile() {
+    Path classpathFile =
+        Path.of(System.getProperty(CLASSPATH_PROPERTY, DEFAULT_CLASSPATH_FILE.toString()));
+    if (!Files.isRegularFile(classpathFile)) {
+      throw new IllegalStateException(
+          "No Spark server classpath at "
+              + classpathFile
+              + ". Run the ITs through "
+              + "`mvn verify` (pre-integration-test writes it), or create it with `mvn -f spark-server/pom.xml "
+              + "dependency:build-classpath -Dmdep.outputFile=target/spark-server.classpath`.");
+    }
+    return classpathFile;
   }
 }
