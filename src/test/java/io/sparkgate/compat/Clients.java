@@ -14,6 +14,7 @@ final class Clients {
     clients.add(new JvmClient("4.0.0"));
     clients.add(new JvmClient("4.1.1"));
     clients.add(new JvmClient("4.2.0"));
+    clients.addAll(PySparkClients.all());
     clients.addAll(GoClients.all());
     return List.copyOf(clients);
   }

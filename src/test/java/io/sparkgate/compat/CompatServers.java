@@ -9,8 +9,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The Spark Connect server versions the suite runs, oldest first: the one place a server is added (the
- * wheel-based 4.1 and 4.3 servers go here too).
+ * The Spark Connect server versions the suite runs, oldest first: the one place a server is added.
  */
 final class CompatServers {
 
@@ -38,15 +37,15 @@ final class CompatServers {
             classpath("sparkgate.sparkServerClasspath", "target/spark-server.classpath"),
             workDir -> Map.of()),
         // 4.1.x: spark-connect_2.13 4.1.x is not served by the Maven registry; its server comes
-        // from the
-        // `pyspark` 4.1 wheel's jars (a SparkVersionServer of its own, added here).
+        // from the `pyspark` 4.1 wheel's jars.
+        new WheelSparkServer("4.1.4"),
         new ClasspathSparkServer(
             "4.2.0",
             classpath(
                 "sparkgate.sparkServer42Classpath", "target/compat/spark-server-4.2.0.classpath"),
-            workDir -> Map.of())
-        // 4.3.0: from the `pyspark` 4.3.0 wheel's jars, added here like 4.1.
-        );
+            workDir -> Map.of()),
+        // 4.3.0: nothing of 4.3's Connect is served by Maven; the `pyspark` 4.3.0 wheel's jars.
+        new WheelSparkServer("4.3.0"));
   }
 
   private static Path classpath(String property, String defaultFile) {

@@ -108,63 +108,6 @@ class GoClientSmokeIT {
   }
 
   @Test
-  void everyScenario_passesOrIsRefusedByItsRule_throughTheProxy() throws Exception {
-    long buildStart = System.nanoTime();
-    CLIENT.build();
-    System.out.printf(
-        "GoClientSmokeIT: go build (or cache hit) took %d ms%n",
-        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - buildStart));
-
-    long runStart = System.nanoTime();
-    Map<Scenario, Outcome> viaProxy = byScenario(CLIENT.run(proxyTarget(), ALL));
-    long proxyMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - runStart);
-    runStart = System.nanoTime();
-    Map<Scenario, Outcome> direct =
-        byScenario(
-            CLIENT.run(
-                new Target(
-                    "127.0.0.1", server.port(), null, null, null, null, server.sparkVersion()),
-                ALL));
-    long directMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - runStart);
-    System.out.printf(
-        "GoClientSmokeIT: %d scenarios through the proxy in %d ms, direct in %d ms%n",
-        ALL.size(), proxyMillis, directMillis);
-    viaProxy.values().forEach(o -> System.out.println("  proxy  " + o));
-    direct.values().forEach(o -> System.out.println("  direct " + o));
-
-    for (Scenario s : ALL) {
-      Outcome o = viaProxy.get(s);
-      String detail = o.detail();
-      assertFalse(detail.contains("INTERNAL_ERROR"), o.toString());
-      assertFalse(detail.contains("Cannot find main error class"), o.toString());
-      if (o.outcome().equals("unsupported")) {
-        // The client has no API for it: the same straight to the server, nothing to do with the
-        // proxy.
-        assertEquals(direct.get(s), o, "unsupported only through the proxy");
-      } else if (s.refusedBy().isPresent()) {
-        assertEquals("refused", o.outcome(), o.toString());
-        assertTrue(detail.contains("rule '" + s.refusedBy().get() + "'"), o.toString());
-        // Straight to the server it runs: the proxy, not Spark, refused it.
-        assertEquals("ran", direct.get(s).outcome(), direct.get(s).toString());
-      } else if (s == Scenario.LARGE_RESULT) {
-        // The Go client does not reattach when the server ends a stream without ResultComplete (its
-        // senderMaxStreamDuration): with reattachable executions it reports "the result is not
-        // complete",
-        // through the proxy as straight to the server. Its default executions are not reattachable,
-        // the
-        // server does not cut them, and the whole result must arrive through the proxy.
-        assertEquals(direct.get(s).outcome(), o.outcome(), o + " vs direct " + direct.get(s));
-        assertTrue(
-            detail.contains("the client's default (not reattachable): pass: 2000000 rows"),
-            o.toString());
-      } else {
-        assertEquals("pass", o.outcome(), o.toString());
-      }
-    }
-    assertTrue(viaProxy.get(Scenario.RICH_ERROR).detail().contains("SQLSTATE: 22012"));
-  }
-
-  @Test
   void withoutTheCaInSslCertFile_theGoClientRejectsTheProxysCertificate() throws Exception {
     List<Outcome> outcomes = CLIENT.run(proxyTarget(), List.of(Scenario.VERSION), null, List.of());
     assertEquals("fail", outcomes.get(0).outcome(), outcomes.toString());

@@ -14,12 +14,19 @@ import java.util.stream.Stream;
 
 /**
  * Python virtual environments for the PySpark clients (and the wheel servers' jars), one per requirement
- * under {@code target/compat/venv/<name>}, created with the machine's {@code python3 -m venv} and reused
- * while their marker file still names the same requirement and interpreter. pip's own cache
- * ({@code ~/.cache/pip}) makes a re-creation after {@code mvn clean} take seconds to a minute, not minutes.
+ * under {@code ~/.cache/sparkgate/compat-venv/<name>} (or {@code -Dsparkgate.compat.venvDir}), created with
+ * the machine's {@code python3 -m venv} and reused while their marker file still names the same requirement
+ * and interpreter. They live beside the Maven and Go caches, not under {@code target/}: five of them are
+ * about 4 GB and take minutes each to install even from pip's cache, which a fresh clone (CI's) would pay
+ * on every run. Delete the directory to rebuild them.
  */
 final class PythonEnvs {
-  static final Path ROOT = Path.of("target", "compat", "venv");
+  static final Path ROOT =
+      Path.of(
+          System.getProperty(
+              "sparkgate.compat.venvDir",
+              Path.of(System.getProperty("user.home"), ".cache", "sparkgate", "compat-venv")
+                  .toString()));
 
   /** Written last, so an install cut short is redone rather than reused half-done. */
   private static final String MARKER = ".sparkgate-requirement";

@@ -10,9 +10,11 @@ final class SparkVersions {
   private SparkVersions() {}
 
   /**
-   * Same major version, or a 3.5 client on a 4.x server (Spark keeps 3.5 clients working on 4.x). A newer
-   * major client on an older server is not supported: it sends plans in fields the old server does not read.
-   * Versions that are not Spark's are assumed supported, so nothing is silently skipped.
+   * A client no newer than the server within one major version (by major.minor), or a 3.5 client on a 4.x
+   * server: older clients on newer servers is what Spark keeps working (and tests, 3.5 clients on 4.x). A
+   * client newer than its server is not supported: it sends plans and settings the older server does not
+   * know (the 4.1 and 4.2 JVM clients' createDataFrame fails on a 4.0 server without any proxy). Versions
+   * that are not Spark's are assumed supported, so nothing is silently skipped.
    */
   static boolean supported(String client, String server) {
     Matcher c = MAJOR_MINOR.matcher(client);
@@ -25,7 +27,9 @@ final class SparkVersions {
     if (clientMajor < 3) {
       return true; // not a Spark version (the Go client's module version, v0.x)
     }
-    return clientMajor == serverMajor
+    int clientMinor = Integer.parseInt(c.group(2));
+    int serverMinor = Integer.parseInt(s.group(2));
+    return (clientMajor == serverMajor && clientMinor <= serverMinor)
         || (clientMajor == 3 && Integer.parseInt(c.group(2)) >= 5 && serverMajor == 4);
   }
 }

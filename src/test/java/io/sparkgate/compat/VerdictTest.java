@@ -69,7 +69,9 @@ final class VerdictTest {
 
   @Test
   void supportedBySpark_followsMajorVersions() {
-    assertTrue(SparkVersions.supported("4.1.1", "4.0.0"));
+    assertTrue(SparkVersions.supported("4.0.0", "4.1.1"));
+    assertTrue(SparkVersions.supported("4.0.5", "4.0.0"));
+    assertTrue(!SparkVersions.supported("4.1.1", "4.0.0"));
     assertTrue(SparkVersions.supported("3.5.7", "4.2.0"));
     assertTrue(!SparkVersions.supported("4.0.0", "3.5.7"));
     assertTrue(SparkVersions.supported("v0.1.1-0.20250826122459-0e3d565b63e6", "3.5.7"));

@@ -26,7 +26,7 @@ import java.util.zip.ZipFile;
  * try (SparkConnectServerProcess server = wheel.start(workDir, conf)) { ... server.port() ... }
  * }</pre>
  */
-final class WheelSparkServer {
+final class WheelSparkServer implements SparkVersionServer {
   static final String MAIN_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer";
   static final String SERVER_CLASS_ENTRY = MAIN_CLASS.replace('.', '/') + ".class";
 
@@ -45,13 +45,21 @@ final class WheelSparkServer {
     this.version = version;
   }
 
-  String version() {
+  @Override
+  public String version() {
     return version;
   }
 
   /** Empty when this machine can create the wheel's virtual environment; otherwise why not. */
-  Optional<String> unavailable() {
+  @Override
+  public Optional<String> unavailable() {
     return PythonEnvs.unavailable();
+  }
+
+  /** The suite's server: {@link CompatServers#SHARED_CONF}'s short result streams. */
+  @Override
+  public Running start(Path workDir) throws IOException, InterruptedException {
+    return new CompatServers.ProcessRunning(start(workDir, CompatServers.SHARED_CONF));
   }
 
   /**
