@@ -165,6 +165,10 @@ class BackendFaultsIT {
             Duration.ofSeconds(120),
             port);
     String url = "sc://localhost:" + proxy.port();
+    // The last test's kill marked the backend down; the proxy refuses at once (no backend) until
+    // its
+    // health check sees the new server, which the fail-fast client would not wait for.
+    Await.until("the proxy to see the new server up", () -> proxy.readiness().ready());
     SparkSession before = SparkClients.connectFailFast(url);
     closing.add(before);
     assertEquals(1L, before.sql("SELECT 1 AS one").collectAsList().get(0).getInt(0));
@@ -202,6 +206,7 @@ class BackendFaultsIT {
             || message.contains("INVALID_HANDLE.SESSION_NOT_FOUND"),
         message);
 
+    Await.until("the proxy to see the restarted server up", () -> proxy.readiness().ready());
     try (SparkSession after = SparkClients.connectFailFast(url)) {
       assertEquals(3L, after.sql("SELECT 3 AS three").collectAsList().get(0).getInt(0));
     }
