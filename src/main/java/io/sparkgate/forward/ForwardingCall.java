@@ -63,6 +63,9 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   private boolean backendCancelled; // request-side thread only
 
+  /** Request messages seen so far. Request-side thread only. */
+  private int requests;
+
   /**
    * @param backends the channel to the backend of an address ({@link CallHook#backend()}), on this thread's
    *     loop
@@ -129,6 +132,15 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     if (isServerClosed()) {
       return;
     }
+    // A unary or server-streaming method takes exactly one request. The proxy forwards messages as
+    // they
+    // come, so without this check a second one would reach the backend, whose error (or a broken
+    // stream)
+    // tells the client nothing it can act on.
+    if (++requests > 1 && method.getType().clientSendsOneMessage()) {
+      refuse(oneRequest("more than one"), null);
+      return;
+    }
     byte[] forward;
     try {
       forward = hook.onRequest(message);
@@ -157,6 +169,10 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   private void halfClose() {
     if (isServerClosed()) {
+      return;
+    }
+    if (requests == 0 && method.getType().clientSendsOneMessage()) {
+      refuse(oneRequest("no"), null);
       return;
     }
     try {
@@ -227,6 +243,11 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   private void refuse(Status status, Metadata trailers) {
     closeServerCall(status, trailers == null ? new Metadata() : trailers);
     cancelBackend("refused by Sparkgate");
+  }
+
+  private Status oneRequest(String sent) {
+    return Status.INVALID_ARGUMENT.withDescription(
+        method.getBareMethodName() + " takes exactly one request message; this call sent " + sent);
   }
 
   private void cancelBackend(String why) {
