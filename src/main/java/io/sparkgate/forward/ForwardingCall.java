@@ -67,6 +67,12 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   private int requests;
 
   /**
+   * The inspected request of a one-request method, held until the client half-closes: only then is it known
+   * to be the only one, and only then does the backend call start. Request-side thread only.
+   */
+  private byte[] held;
+
+  /**
    * @param backends the channel to the backend of an address ({@link CallHook#backend()}), on this thread's
    *     loop
    */
@@ -91,10 +97,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   void start() {
     // Let one more response message queue while the previous one is still on its way to the client,
-    // so the
-    // backend connection keeps moving while the client's drains (gRPC's default, 32 KiB, is less
-    // than one
-    // Arrow batch: each batch would wait for the one before to be fully written).
+    // so the backend connection keeps moving while the client's drains (gRPC's default, 32 KiB, is
+    // less than one Arrow batch: each batch would wait for the one before to be fully written).
     serverCall.setOnReadyThreshold(RESPONSE_QUEUE_BYTES);
     serverCall.request(1);
   }
@@ -132,12 +136,12 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     if (isServerClosed()) {
       return;
     }
-    // A unary or server-streaming method takes exactly one request. The proxy forwards messages as
-    // they
-    // come, so without this check a second one would reach the backend, whose error (or a broken
-    // stream)
-    // tells the client nothing it can act on.
-    if (++requests > 1 && method.getType().clientSendsOneMessage()) {
+    // A unary or server-streaming method takes exactly one request. The server side registers every
+    // method as client-streaming (ProxyRegistry), so a second message arrives here instead of
+    // making
+    // gRPC reset the stream, and the client learns what it did wrong.
+    boolean oneRequest = method.getType().clientSendsOneMessage();
+    if (++requests > 1 && oneRequest) {
       refuse(oneRequest("more than one"), null);
       return;
     }
@@ -152,6 +156,12 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       // Fail closed: a request the proxy could not process is never forwarded.
       log.error("{}: request processing failed; refusing the call", method.getBareMethodName(), e);
       refuse(Status.INTERNAL.withDescription("Sparkgate could not process this request"), null);
+      return;
+    }
+    if (oneRequest) {
+      // Ask for the next event: the half-close that releases the held request, or a second message.
+      held = forward;
+      serverCall.request(1);
       return;
     }
     if (!startBackend()) {
@@ -187,14 +197,17 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       return;
     }
     if (startBackend()) {
+      if (held != null) {
+        clientCall.sendMessage(held);
+        held = null;
+      }
       clientCall.halfClose();
     }
   }
 
   private void cancel() {
     // The client went away or its deadline passed; the backend call is cancelled with it (the gRPC
-    // Context
-    // does this too, but an explicit cancel also covers calls started outside the Context).
+    // Context does this too, but an explicit cancel also covers calls started outside the Context).
     boolean first;
     synchronized (lock) {
       first = !serverClosed;
@@ -325,7 +338,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
           }
         } finally {
           // Sent payloads are released by gRPC; this covers a call that closed meanwhile, or a send
-          // that threw.
+          // that
+          // threw.
           forward.release();
           if (forward != message) {
             message.release();
@@ -337,8 +351,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     @Override
     public void onClose(Status status, Metadata trailers) {
       // Status, description and trailers (grpc-status-details-bin: Spark's error class, SQLSTATE
-      // and the
-      // FetchErrorDetails handle) pass through untouched.
+      // and
+      // the FetchErrorDetails handle) pass through untouched.
       closeServerCall(backendProtocolError(status), trailers);
     }
 

@@ -89,7 +89,8 @@ public final class ProxyRegistry extends HandlerRegistry {
       methods.put(
           method.getFullMethodName(),
           ServerMethodDefinition.create(
-              method, new Handler(backend, pool, method, headers, hooks, buffered)));
+              SparkConnectMethods.clientStreaming(method),
+              new Handler(backend, pool, method, headers, hooks, buffered)));
     }
   }
 

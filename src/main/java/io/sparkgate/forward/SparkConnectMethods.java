@@ -66,6 +66,22 @@ final class SparkConnectMethods {
     return Map.copyOf(out);
   }
 
+  /**
+   * The shape the proxy's server side registers a method with: client-streaming whatever the method's own
+   * shape. gRPC's server resets the stream of a one-request method at a second request message (RST_STREAM,
+   * which clients show as CANCELLED); registered this way every message reaches {@link ForwardingCall},
+   * which counts them against the method's real shape and refuses with a clear INVALID_ARGUMENT instead.
+   */
+  static <ReqT, RespT> io.grpc.MethodDescriptor<ReqT, RespT> clientStreaming(
+      io.grpc.MethodDescriptor<ReqT, RespT> method) {
+    return method.toBuilder()
+        .setType(
+            method.getType().serverSendsOneMessage()
+                ? io.grpc.MethodDescriptor.MethodType.CLIENT_STREAMING
+                : io.grpc.MethodDescriptor.MethodType.BIDI_STREAMING)
+        .build();
+  }
+
   private static io.grpc.MethodDescriptor.MethodType type(MethodDescriptor method) {
     if (method.isClientStreaming()) {
       return method.isServerStreaming()
