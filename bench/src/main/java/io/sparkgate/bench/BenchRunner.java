@@ -161,6 +161,7 @@ public final class BenchRunner {
     Map<String, String> proxyListen =
         new LinkedHashMap<>(); // listen keys of every Sparkgate, over the bench's
     Map<String, String> baselineListen = new LinkedHashMap<>(); // the baseline's, over --listen's
+    List<String> baselineDrop = new ArrayList<>(); // top-level sections the baseline's file leaves out
     List<String> only; // run only the scenarios whose names contain one of these
 
     static Options parse(String[] args) throws IOException {
@@ -210,6 +211,7 @@ public final class BenchRunner {
           case "--listen" -> putKeyValue(o.proxyListen, "--listen", "a listen key", args[++i]);
           case "--baseline-listen" ->
               putKeyValue(o.baselineListen, "--baseline-listen", "a listen key", args[++i]);
+          case "--baseline-drop" -> o.baselineDrop.add(args[++i]);
           case "--only" -> o.only = List.of(args[++i].split(","));
           case "--alternating" -> o.alternating = Duration.ofSeconds(Long.parseLong(args[++i]));
           case "--bucket-ms" -> o.bucket = Duration.ofMillis(Long.parseLong(args[++i]));
@@ -246,11 +248,12 @@ public final class BenchRunner {
               || !o.baselineAudit.isEmpty()
               || !o.baselineListen.isEmpty()
               || !o.baselineEnv.isEmpty()
+              || !o.baselineDrop.isEmpty()
               || o.baselinePolicy != null)
           && o.baselineJar == null) {
         throw new IllegalArgumentException(
-            "--baseline-full, --baseline-features, --baseline-jvm, --baseline-env,"
-                + " --baseline-audit, --baseline-listen and --baseline-policy need --baseline-jar");
+            "--baseline-full, --baseline-features, --baseline-jvm, --baseline-env, --baseline-audit,"
+                + " --baseline-listen, --baseline-drop and --baseline-policy need --baseline-jar");
       }
       if (o.baselineFeatures != null
           && !o.baselineFeatures.stream()
@@ -440,6 +443,9 @@ public final class BenchRunner {
                 listenKeys(name),
                 name.equals(BASE) ? o.baselinePolicy : null,
                 name.equals(ROUTED) ? new Endpoints.Routing(redisUrl) : null);
+        if (name.equals(BASE)) {
+          Endpoints.dropSections(cfg, o.baselineDrop);
+        }
         Process sp =
             ep.startSparkgate(
                 name,

@@ -290,6 +290,28 @@ final class Endpoints implements AutoCloseable {
    * As above; with {@code routing} (not null), {@code pools:} of two members (see {@link Routing}) and {@code
    * sessions:} in Redis replace {@code backend:}.
    */
+  /**
+   * Removes top-level sections from a written configuration: a build older than a section refuses the key,
+   * so a before/after run leaves it out of the baseline's file ({@code --baseline-drop limits}).
+   */
+  static void dropSections(Path config, List<String> sections) throws IOException {
+    if (sections.isEmpty()) {
+      return;
+    }
+    StringBuilder kept = new StringBuilder();
+    boolean dropping = false;
+    for (String line : Files.readAllLines(config)) {
+      if (!line.isEmpty() && !Character.isWhitespace(line.charAt(0))) {
+        int colon = line.indexOf(':');
+        dropping = colon > 0 && sections.contains(line.substring(0, colon));
+      }
+      if (!dropping) {
+        kept.append(line).append('\n');
+      }
+    }
+    Files.writeString(config, kept);
+  }
+
   Path sparkgateConfig(
       String name,
       int port,
