@@ -58,6 +58,13 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   private boolean serverClosed; // guarded by lock
 
+  /**
+   * Bytes counted in {@link #buffered} for the client-facing queue while it is full: gRPC holds the
+   * responses sent to a client that does not read (up to {@link #RESPONSE_QUEUE_BYTES} and the message that
+   * filled it) until the client takes them or the call ends, and only those calls hold that much.
+   */
+  private long queuedForClient; // guarded by lock
+
   /** Started at the first client message, once the hook has let it through. Request-side thread only. */
   private ClientCall<byte[], Payload> clientCall;
 
@@ -125,6 +132,14 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   @Override
   public void onCancel() {
     lane.run(this::cancel, false);
+  }
+
+  /** Everything sent to the client has left the proxy. */
+  @Override
+  public void onComplete() {
+    synchronized (lock) {
+      countQueuedForClient(0);
+    }
   }
 
   @Override
@@ -212,6 +227,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     synchronized (lock) {
       first = !serverClosed;
       serverClosed = true;
+      countQueuedForClient(0); // gRPC drops what was queued for the client
     }
     cancelBackend("client cancelled the call");
     if (first) {
@@ -221,6 +237,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   private void clientReady() {
     synchronized (lock) {
+      countQueuedForClient(0); // ready: the queue is below its threshold again
       if (responseOwed && clientCall != null) {
         responseOwed = false;
         clientCall.request(1);
@@ -274,6 +291,13 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     synchronized (lock) {
       return serverClosed;
     }
+  }
+
+  /** Sets what {@link #buffered} counts for the client-facing queue. */
+  private void countQueuedForClient(long bytes) {
+    assert Thread.holdsLock(lock);
+    buffered.hold(bytes - queuedForClient);
+    queuedForClient = bytes;
   }
 
   /** Closes the client's call once; later attempts (a racing backend close) are ignored. */
@@ -330,11 +354,15 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
           if (serverClosed) {
             return;
           }
+          int sent = forward.length();
           serverCall.sendMessage(forward);
           if (serverCall.isReady()) {
             clientCall.request(1);
           } else {
             responseOwed = true;
+            // The client takes results slower than the backend sends them. The queue is full
+            // (the threshold at least, the threshold and this message at most) until it reads on.
+            countQueuedForClient((long) RESPONSE_QUEUE_BYTES + sent);
           }
         } finally {
           // Sent payloads are released by gRPC; this covers a call that closed meanwhile, or a send

@@ -1,0 +1,297 @@
+package io.sparkgate;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.CallOptions;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.ClientCalls;
+import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.forward.TestMethods;
+import io.sparkgate.testing.Await;
+import io.sparkgate.testing.Channels;
+import io.sparkgate.testing.FakeSparkConnect;
+import io.sparkgate.testing.MetricsScrape;
+import io.sparkgate.tls.DevCertificates;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLongArray;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Slowloris over TLS: many connections from one address that open TCP to the proxy's TLS listener and then
+ * send nothing, or dribble a real ClientHello one byte a second. Those over {@code
+ * limits.max_connections_per_address} are closed as they are accepted; the rest are closed by the proxy at
+ * {@code listen.handshake_timeout}, the dribblers too (the timeout runs from the connection's start, bytes do
+ * not extend it); meanwhile a real gRPC client's new TLS connection and call from another address succeed,
+ * the proxy's threads and heap stay where they were, and the metrics count both refusals and timeouts.
+ * Attackers connect from 127.0.0.2, the good client from 127.0.0.1.
+ */
+final class SlowTlsHandshakeTest {
+  private static final MethodDescriptor<byte[], byte[]> UNARY = TestMethods.get("ArtifactStatus");
+  private static final int PER_ADDRESS = 100;
+  private static final int ATTACKERS = 2 * PER_ADDRESS;
+  private static final long HANDSHAKE_TIMEOUT_MS = 5000;
+  private static final String REFUSED =
+      "sparkgate_connections_refused_total{reason=max_connections_per_address}";
+  private static final String UNESTABLISHED = "sparkgate_connections_unestablished_total";
+
+  @TempDir Path dir;
+
+  @Test
+  void manySlowTlsHandshakes_overTheLimitRefused_restClosedAtTheTimeout_goodClientServed()
+      throws Exception {
+    DevCertificates.Generated certs =
+        DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
+    FakeSparkConnect backend = new FakeSparkConnect();
+    Server backendServer =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .fallbackHandlerRegistry(backend)
+            .build()
+            .start();
+    Files.writeString(
+        dir.resolve("sparkgate.yaml"),
+        String.join(
+            "\n",
+            "listen: {address: 127.0.0.1, port: 0, handshake_timeout: "
+                + HANDSHAKE_TIMEOUT_MS
+                + "ms}",
+            "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
+            "backend: {address: '127.0.0.1:" + backendServer.getPort() + "'}",
+            "auth: {anonymous: true}",
+            "limits: {max_connections: 1000, max_connections_per_address: " + PER_ADDRESS + "}",
+            "admin: {address: 127.0.0.1, port: 0}",
+            ""));
+    List<Socket> attackers = new ArrayList<>();
+    Thread dribbler = null;
+    try (Sparkgate proxy = Sparkgate.start(ProxyConfig.load(dir.resolve("sparkgate.yaml")))) {
+      // Warm up: the proxy's TLS, the test client's event loops and the backend connection exist
+      // before
+      // the threads and the heap are sampled.
+      assertGoodCallServed(proxy, certs);
+      int threadsBefore = threads();
+      long heapBefore = heapAfterGc();
+      double refusedBefore = metric(proxy, REFUSED);
+      double unestablishedBefore = metric(proxy, UNESTABLISHED);
+
+      InetAddress from = InetAddress.getByName("127.0.0.2");
+      byte[] clientHello = clientHello(proxy.port());
+      long[] connectedAt = new long[ATTACKERS];
+      for (int i = 0; i < ATTACKERS; i++) {
+        Socket s = new Socket();
+        s.bind(new InetSocketAddress(from, 0));
+        s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), proxy.port()), 5000);
+        connectedAt[i] = System.nanoTime();
+        attackers.add(s);
+      }
+      // Every other connection dribbles its ClientHello, a byte a second, from one thread; the rest
+      // are
+      // silent. A write to a connection the proxy closed fails, and that connection is left alone.
+      List<Socket> dribbling = new ArrayList<>();
+      for (int i = 0; i < attackers.size(); i += 2) {
+        dribbling.add(attackers.get(i));
+      }
+      dribbler = new Thread(() -> dribble(dribbling, clientHello), "test-dribbler");
+      dribbler.setDaemon(true);
+      dribbler.start();
+
+      // Over the per-address limit: closed as accepted, so at once.
+      Await.until(
+          "the connections over the per-address limit to be refused",
+          () -> metric(proxy, REFUSED) >= refusedBefore + (ATTACKERS - PER_ADDRESS));
+      assertEquals(
+          refusedBefore + (ATTACKERS - PER_ADDRESS),
+          metric(proxy, REFUSED),
+          "exactly the connections over the limit are refused");
+      AtomicLongArray closedAfter = new AtomicLongArray(ATTACKERS);
+      Await.until(
+          "the refused connections to be seen closed",
+          () -> sweep(attackers, connectedAt, closedAfter) >= ATTACKERS - PER_ADDRESS);
+      // Seen before the first admitted connection's timeout could have passed: the admitted are all
+      // open.
+      if (System.nanoTime() - connectedAt[0]
+          < TimeUnit.MILLISECONDS.toNanos(HANDSHAKE_TIMEOUT_MS)) {
+        assertEquals(
+            ATTACKERS - PER_ADDRESS,
+            sweep(attackers, connectedAt, closedAfter),
+            "connections within the limit were closed before the handshake timeout");
+      }
+
+      // Meanwhile a real client, on a new TLS connection, is served.
+      int threadsDuring = threads();
+      assertGoodCallServed(proxy, certs);
+
+      // The rest are closed by the proxy once the handshake timeout has passed, the dribblers too.
+      Await.until(
+          "every attacker connection to be closed by the proxy",
+          () -> sweep(attackers, connectedAt, closedAfter) == ATTACKERS);
+      long[] millis = new long[ATTACKERS];
+      for (int i = 0; i < ATTACKERS; i++) {
+        millis[i] = TimeUnit.NANOSECONDS.toMillis(closedAfter.get(i));
+      }
+      Arrays.sort(millis);
+      // The admitted half lived until the timeout (not cut early), and none much past it.
+      long admittedShortest = millis[ATTACKERS - PER_ADDRESS];
+      assertTrue(
+          admittedShortest >= HANDSHAKE_TIMEOUT_MS * 8 / 10,
+          "connections within the limit were closed after " + admittedShortest + " ms");
+      assertTrue(
+          millis[ATTACKERS - 1] <= HANDSHAKE_TIMEOUT_MS + 25_000,
+          "the last attacker connection lived " + millis[ATTACKERS - 1] + " ms");
+      Await.until(
+          "the timed-out connections to be counted",
+          () -> metric(proxy, UNESTABLISHED) >= unestablishedBefore + PER_ADDRESS);
+      Await.until(
+          "the proxy to hold no attacker connection",
+          () -> metric(proxy, "sparkgate_connections_open") <= 1);
+
+      int threadsAfter = threads();
+      long heapAfter = heapAfterGc();
+      assertTrue(
+          threadsDuring <= threadsBefore + 4 && threadsAfter <= threadsBefore + 4,
+          "threads " + threadsBefore + " -> " + threadsDuring + " -> " + threadsAfter);
+      assertTrue(
+          heapAfter <= heapBefore + 32L * 1024 * 1024,
+          "heap " + (heapBefore >> 20) + " MiB -> " + (heapAfter >> 20) + " MiB");
+      assertGoodCallServed(proxy, certs);
+    } finally {
+      if (dribbler != null) {
+        dribbler.interrupt();
+        dribbler.join(5000);
+      }
+      for (Socket s : attackers) {
+        s.close();
+      }
+      backendServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+  }
+
+  /** A real TLS ClientHello for the proxy, as the JDK's client writes it. */
+  private static byte[] clientHello(int port) throws Exception {
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(null, null, null);
+    SSLEngine engine = context.createSSLEngine("localhost", port);
+    engine.setUseClientMode(true);
+    ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+    engine.wrap(ByteBuffer.allocate(0), out);
+    out.flip();
+    byte[] hello = new byte[out.remaining()];
+    out.get(hello);
+    assertTrue(hello.length > 100 && hello[0] == 0x16, "not a TLS handshake record");
+    return hello;
+  }
+
+  /** One byte a second to each connection, until interrupted or the ClientHello is out. */
+  private static void dribble(List<Socket> sockets, byte[] hello) {
+    boolean[] dead = new boolean[sockets.size()];
+    for (int at = 0; at < hello.length && !Thread.currentThread().isInterrupted(); at++) {
+      for (int i = 0; i < sockets.size(); i++) {
+        if (!dead[i]) {
+          try {
+            sockets.get(i).getOutputStream().write(hello[at]);
+          } catch (IOException closed) {
+            dead[i] = true;
+          }
+        }
+      }
+      try {
+        Thread.sleep(1000);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * Looks at each connection not yet seen closed and records how long after its connect it was seen closed;
+   * the number seen closed so far.
+   */
+  private static int sweep(List<Socket> sockets, long[] connectedAt, AtomicLongArray closedAfter)
+      throws IOException {
+    int closed = 0;
+    for (int i = 0; i < sockets.size(); i++) {
+      if (closedAfter.get(i) == 0 && closedByPeer(sockets.get(i))) {
+        closedAfter.set(i, Math.max(1, System.nanoTime() - connectedAt[i]));
+      }
+      if (closedAfter.get(i) != 0) {
+        closed++;
+      }
+    }
+    return closed;
+  }
+
+  /** Whether the proxy has closed this connection: end of stream or a reset, within a short read. */
+  private static boolean closedByPeer(Socket s) throws IOException {
+    s.setSoTimeout(1);
+    InputStream in = s.getInputStream();
+    try {
+      byte[] buf = new byte[4096];
+      while (true) {
+        if (in.read(buf) < 0) {
+          return true;
+        }
+      }
+    } catch (SocketTimeoutException open) {
+      return false;
+    } catch (SocketException reset) {
+      return true;
+    }
+  }
+
+  private static void assertGoodCallServed(Sparkgate proxy, DevCertificates.Generated certs)
+      throws IOException {
+    ManagedChannel good = Channels.tls(proxy.port(), certs.caCert()).build();
+    try {
+      byte[] response =
+          ClientCalls.blockingUnaryCall(
+              good,
+              UNARY,
+              CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS),
+              AbuseTest.artifactStatus());
+      assertArrayEquals("ok".getBytes(StandardCharsets.UTF_8), response);
+    } finally {
+      good.shutdownNow();
+    }
+  }
+
+  private static double metric(Sparkgate proxy, String series) throws Exception {
+    Double v = MetricsScrape.get(proxy.metricsPort()).get(series);
+    assertNotNull(v, series + " is not exported");
+    return v;
+  }
+
+  /** Live threads but the test's own: the metrics scraper's and the dribbler. */
+  private static int threads() {
+    return (int)
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> !t.getName().startsWith("HttpClient") && !t.getName().startsWith("test-"))
+            .count();
+  }
+
+  private static long heapAfterGc() {
+    System.gc();
+    return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+  }
+}
