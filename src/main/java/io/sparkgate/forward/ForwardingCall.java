@@ -175,7 +175,9 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     }
     if (oneRequest) {
       // Ask for the next event: the half-close that releases the held request, or a second message.
+      // Held, it counts as buffered: a client that never half-closes must not hold memory unseen.
       held = forward;
+      buffered.hold(held.length);
       serverCall.request(1);
       return;
     }
@@ -194,6 +196,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   private void halfClose() {
     if (isServerClosed()) {
+      dropHeld();
       return;
     }
     if (requests == 0 && method.getType().clientSendsOneMessage()) {
@@ -214,15 +217,16 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     if (startBackend()) {
       if (held != null) {
         clientCall.sendMessage(held);
-        held = null;
       }
       clientCall.halfClose();
     }
+    dropHeld();
   }
 
   private void cancel() {
     // The client went away or its deadline passed; the backend call is cancelled with it (the gRPC
     // Context does this too, but an explicit cancel also covers calls started outside the Context).
+    dropHeld();
     boolean first;
     synchronized (lock) {
       first = !serverClosed;
@@ -271,8 +275,17 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   }
 
   private void refuse(Status status, Metadata trailers) {
+    dropHeld();
     closeServerCall(status, trailers == null ? new Metadata() : trailers);
     cancelBackend("refused by Sparkgate");
+  }
+
+  /** Forgets the held request (sent, or never to be), and stops counting it. Request-side thread only. */
+  private void dropHeld() {
+    if (held != null) {
+      buffered.release(held.length);
+      held = null;
+    }
   }
 
   private Status oneRequest(String sent) {
