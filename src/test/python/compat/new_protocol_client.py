@@ -2,11 +2,11 @@
 
 Run by NewProtocolIT (src/test/java/io/sparkgate/compat) in the pyspark[connect] virtual environment:
 
-    python new_protocol_client.py --host H --port P [--ca ca.pem] STEP
+    python new_protocol_client.py --host H --port P [--ca ca.pem] STEP...
 
 The tokens come from the environment, never the command line: SPARKGATE_COMPAT_TOKEN (the first user) and
 SPARKGATE_COMPAT_OTHER_TOKEN (a second user, for the isolation steps). Without a CA and tokens the connection
-is plaintext straight to the server (the direct baseline). Each step prints one JSON object on one line; the
+is plaintext straight to the server (the direct baseline). Each step prints one JSON object on a line; the
 Java test asserts on it (and on the proxy's audit log), so this program reports and does not judge.
 """
 import argparse
@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 import uuid
 
 TOKEN_ENV = "SPARKGATE_COMPAT_TOKEN"
@@ -227,16 +228,20 @@ def main():
     parser.add_argument("--host", required=True)
     parser.add_argument("--port", required=True, type=int)
     parser.add_argument("--ca")
-    parser.add_argument("step", choices=sorted(STEPS))
+    parser.add_argument("steps", nargs="+", choices=sorted(STEPS))
     args = parser.parse_args()
     if args.ca:
         # Read by gRPC's C core when it first builds TLS credentials: before any channel exists.
         os.environ["GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"] = args.ca
-    try:
-        out = STEPS[args.step](args)
-    except Exception as e:  # noqa: BLE001 - reported, for the test to show
-        out = {"failed": True, **error_fields(e)}
-    print(json.dumps({"step": args.step, **out}, default=str), flush=True)
+    # All steps in one process: starting Python and importing PySpark costs seconds each time.
+    for step in args.steps:
+        started = time.monotonic()
+        try:
+            out = STEPS[step](args)
+        except Exception as e:  # noqa: BLE001 - reported, for the test to show
+            out = {"failed": True, **error_fields(e)}
+        took = round(time.monotonic() - started, 1)
+        print(json.dumps({"step": step, "seconds": took, **out}, default=str), flush=True)
     return 0
 
 

@@ -56,6 +56,11 @@ final class NewProtocolIT {
   private static CompatProxy proxy;
   private static Target direct;
 
+  /** Each step's report, through the proxy and straight to the server (one client process each). */
+  private static Map<String, JsonNode> viaProxy;
+
+  private static Map<String, JsonNode> straight;
+
   @BeforeAll
   static void start() throws Exception {
     DebianPackages.require(
@@ -83,6 +88,13 @@ final class NewProtocolIT {
     System.out.printf(
         "NewProtocolIT: Spark %s and the proxy up in %d s%n",
         VERSION, (System.nanoTime() - t0) / 1_000_000_000L);
+    viaProxy =
+        run(
+            proxy.target(),
+            List.of(
+                "compressed_query", "python_udf", "large_literal", "chunked", "clone", "status"));
+    // Straight to Spark, what the proxy refuses or must pass through unchanged.
+    straight = run(direct, List.of("python_udf", "large_literal", "chunked"));
   }
 
   @AfterAll
@@ -99,7 +111,7 @@ final class NewProtocolIT {
 
   @Test
   void compressedPlan_dataFrameQuery_rightRows_andTheProxyInspectedItCompressed() throws Exception {
-    JsonNode r = run(proxied(), "compressed_query");
+    JsonNode r = step(viaProxy, "compressed_query");
 
     assertEquals(1, r.path("threshold").asInt(), "the client read the server's threshold: " + r);
     assertEquals("ZSTD", r.path("algorithm").asText(), r.toString());
@@ -119,7 +131,7 @@ final class NewProtocolIT {
 
   @Test
   void compressedPlan_pythonUdf_refusedByNoUserCode_whereSparkWouldRunIt() throws Exception {
-    JsonNode r = run(proxied(), "python_udf");
+    JsonNode r = step(viaProxy, "python_udf");
 
     assertTrue(r.path("compressed").asInt() >= 1, "the UDF's plan was not compressed: " + r);
     assertFalse(r.has("ran"), "the UDF ran through the proxy: " + r);
@@ -133,7 +145,7 @@ final class NewProtocolIT {
         record.toString());
 
     // Direct rerun: the server accepts the same compressed plan and starts a Python worker for it.
-    JsonNode d = run(direct, "python_udf");
+    JsonNode d = step(straight, "python_udf");
     assertTrue(d.path("compressed").asInt() >= 1, d.toString());
     assertTrue(
         d.has("ran") || d.path("error").asText().toLowerCase(Locale.ROOT).contains("python worker"),
@@ -143,7 +155,7 @@ final class NewProtocolIT {
   @Test
   void compressedPlan_inflatingPastTheBound_refusedWithAClearMessage_whereSparkAcceptsIt()
       throws Exception {
-    JsonNode r = run(proxied(), "large_literal");
+    JsonNode r = step(viaProxy, "large_literal");
 
     assertTrue(r.path("compressed").asInt() >= 1, "the large plan was not compressed: " + r);
     assertFalse(r.has("ran"), "the plan ran through the proxy: " + r);
@@ -162,7 +174,7 @@ final class NewProtocolIT {
         record.toString());
 
     // Direct rerun: Spark's own bound (spark.connect.maxPlanSize, 512 MiB) lets it through.
-    JsonNode d = run(direct, "large_literal");
+    JsonNode d = step(straight, "large_literal");
     assertEquals(2 << 20, d.path("ran").asInt(), "Spark itself refused it: " + d);
   }
 
@@ -170,8 +182,8 @@ final class NewProtocolIT {
 
   @Test
   void chunkedArrowResult_sameRowsAndChecksumAsDirect() throws Exception {
-    JsonNode p = run(proxied(), "chunked");
-    JsonNode d = run(direct, "chunked");
+    JsonNode p = step(viaProxy, "chunked");
+    JsonNode d = step(straight, "chunked");
 
     assertEquals(CHUNKED_ROWS, p.path("rows").asInt(), p.toString());
     assertTrue(p.path("arrow_bytes").asLong() > 4L << 20, "not several MiB: " + p);
@@ -194,7 +206,7 @@ final class NewProtocolIT {
   @Test
   void cloneSession_sameUser_works_underTheSamePrincipal_andAnotherUserNamingTheSessionIsIsolated()
       throws Exception {
-    JsonNode r = run(proxied(), "clone");
+    JsonNode r = step(viaProxy, "clone");
     String source = r.path("session_id").asText();
     String clone = r.path("clone_id").asText();
 
@@ -245,7 +257,7 @@ final class NewProtocolIT {
 
   @Test
   void getStatus_asPySpark43SendsIt_answersForTheCallersSessionOnly() throws Exception {
-    JsonNode r = run(proxied(), "status");
+    JsonNode r = step(viaProxy, "status");
     String session = r.path("session_id").asText();
 
     assertEquals(session, r.path("response_session_id").asText(), r.toString());
@@ -264,8 +276,15 @@ final class NewProtocolIT {
         "OPERATION_STATE_UNKNOWN",
         r.path("unknown_asked").path(r.path("unknown_id").asText()).asText(),
         r.toString());
-    // The other user naming that session sees none of the first user's operations.
-    if (!r.has("other_error")) {
+    // The other user naming that session sees none of the first user's operations: the proxy puts
+    // its
+    // identity in the request, and the server has no session of that user under that id.
+    if (r.has("other_error")) {
+      assertEquals(
+          "INVALID_HANDLE.SESSION_NOT_FOUND",
+          r.path("other_error").path("condition").asText(),
+          r.toString());
+    } else {
       List<String> leaked = new ArrayList<>();
       statuses
           .fieldNames()
@@ -289,43 +308,56 @@ final class NewProtocolIT {
 
   // --- helpers ----------------------------------------------------------------------------------
 
-  /** The first user's target, with the other user's token for the program's second sessions. */
-  private static Target proxied() {
-    return proxy.target();
-  }
-
-  /** Runs one step of the client program and returns the JSON object it printed. */
-  private static JsonNode run(Target target, String step) throws Exception {
+  /**
+   * Runs the client program's steps in one process (the other user's token in its environment when it goes
+   * through the proxy) and returns each step's report by name.
+   */
+  private static Map<String, JsonNode> run(Target target, List<String> steps) throws Exception {
     long t0 = System.nanoTime();
     Map<String, String> env =
         target.isDirect() ? Map.of() : Map.of(OTHER_TOKEN_ENV, proxy.target(OTHER).token());
-    PySparkClient.Run run = CLIENT.runProgram(PROGRAM, target, env, List.of(step));
-    Path stdout = run.dir().resolve("stdout.jsonl");
-    JsonNode result = null;
-    for (String line : Files.readAllLines(stdout, StandardCharsets.UTF_8)) {
+    PySparkClient.Run run = CLIENT.runProgram(PROGRAM, target, env, steps);
+    Map<String, JsonNode> reports = new LinkedHashMap<>();
+    for (String line :
+        Files.readAllLines(run.dir().resolve("stdout.jsonl"), StandardCharsets.UTF_8)) {
       if (line.startsWith("{\"step\"")) {
-        result = JSON.readTree(line);
+        JsonNode report = JSON.readTree(line);
+        reports.put(report.path("step").asText(), report);
+        System.out.printf(
+            "NewProtocolIT: %s %s in %.1f s%n",
+            report.path("step").asText(),
+            target.isDirect() ? "direct" : "through the proxy",
+            report.path("seconds").asDouble());
       }
     }
     System.out.printf(
-        "NewProtocolIT: %s %s in %d ms%n",
-        step,
+        "NewProtocolIT: %d steps %s in %d ms (exit %d, %s)%n",
+        steps.size(),
         target.isDirect() ? "direct" : "through the proxy",
-        (System.nanoTime() - t0) / 1_000_000);
-    if (result == null || result.path("failed").asBoolean()) {
-      fail(
-          step
-              + " against "
-              + target
-              + (result == null ? " printed nothing" : " failed: " + result)
-              + " (exit "
-              + run.exitCode()
-              + ", "
-              + run.dir()
-              + "); its last output:\n"
+        (System.nanoTime() - t0) / 1_000_000,
+        run.exitCode(),
+        run.dir());
+    if (reports.size() < steps.size()) {
+      // Shown with the step that lacks a report; the others still run their assertions.
+      System.out.println(
+          "NewProtocolIT: the client's last output:\n"
               + PySparkClient.tail(run.dir().resolve("stderr.log")));
     }
-    return result;
+    return reports;
+  }
+
+  /** A step's report; the test fails if the step did not report or failed outright. */
+  private static JsonNode step(Map<String, JsonNode> reports, String step) {
+    JsonNode report = reports.get(step);
+    if (report == null || report.path("failed").asBoolean()) {
+      fail(
+          step
+              + (reports == straight ? " straight to Spark" : " through the proxy")
+              + (report == null
+                  ? " printed nothing (see the client's output above)"
+                  : " failed: " + report));
+    }
+    return report;
   }
 
   private static void assertNotInternal(JsonNode r) {
