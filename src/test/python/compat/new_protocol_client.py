@@ -93,34 +93,37 @@ def step_compressed_query(args):
             "rows": len(got), "rows_ok": got == want, "compressed": spy.compressed, "plain": spy.plain}
 
 
-def step_python_udf(args):
-    from pyspark.sql.functions import udf
-
+def attempt(args, query):
+    """Runs query(spark) in a new session of the first user: what it returned or the error the user saw, and
+    how many plans the client sent compressed."""
     spark = session(args, TOKEN_ENV)
     spy = PlanSpy(spark)
-    plus_one = udf(lambda x: x + 1, "long")
     out = {"session_id": spark._session_id}
     try:
-        out["ran"] = str(spark.range(3).select(plus_one("id")).collect())
+        out["ran"] = query(spark)
     except Exception as e:  # noqa: BLE001 - the refusal, as the user sees it
         out.update(error_fields(e))
     out["compressed"] = spy.compressed
     return out
+
+
+def step_python_udf(args):
+    from pyspark.sql.functions import udf
+
+    def query(spark):
+        plus_one = udf(lambda x: x + 1, "long")
+        return str(spark.range(3).select(plus_one("id")).collect())
+
+    return attempt(args, query)
 
 
 def step_large_literal(args):
     from pyspark.sql import functions as F
 
-    spark = session(args, TOKEN_ENV)
-    spy = PlanSpy(spark)
-    out = {"session_id": spark._session_id}
-    try:
-        row = spark.range(1).select(F.length(F.lit("x" * LARGE_LITERAL_CHARS)).alias("n")).collect()[0]
-        out["ran"] = row.n
-    except Exception as e:  # noqa: BLE001 - the refusal, as the user sees it
-        out.update(error_fields(e))
-    out["compressed"] = spy.compressed
-    return out
+    def query(spark):
+        return spark.range(1).select(F.length(F.lit("x" * LARGE_LITERAL_CHARS)).alias("n")).collect()[0].n
+
+    return attempt(args, query)
 
 
 def step_chunked(args):

@@ -39,6 +39,10 @@ import org.junit.jupiter.api.Test;
  * bounds inflated plans at {@link #MAX_INFLATED} (the least {@code policy.max_decompressed_plan_bytes}
  * allows). Where the proxy refuses something, the same step straight to the server shows that Spark itself
  * would have run it.
+ *
+ * <p>GetStatus: no public API of PySpark 4.3 or the JVM client 4.2 sends it; each has a client method that
+ * nothing else calls (PySpark's {@code SparkConnectClient._get_operation_statuses}, the JVM's {@code
+ * SparkConnectClient.getOperationStatuses}). The test calls PySpark's, so the request is the client's own.
  */
 final class NewProtocolIT {
   private static final String VERSION = "4.3.0";
@@ -119,13 +123,11 @@ final class NewProtocolIT {
     assertEquals(15, r.path("rows").asInt(), r.toString());
     assertTrue(r.path("rows_ok").asBoolean(), "wrong rows: " + r);
     JsonNode record =
-        auditRecord(
-            "a compressed ExecutePlan of session " + r.path("session_id").asText(),
-            a ->
-                "ExecutePlan".equals(a.path("rpc").asText())
-                    && r.path("session_id").asText().equals(a.path("session_id").asText())
-                    && a.path("plan_summary").path("compressed").asBoolean());
-    assertEquals(CompatProxy.PRINCIPAL, record.path("principal").asText(), record.toString());
+        audited(
+            "ExecutePlan",
+            r.path("session_id").asText(),
+            CompatProxy.PRINCIPAL,
+            a -> a.path("plan_summary").path("compressed").asBoolean());
     assertEquals("OK", record.path("status").asText(), record.toString());
   }
 
@@ -193,12 +195,11 @@ final class NewProtocolIT {
     assertEquals(CHUNKED_ROWS, d.path("rows").asInt(), d.toString());
     assertEquals(
         d.path("checksum").asText(), p.path("checksum").asText(), "proxied " + p + " direct " + d);
-    auditRecord(
-        "the chunked ExecutePlan of session " + p.path("session_id").asText(),
-        a ->
-            "ExecutePlan".equals(a.path("rpc").asText())
-                && p.path("session_id").asText().equals(a.path("session_id").asText())
-                && "OK".equals(a.path("status").asText()));
+    audited(
+        "ExecutePlan",
+        p.path("session_id").asText(),
+        CompatProxy.PRINCIPAL,
+        a -> "OK".equals(a.path("status").asText()));
   }
 
   // --- CloneSession -----------------------------------------------------------------------------
@@ -214,22 +215,12 @@ final class NewProtocolIT {
     assertEquals(
         "[42]", r.path("clone_rows").toString(), "the clone lacks its source's view: " + r);
     assertFalse(r.path("source_sees_clone_view").asBoolean(true), r.toString());
-    JsonNode cloned =
-        auditRecord(
-            "the CloneSession of " + source,
-            a ->
-                "CloneSession".equals(a.path("rpc").asText())
-                    && source.equals(a.path("session_id").asText()));
-    assertEquals(CompatProxy.PRINCIPAL, cloned.path("principal").asText(), cloned.toString());
+    JsonNode cloned = audited("CloneSession", source, CompatProxy.PRINCIPAL, a -> true);
     assertEquals(clone, cloned.path("new_session_id").asText(), cloned.toString());
     assertEquals("OK", cloned.path("status").asText(), cloned.toString());
-    JsonNode inClone =
-        auditRecord(
-            "a query in the clone " + clone,
-            a ->
-                "ExecutePlan".equals(a.path("rpc").asText())
-                    && clone.equals(a.path("session_id").asText()));
-    assertEquals(CompatProxy.PRINCIPAL, inClone.path("principal").asText(), inClone.toString());
+    // The clone's own calls are the same user's.
+    audited(
+        "ExecutePlan", clone, CompatProxy.PRINCIPAL, a -> "OK".equals(a.path("status").asText()));
 
     // The other user names the same session id: the proxy puts its own identity in the request, so
     // the
@@ -245,12 +236,7 @@ final class NewProtocolIT {
           r.path("other_clone_error").path("condition").asText(),
           r.toString());
     }
-    auditRecord(
-        "the other user's CloneSession naming " + source,
-        a ->
-            "CloneSession".equals(a.path("rpc").asText())
-                && source.equals(a.path("session_id").asText())
-                && OTHER.equals(a.path("principal").asText()));
+    audited("CloneSession", source, OTHER, a -> true);
   }
 
   // --- GetStatus --------------------------------------------------------------------------------
@@ -296,13 +282,7 @@ final class NewProtocolIT {
               });
       assertTrue(leaked.isEmpty(), "another user saw operations " + leaked + ": " + r);
     }
-    JsonNode record =
-        auditRecord(
-            "GetStatus of " + session,
-            a ->
-                "GetStatus".equals(a.path("rpc").asText())
-                    && session.equals(a.path("session_id").asText())
-                    && CompatProxy.PRINCIPAL.equals(a.path("principal").asText()));
+    JsonNode record = audited("GetStatus", session, CompatProxy.PRINCIPAL, a -> true);
     assertEquals("OK", record.path("status").asText(), record.toString());
   }
 
@@ -372,14 +352,28 @@ final class NewProtocolIT {
   /** The proxy's record of a refused call in {@code session} by {@code rule}, for the first user. */
   private static JsonNode refusal(String session, String rule) throws Exception {
     JsonNode record =
-        auditRecord(
-            "a refusal by " + rule + " in " + session,
-            a ->
-                session.equals(a.path("session_id").asText())
-                    && rule.equals(a.path("rule").asText()));
-    assertEquals(CompatProxy.PRINCIPAL, record.path("principal").asText(), record.toString());
+        audited(
+            "ExecutePlan",
+            session,
+            CompatProxy.PRINCIPAL,
+            a -> rule.equals(a.path("rule").asText()));
     assertNotEquals("OK", record.path("status").asText(), record.toString());
     return record;
+  }
+
+  /**
+   * The first audit record of a {@code rpc} call in {@code session} by {@code principal} that also passes
+   * {@code also}.
+   */
+  private static JsonNode audited(
+      String rpc, String session, String principal, Predicate<JsonNode> also) throws Exception {
+    return auditRecord(
+        rpc + " by " + principal + " in session " + session,
+        a ->
+            rpc.equals(a.path("rpc").asText())
+                && session.equals(a.path("session_id").asText())
+                && principal.equals(a.path("principal").asText())
+                && also.test(a));
   }
 
   /** The first audit record matching {@code test}, waiting for the writer (it writes behind the calls). */
