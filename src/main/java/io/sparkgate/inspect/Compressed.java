@@ -71,8 +71,14 @@ final class Compressed {
           .emit();
       return;
     }
-    String name =
-        op.getOpType() == Plan.CompressedOperation.OpType.OP_TYPE_RELATION ? "(root)" : "(command)";
+    boolean relation = op.getOpType() == Plan.CompressedOperation.OpType.OP_TYPE_RELATION;
+    sink.fact(Fact.Kind.COMPRESSED_PLAN, "zstd")
+        .put("op_type", relation ? "relation" : "command")
+        .put("compressed_bytes", op.getData().size())
+        .put("inflated_bytes", raw.length)
+        .put("where", where)
+        .emit();
+    String name = relation ? "(root)" : "(command)";
     walker.push(new Frame(inner, frame, name, frame.depth() + 1));
   }
 

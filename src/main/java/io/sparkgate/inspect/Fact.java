@@ -89,6 +89,12 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
     /** An uploaded artifact (subkind begin|batch|complete): name, prefix, size, crc, crc_ok, sha256. */
     ARTIFACT,
     /**
+     * A Spark 4.1+ compressed plan that was inflated and inspected like a plain one (subkind: the codec,
+     * zstd): op_type (relation|command), compressed_bytes, inflated_bytes, where. Informational: it lets the
+     * audit log show that a plan arrived compressed; one that cannot be inflated is UNCLASSIFIED instead.
+     */
+    COMPRESSED_PLAN,
+    /**
      * Something the inspector does not understand (subkind says what: unknown_case, unknown_field,
      * unparseable_sql, unknown_extension, plan_too_deep, sql_too_long, compressed_plan_too_large, ...).
      * A policy should refuse it.

@@ -13,7 +13,8 @@ import java.util.Set;
 /**
  * A compact, audit-safe summary of what one call asked for, built from its facts: statement and request
  * kinds, tables read and written, SQL text (literals redacted unless asked for), user-code kinds, artifacts
- * (name, size, SHA-256), config keys (never values), data sources and anything unclassified. One per call;
+ * (name, size, SHA-256), config keys (never values), data sources, anything unclassified, and whether the plan
+ * arrived compressed. One per call;
  * messages of a stream add to it. Not thread-safe (the request side of a call is serialized).
  */
 final class PlanSummary {
@@ -31,6 +32,7 @@ final class PlanSummary {
   private final Set<String> dataSources = new LinkedHashSet<>();
   private final Set<String> functions = new LinkedHashSet<>();
   private final Set<String> unclassified = new LinkedHashSet<>();
+  private boolean compressed;
 
   PlanSummary(boolean includeLiterals) {
     this.includeLiterals = includeLiterals;
@@ -75,6 +77,7 @@ final class PlanSummary {
         case ADD_RESOURCE, CREATE_FUNCTION_USING, EXECUTE_IMMEDIATE, CATALOG_OP, EXTENSION, PATH ->
             add(kinds, f.kind().name().toLowerCase(java.util.Locale.ROOT) + ":" + f.subkind());
         case UNCLASSIFIED -> add(unclassified, f.subkind());
+        case COMPRESSED_PLAN -> compressed = true;
       }
     }
     return this;
@@ -97,6 +100,8 @@ final class PlanSummary {
     put(m, "data_sources", dataSources);
     put(m, "functions", functions);
     put(m, "unclassified", unclassified);
+    // Whether the client sent the plan compressed (Spark 4.1+), which no other part shows.
+    if (compressed) m.put("compressed", true);
     return m;
   }
 

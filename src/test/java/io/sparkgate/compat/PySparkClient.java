@@ -123,18 +123,56 @@ final class PySparkClient implements ClientUnderTest {
     if (scenarios.isEmpty()) {
       return List.of();
     }
-    PythonEnvs.Env env = env();
+    List<String> arguments =
+        new ArrayList<>(List.of("--trust", trust.flag, "--server-version", target.serverVersion()));
+    scenarios.forEach(s -> arguments.add(s.id()));
+    Run run = runProgram(PROGRAM, target, Map.of(), arguments);
+    Path dir = run.dir();
+    boolean finished = run.finished();
+    Map<Scenario, Outcome> reported = parse(dir.resolve("stdout.jsonl"));
+    String why =
+        finished
+            ? "the client exited with code " + run.exitCode() + " before reporting it"
+            : "the client did not finish in " + TIMEOUT;
+    List<Outcome> outcomes = new ArrayList<>();
+    for (Scenario scenario : scenarios) {
+      Outcome outcome = reported.get(scenario);
+      outcomes.add(
+          outcome != null
+              ? outcome
+              : new Outcome(
+                  scenario,
+                  "fail",
+                  why + " (" + dir + "); its last output:\n" + tail(dir.resolve("stderr.log"))));
+    }
+    return outcomes;
+  }
+
+  /**
+   * What a client program run left: its directory (standard output in {@code stdout.jsonl}, standard error in
+   * {@code stderr.log}), whether it ended in time, and its exit code (-1 if it had to be killed).
+   */
+  record Run(Path dir, boolean finished, int exitCode) {}
+
+  /**
+   * Runs a Python program of src/test/python/compat with this client's interpreter, the target's host, port
+   * and CA as {@code --host}, {@code --port} and {@code --ca}, and then {@code arguments}. Its environment
+   * holds the target's token in {@value #TOKEN_ENV} plus {@code env} (other secrets go there too, never on the
+   * command line), and nothing a developer's shell set for their own PySpark.
+   */
+  Run runProgram(Path program, Target target, Map<String, String> env, List<String> arguments)
+      throws IOException, InterruptedException {
+    PythonEnvs.Env venv = env();
     Path dir =
         Files.createDirectories(RUNS.resolve(envName + "-" + UUID.randomUUID()).toAbsolutePath());
     List<String> command = new ArrayList<>();
-    command.add(env.python().toString());
-    command.add(PROGRAM.toAbsolutePath().toString());
+    command.add(venv.python().toString());
+    command.add(program.toAbsolutePath().toString());
     command.addAll(List.of("--host", target.host(), "--port", Integer.toString(target.port())));
     if (target.caPem() != null) {
       command.addAll(List.of("--ca", target.caPem().toAbsolutePath().toString()));
     }
-    command.addAll(List.of("--trust", trust.flag, "--server-version", target.serverVersion()));
-    scenarios.forEach(s -> command.add(s.id()));
+    command.addAll(arguments);
 
     ProcessBuilder builder =
         new ProcessBuilder(command)
@@ -156,6 +194,7 @@ final class PySparkClient implements ClientUnderTest {
     if (target.token() != null) {
       environment.put(TOKEN_ENV, target.token());
     }
+    environment.putAll(env);
     Process process = builder.start();
     boolean finished = false;
     try {
@@ -168,23 +207,7 @@ final class PySparkClient implements ClientUnderTest {
         process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
       }
     }
-    Map<Scenario, Outcome> reported = parse(dir.resolve("stdout.jsonl"));
-    String why =
-        finished
-            ? "the client exited with code " + process.exitValue() + " before reporting it"
-            : "the client did not finish in " + TIMEOUT;
-    List<Outcome> outcomes = new ArrayList<>();
-    for (Scenario scenario : scenarios) {
-      Outcome outcome = reported.get(scenario);
-      outcomes.add(
-          outcome != null
-              ? outcome
-              : new Outcome(
-                  scenario,
-                  "fail",
-                  why + " (" + dir + "); its last output:\n" + tail(dir.resolve("stderr.log"))));
-    }
-    return outcomes;
+    return new Run(dir, finished, finished ? process.exitValue() : -1);
   }
 
   private static Map<Scenario, Outcome> parse(Path stdout) throws IOException {
@@ -202,7 +225,7 @@ final class PySparkClient implements ClientUnderTest {
     return outcomes;
   }
 
-  private static String tail(Path file) throws IOException {
+  static String tail(Path file) throws IOException {
     List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
     return String.join("\n", lines.subList(Math.max(0, lines.size() - 25), lines.size()));
   }

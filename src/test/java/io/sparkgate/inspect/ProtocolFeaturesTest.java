@@ -98,6 +98,12 @@ final class ProtocolFeaturesTest {
         packed.ofKind(Fact.Kind.USER_CODE).get(0).get("where").contains("compressed_operation"),
         packed.toString());
     assertFalse(packed.has(Fact.Kind.UNCLASSIFIED), packed.toString());
+    Fact compressed = packed.ofKind(Fact.Kind.COMPRESSED_PLAN).get(0);
+    assertEquals("zstd", compressed.subkind());
+    assertEquals("relation", compressed.get("op_type"));
+    assertEquals(
+        String.valueOf(pythonUdfRelation().getSerializedSize()), compressed.get("inflated_bytes"));
+    assertFalse(plain.has(Fact.Kind.COMPRESSED_PLAN), plain.toString());
   }
 
   @Test
@@ -117,6 +123,7 @@ final class ProtocolFeaturesTest {
         withoutWhere(plain, Fact.Kind.FUNCTION_CALL),
         withoutWhere(packed, Fact.Kind.FUNCTION_CALL));
     assertEquals("reflect", packed.ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("name"));
+    assertEquals("command", packed.ofKind(Fact.Kind.COMPRESSED_PLAN).get(0).get("op_type"));
   }
 
   @Test
@@ -148,6 +155,7 @@ final class ProtocolFeaturesTest {
             .orElseThrow(() -> new AssertionError(f.toString()));
     assertEquals(String.valueOf(1 << 20), tooLarge.get("limit"));
     assertFalse(f.has(Fact.Kind.FUNCTION_CALL), f.toString());
+    assertFalse(f.has(Fact.Kind.COMPRESSED_PLAN), "not inspected, so not reported as such: " + f);
     assertEquals(64L << 20, InspectorConfig.DEFAULTS.maxDecompressedBytes());
   }
 
