@@ -10,62 +10,111 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
- * Sparkgate as users meet it on a shared server: TLS with a private CA, one static bearer token, the shipped
- * policies/shared-server.yaml, and the audit log on, in front of one Spark server.
+ * Sparkgate as users meet it on a shared server: TLS with a private CA, one static bearer token per user (one
+ * user, {@link #PRINCIPAL}, unless told otherwise), the shipped policies/shared-server.yaml, and the audit
+ * log on, in front of one Spark server.
  */
 final class CompatProxy implements AutoCloseable {
 
   static final Path POLICY = Path.of("policies", "shared-server.yaml");
   static final String PRINCIPAL = "compat-user";
 
+  /** A caller: a principal in these groups (the policy's {@code groups} / {@code except_groups}). */
+  record User(String principal, List<String> groups) {
+    User {
+      groups = List.copyOf(groups);
+    }
+  }
+
   private final Sparkgate proxy;
-  private final Target target;
+  private final Map<String, Target> targets;
   private final Path auditLog;
 
-  private CompatProxy(Sparkgate proxy, Target target, Path auditLog) {
+  private CompatProxy(Sparkgate proxy, Map<String, Target> targets, Path auditLog) {
     this.proxy = proxy;
-    this.target = target;
+    this.targets = targets;
     this.auditLog = auditLog;
   }
 
-  /** Generates a CA and a server certificate in {@code dir}, and starts a proxy in front of the backend. */
+  /**
+   * Generates a CA and a server certificate in {@code dir}, and starts a proxy in front of the backend with
+   * one user, {@link #PRINCIPAL}, in no group.
+   */
   static CompatProxy start(Path dir, int backendPort, String serverVersion) throws IOException {
+    return start(dir, backendPort, serverVersion, List.of(new User(PRINCIPAL, List.of())));
+  }
+
+  /** The same with these users, each given a token of its own ({@link #target(String)}). */
+  static CompatProxy start(Path dir, int backendPort, String serverVersion, List<User> users)
+      throws IOException {
+    if (users.isEmpty()) {
+      throw new IllegalArgumentException("a proxy needs at least one user");
+    }
     Files.createDirectories(dir);
     DevCertificates.Generated certs =
         DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
-    String token = newToken();
+    Map<String, String> tokens = new LinkedHashMap<>();
+    List<String> lines =
+        new ArrayList<>(
+            List.of(
+                "listen: {address: 127.0.0.1, port: 0}",
+                "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
+                "backend: {address: 'localhost:" + backendPort + "'}",
+                "auth:",
+                "  static_tokens:"));
+    for (User user : users) {
+      String token = newToken();
+      if (tokens.put(user.principal(), token) != null) {
+        throw new IllegalArgumentException("user " + user.principal() + " given twice");
+      }
+      lines.add("    - sha256: " + sha256(token));
+      lines.add("      principal: " + user.principal());
+      if (!user.groups().isEmpty()) {
+        lines.add("      groups: [" + String.join(", ", user.groups()) + "]");
+      }
+    }
+    lines.add("policy: {file: '" + POLICY.toAbsolutePath() + "'}");
+    lines.add("audit: {file: audit.jsonl}");
+    lines.add("");
     Path config = dir.resolve("sparkgate.yaml");
-    Files.writeString(
-        config,
-        String.join(
-            "\n",
-            "listen: {address: 127.0.0.1, port: 0}",
-            "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
-            "backend: {address: 'localhost:" + backendPort + "'}",
-            "auth:",
-            "  static_tokens:",
-            "    - sha256: " + sha256(token),
-            "      principal: " + PRINCIPAL,
-            "policy: {file: '" + POLICY.toAbsolutePath() + "'}",
-            "audit: {file: audit.jsonl}",
-            ""));
+    Files.writeString(config, String.join("\n", lines));
     Sparkgate proxy = Sparkgate.start(ProxyConfig.load(config));
-    Target target =
-        new Target(
-            "localhost",
-            proxy.port(),
-            token,
-            certs.caCert().toAbsolutePath(),
-            certs.trustStore().toAbsolutePath(),
-            DevCertificates.Options.defaults().password(),
-            serverVersion);
-    return new CompatProxy(proxy, target, dir.resolve("audit.jsonl"));
+    Map<String, Target> targets = new LinkedHashMap<>();
+    tokens.forEach(
+        (principal, token) ->
+            targets.put(
+                principal,
+                new Target(
+                    "localhost",
+                    proxy.port(),
+                    token,
+                    certs.caCert().toAbsolutePath(),
+                    certs.trustStore().toAbsolutePath(),
+                    DevCertificates.Options.defaults().password(),
+                    serverVersion)));
+    return new CompatProxy(proxy, Collections.unmodifiableMap(targets), dir.resolve("audit.jsonl"));
   }
 
+  /** The first user's target ({@link #PRINCIPAL}'s for a proxy started without users). */
   Target target() {
+    return targets.values().iterator().next();
+  }
+
+  /** Where {@code principal} connects, with its own token. */
+  Target target(String principal) {
+    Target target = targets.get(principal);
+    if (target == null) {
+      throw new IllegalArgumentException(
+          "no user " + principal + " on this proxy: " + targets.keySet());
+    }
     return target;
   }
 
