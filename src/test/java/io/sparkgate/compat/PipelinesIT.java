@@ -147,6 +147,9 @@ class PipelinesIT {
             Map.of("spark.sql.catalog.sparkgate_test", "org.example.NoSuchCatalog"));
     assertNotEquals(0, run.exit(), run.toString());
     assertRefused(run.output(), "config-allowlist", "ask the platform team");
+    assertTrue(
+        run.output().contains("Setting spark.sql.catalog.sparkgate_test is not allowed"),
+        "the refused key is named: " + run);
   }
 
   @Test
