@@ -132,6 +132,7 @@ class PipelinesIT {
     Run run = pipeline(AUTHOR, "local-storage", storage.toUri().toString(), Map.of());
     assertNotEquals(0, run.exit(), run.toString());
     assertRefused(run.output(), "paths-allowlist", "object-store paths");
+    assertFalse(run.output().contains("is QUEUED"), "no flow ran: " + run);
     try (Stream<Path> written = Files.list(storage)) {
       assertEquals(0, written.count(), "nothing was written to the refused storage");
     }
