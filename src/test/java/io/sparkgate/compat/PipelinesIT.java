@@ -110,6 +110,18 @@ class PipelinesIT {
         "[[0,0],[1,1],[2,4],[3,9],[4,16]]", client(AUTHOR, "read", "sparkgate_squares").toString());
     assertEquals(
         "[[0,0],[2,4],[4,16]]", client(AUTHOR, "read", "sparkgate_even_squares").toString());
+    // The flow definitions went through with the CLI's PipelineAnalysisContext forwarded (the
+    // UserContext extension allowlist), and were allowed.
+    Await.until(
+        "an allowed pipeline command with its analysis context in the audit log",
+        () ->
+            AuditLines.complete(proxy.auditLog()).stream()
+                .anyMatch(
+                    l ->
+                        l.contains("\"principal\":\"" + AUTHOR + "\"")
+                            && l.contains("\"decision\":\"allow\"")
+                            && l.contains("pipeline_command")
+                            && l.contains("extension:usercontext")));
   }
 
   @Test
