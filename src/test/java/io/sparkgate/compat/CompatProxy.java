@@ -10,19 +10,29 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Sparkgate as users meet it on a shared server: TLS with a private CA, one static bearer token, the shipped
- * policies/shared-server.yaml, and the audit log on, in front of one Spark server.
+ * Sparkgate as users meet it on a shared server: TLS with a private CA, one static bearer token per user (one
+ * user, {@link #PRINCIPAL}, unless told otherwise), the shipped policies/shared-server.yaml, and the audit
+ * log on, in front of one Spark server.
  */
 final class CompatProxy implements AutoCloseable {
 
   static final Path POLICY = Path.of("policies", "shared-server.yaml");
   static final String PRINCIPAL = "compat-user";
+
+  /** A caller: a principal in these groups (the policy's {@code groups} / {@code except_groups}). */
+  record User(String principal, List<String> groups) {
+    User {
+      groups = List.copyOf(groups);
+    }
+  }
 
   private final Sparkgate proxy;
   private final Map<String, Target> targets;
@@ -30,67 +40,77 @@ final class CompatProxy implements AutoCloseable {
 
   private CompatProxy(Sparkgate proxy, Map<String, Target> targets, Path auditLog) {
     this.proxy = proxy;
-    this.targets = Map.copyOf(targets);
+    this.targets = targets;
     this.auditLog = auditLog;
   }
 
   /**
-   * What a test may add to the users' proxy: more users (each with a token of its own) and settings of the
-   * {@code policy} section beside its file (e.g. {@code max_decompressed_plan_bytes}).
+   * What a test may change in the users' proxy: its users (each with a token of its own; the first is
+   * {@link #target()}'s) and settings of the {@code policy} section beside its file (e.g. {@code
+   * max_decompressed_plan_bytes}).
    */
-  record Options(List<String> otherPrincipals, Map<String, String> policySettings) {
-    static final Options DEFAULTS = new Options(List.of(), Map.of());
+  record Options(List<User> users, Map<String, String> policySettings) {
+    static final Options DEFAULTS = new Options(List.of(new User(PRINCIPAL, List.of())), Map.of());
 
     Options {
-      otherPrincipals = List.copyOf(otherPrincipals);
+      users = List.copyOf(users);
       policySettings = Map.copyOf(policySettings);
-      if (otherPrincipals.contains(PRINCIPAL)) {
-        throw new IllegalArgumentException(PRINCIPAL + " is always there; name other principals");
+      if (users.isEmpty()) {
+        throw new IllegalArgumentException("a proxy needs at least one user");
       }
     }
   }
 
-  /** Generates a CA and a server certificate in {@code dir}, and starts a proxy in front of the backend. */
+  /**
+   * Generates a CA and a server certificate in {@code dir}, and starts a proxy in front of the backend with
+   * one user, {@link #PRINCIPAL}, in no group.
+   */
   static CompatProxy start(Path dir, int backendPort, String serverVersion) throws IOException {
     return start(dir, backendPort, serverVersion, Options.DEFAULTS);
   }
 
-  /** {@link #start(Path, int, String)} with more users or policy settings. */
+  /** The same with these users, each given a token of its own ({@link #target(String)}). */
+  static CompatProxy start(Path dir, int backendPort, String serverVersion, List<User> users)
+      throws IOException {
+    return start(dir, backendPort, serverVersion, new Options(users, Map.of()));
+  }
+
+  /** The same with these users and policy settings. */
   static CompatProxy start(Path dir, int backendPort, String serverVersion, Options options)
       throws IOException {
+    List<User> users = options.users();
     Files.createDirectories(dir);
     DevCertificates.Generated certs =
         DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
     Map<String, String> tokens = new LinkedHashMap<>();
-    tokens.put(PRINCIPAL, newToken());
-    options.otherPrincipals().forEach(p -> tokens.put(p, newToken()));
-    StringBuilder users = new StringBuilder();
-    tokens.forEach(
-        (principal, token) ->
-            users
-                .append("    - sha256: ")
-                .append(sha256(token))
-                .append("\n      principal: ")
-                .append(principal)
-                .append('\n'));
+    List<String> lines =
+        new ArrayList<>(
+            List.of(
+                "listen: {address: 127.0.0.1, port: 0}",
+                "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
+                "backend: {address: 'localhost:" + backendPort + "'}",
+                "auth:",
+                "  static_tokens:"));
+    for (User user : users) {
+      String token = newToken();
+      if (tokens.put(user.principal(), token) != null) {
+        throw new IllegalArgumentException("user " + user.principal() + " given twice");
+      }
+      lines.add("    - sha256: " + sha256(token));
+      lines.add("      principal: " + user.principal());
+      if (!user.groups().isEmpty()) {
+        lines.add("      groups: [" + String.join(", ", user.groups()) + "]");
+      }
+    }
     StringBuilder policy = new StringBuilder("policy: {file: '" + POLICY.toAbsolutePath() + "'");
     options
         .policySettings()
         .forEach((k, v) -> policy.append(", ").append(k).append(": ").append(v));
-    policy.append('}');
+    lines.add(policy.append('}').toString());
+    lines.add("audit: {file: audit.jsonl}");
+    lines.add("");
     Path config = dir.resolve("sparkgate.yaml");
-    Files.writeString(
-        config,
-        String.join(
-            "\n",
-            "listen: {address: 127.0.0.1, port: 0}",
-            "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
-            "backend: {address: 'localhost:" + backendPort + "'}",
-            "auth:",
-            "  static_tokens:",
-            users.toString() + policy,
-            "audit: {file: audit.jsonl}",
-            ""));
+    Files.writeString(config, String.join("\n", lines));
     Sparkgate proxy = Sparkgate.start(ProxyConfig.load(config));
     Map<String, Target> targets = new LinkedHashMap<>();
     tokens.forEach(
@@ -105,21 +125,22 @@ final class CompatProxy implements AutoCloseable {
                     certs.trustStore().toAbsolutePath(),
                     DevCertificates.Options.defaults().password(),
                     serverVersion)));
-    return new CompatProxy(proxy, targets, dir.resolve("audit.jsonl"));
+    return new CompatProxy(proxy, Collections.unmodifiableMap(targets), dir.resolve("audit.jsonl"));
   }
 
-  /** Where {@link #PRINCIPAL} connects. */
+  /** The first user's target ({@link #PRINCIPAL}'s for a proxy started with the defaults). */
   Target target() {
-    return target(PRINCIPAL);
+    return targets.values().iterator().next();
   }
 
-  /** Where {@code principal} (one of {@link Options#otherPrincipals}) connects, with its own token. */
+  /** Where {@code principal} connects, with its own token. */
   Target target(String principal) {
-    Target t = targets.get(principal);
-    if (t == null) {
-      throw new IllegalArgumentException("no user " + principal + " on this proxy");
+    Target target = targets.get(principal);
+    if (target == null) {
+      throw new IllegalArgumentException(
+          "no user " + principal + " on this proxy: " + targets.keySet());
     }
-    return t;
+    return target;
   }
 
   Path auditLog() {

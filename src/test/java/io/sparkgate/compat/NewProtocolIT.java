@@ -86,7 +86,9 @@ final class NewProtocolIT {
             server.port(),
             VERSION,
             new CompatProxy.Options(
-                List.of(OTHER),
+                List.of(
+                    new CompatProxy.User(CompatProxy.PRINCIPAL, List.of()),
+                    new CompatProxy.User(OTHER, List.of())),
                 Map.of("max_decompressed_plan_bytes", Long.toString(MAX_INFLATED))));
     direct = Target.direct("localhost", server.port(), VERSION);
     System.out.printf(

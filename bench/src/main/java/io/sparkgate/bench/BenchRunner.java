@@ -161,7 +161,8 @@ public final class BenchRunner {
     Map<String, String> proxyListen =
         new LinkedHashMap<>(); // listen keys of every Sparkgate, over the bench's
     Map<String, String> baselineListen = new LinkedHashMap<>(); // the baseline's, over --listen's
-    List<String> baselineDrop = new ArrayList<>(); // top-level sections the baseline's file leaves out
+    // Top-level sections the baseline's file leaves out (a build older than them refuses the keys).
+    List<String> baselineDrop = new ArrayList<>();
     List<String> only; // run only the scenarios whose names contain one of these
 
     static Options parse(String[] args) throws IOException {
