@@ -318,18 +318,7 @@ public final class AdminApi {
       return AdminResponse.error(404, "no running operation " + operationId + " on this replica");
     }
     LiveCalls.Operation op = found.get();
-    String outcome;
-    int status;
-    try {
-      List<String> interrupted =
-          views.actions().interrupt(op.backend(), op.userId(), op.sessionId(), op.operationId());
-      outcome = interrupted.contains(operationId) ? "interrupted" : "not running on the backend";
-      status = 200;
-    } catch (StatusRuntimeException e) {
-      outcome = "failed: " + e.getStatus().getCode();
-      status = 502;
-    }
-    audit(
+    return act(
         operator,
         "interrupt",
         "operation",
@@ -338,8 +327,13 @@ public final class AdminApi {
         op.principal(),
         op.pool(),
         op.backend(),
-        outcome);
-    return answer(status, "interrupt", operationId, outcome);
+        () -> {
+          List<String> interrupted =
+              views
+                  .actions()
+                  .interrupt(op.backend(), op.userId(), op.sessionId(), op.operationId());
+          return interrupted.contains(operationId) ? "interrupted" : "not running on the backend";
+        });
   }
 
   private AdminResponse release(String operator, String sessionId) {
@@ -348,19 +342,7 @@ public final class AdminApi {
       return AdminResponse.error(404, "no live session " + sessionId + " on this replica");
     }
     LiveCalls.Session s = found.get();
-    String outcome;
-    int status;
-    try {
-      views.actions().release(s.backend(), s.userId(), s.sessionId());
-      views.live().forget(s.userId(), s.sessionId());
-      views.released().accept(s.userId(), s.sessionId());
-      outcome = "released";
-      status = 200;
-    } catch (StatusRuntimeException e) {
-      outcome = "failed: " + e.getStatus().getCode();
-      status = 502;
-    }
-    audit(
+    return act(
         operator,
         "release",
         "session",
@@ -369,8 +351,39 @@ public final class AdminApi {
         s.principal(),
         s.pool(),
         s.backend(),
-        outcome);
-    return answer(status, "release", sessionId, outcome);
+        () -> {
+          views.actions().release(s.backend(), s.userId(), s.sessionId());
+          views.live().forget(s.userId(), s.sessionId());
+          views.released().accept(s.userId(), s.sessionId());
+          return "released";
+        });
+  }
+
+  /**
+   * Runs an operator action against the backend, audits it and answers: a backend that cannot be asked is a 502
+   * naming the gRPC code, so the operator knows the action did not happen.
+   */
+  private AdminResponse act(
+      String operator,
+      String action,
+      String targetKind,
+      String target,
+      String sessionId,
+      String principal,
+      String pool,
+      String backend,
+      Supplier<String> ask) {
+    String outcome;
+    int status;
+    try {
+      outcome = ask.get();
+      status = 200;
+    } catch (StatusRuntimeException e) {
+      outcome = "failed: " + e.getStatus().getCode();
+      status = 502;
+    }
+    audit(operator, action, targetKind, target, sessionId, principal, pool, backend, outcome);
+    return answer(status, action, target, outcome);
   }
 
   private static AdminResponse answer(int status, String action, String target, String outcome) {

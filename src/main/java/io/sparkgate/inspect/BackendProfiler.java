@@ -57,32 +57,22 @@ public final class BackendProfiler {
                 .setSparkVersion(AnalyzePlanRequest.SparkVersion.getDefaultInstance())
                 .build());
     ConfigResponse all =
-        call(
-            "Config",
-            ConfigResponse.getDefaultInstance(),
-            ConfigRequest.newBuilder()
-                .setSessionId(session)
-                .setUserContext(user)
-                .setOperation(
-                    ConfigRequest.Operation.newBuilder()
-                        .setGetAll(ConfigRequest.GetAll.newBuilder().setPrefix(CATALOG_PREFIX)))
-                .build());
+        config(
+            session,
+            user,
+            ConfigRequest.Operation.newBuilder()
+                .setGetAll(ConfigRequest.GetAll.newBuilder().setPrefix(CATALOG_PREFIX)));
     ConfigResponse options =
-        call(
-            "Config",
-            ConfigResponse.getDefaultInstance(),
-            ConfigRequest.newBuilder()
-                .setSessionId(session)
-                .setUserContext(user)
-                .setOperation(
-                    ConfigRequest.Operation.newBuilder()
-                        .setGetOption(
-                            ConfigRequest.GetOption.newBuilder()
-                                .addKeys("spark.sql.extensions")
-                                .addKeys("spark.sql.defaultCatalog")
-                                .addKeys("spark.hadoop.fs.defaultFS")
-                                .addKeys("fs.defaultFS")))
-                .build());
+        config(
+            session,
+            user,
+            ConfigRequest.Operation.newBuilder()
+                .setGetOption(
+                    ConfigRequest.GetOption.newBuilder()
+                        .addKeys("spark.sql.extensions")
+                        .addKeys("spark.sql.defaultCatalog")
+                        .addKeys("spark.hadoop.fs.defaultFS")
+                        .addKeys("fs.defaultFS")));
     return fromResponses(
         version.getSparkVersion().getVersion(), all.getPairsList(), options.getPairsList());
   }
@@ -121,6 +111,18 @@ public final class BackendProfiler {
     // Spark's conf does not show: the local reading is the cautious one, and
     // backend.profile.default_fs pins it.
     return new BackendProfile(version, extensions, catalogs, defaultCatalog, defaultFs);
+  }
+
+  private ConfigResponse config(
+      String session, UserContext user, ConfigRequest.Operation.Builder operation) {
+    return call(
+        "Config",
+        ConfigResponse.getDefaultInstance(),
+        ConfigRequest.newBuilder()
+            .setSessionId(session)
+            .setUserContext(user)
+            .setOperation(operation)
+            .build());
   }
 
   private <Req extends Message, Resp extends Message> Resp call(
