@@ -230,12 +230,23 @@ final class Detectors {
   }
 
   /**
+   * ML commands that carry nothing and touch only the calling session's own ML cache (Spark keeps one per
+   * session). PySpark 4.x sends clean_cache from an exit hook of every process that ends without stopping
+   * its session; as user code that was a refusal in the audit log for every such exit.
+   */
+  private static final Set<String> OWN_ML_CACHE = Set.of("clean_cache", "get_cache_info");
+
+  /**
    * Loading a saved model or pipeline (MlCommand.read) deserializes whatever the saved metadata names, code
-   * included, so it gets its own subkind; the other ML operations stay ml_command.
+   * included, so it gets its own subkind; the other ML operations stay ml_command, but for the session's own
+   * cache housekeeping ({@link #OWN_ML_CACHE}), which yields no fact.
    */
   private void mlCommand(Frame frame) {
     Message m = frame.message();
     String op = Proto.oneofCase(m, "command");
+    if (op != null && OWN_ML_CACHE.contains(op)) {
+      return;
+    }
     if ("read".equals(op)) {
       Message read = (Message) m.getField(Proto.field(m, "read"));
       Message operator =

@@ -16,6 +16,7 @@ import io.sparkgate.proto.spark.GetStatusRequest;
 import io.sparkgate.proto.spark.MapPartitions;
 import io.sparkgate.proto.spark.MlCommand;
 import io.sparkgate.proto.spark.MlOperator;
+import io.sparkgate.proto.spark.ObjectRef;
 import io.sparkgate.proto.spark.PipelineAnalysisContext;
 import io.sparkgate.proto.spark.PipelineCommand;
 import io.sparkgate.proto.spark.Plan;
@@ -390,6 +391,33 @@ final class ProtocolFeaturesTest {
             Fact.Kind.USER_CODE,
             x -> "read".equals(x.get("op")) && !x.subkind().equals("ml_model_load")),
         f.toString());
+  }
+
+  @Test
+  void mlCacheHousekeeping_isNoFact_otherMlCommandsStayUserCode() {
+    for (MlCommand command :
+        List.of(
+            MlCommand.newBuilder().setCleanCache(MlCommand.CleanCache.getDefaultInstance()).build(),
+            MlCommand.newBuilder()
+                .setGetCacheInfo(MlCommand.GetCacheInfo.getDefaultInstance())
+                .build())) {
+      Facts f =
+          execute(Plan.newBuilder().setCommand(Command.newBuilder().setMlCommand(command)).build());
+      assertFalse(f.has(Fact.Kind.USER_CODE), f.toString());
+      assertFalse(f.has(Fact.Kind.UNCLASSIFIED), f.toString());
+    }
+    Facts delete =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setMlCommand(
+                            MlCommand.newBuilder()
+                                .setDelete(
+                                    MlCommand.Delete.newBuilder()
+                                        .addObjRefs(ObjectRef.newBuilder().setId("m1")))))
+                .build());
+    assertEquals("delete", only(delete, Fact.Kind.USER_CODE, "ml_command").get("op"));
   }
 
   @Test
