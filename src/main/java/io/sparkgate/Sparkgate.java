@@ -243,8 +243,7 @@ public final class Sparkgate implements AutoCloseable {
               .addTransportFilter(gate.transportFilter())
               .addTransportFilter(auth.transportFilter())
               // Refuses before any stage runs; registered first, so it runs last of the
-              // interceptors:
-              // the metrics interceptor (added below) still counts what it refuses.
+              // interceptors: the metrics interceptor (added below) still counts what it refuses.
               .intercept(callLimiter)
               .intercept(gate.headerLimit())
               .maxInboundMessageSize(maxMessage)

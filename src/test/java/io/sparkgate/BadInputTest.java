@@ -234,12 +234,10 @@ final class BadInputTest {
         BadInputTest::threadCountWithoutRelays,
         n -> n <= threadsBefore + 2);
     // The proxy's pooled allocator moves in 4 MiB chunks as timing varies (seen: swings of one or
-    // two chunks
-    // between rounds, no steady climb, with the test side unpooled). With pooled test-side channels
-    // the same
-    // JVM drifted up ~4 MiB per 1,000 vanished calls even without the proxy in the path, hence the
-    // unpooled
-    // test side. A proxy holding the abandoned calls' buffers would climb past these swings.
+    // two chunks between rounds, no steady climb, with the test side unpooled). With pooled
+    // test-side channels the same JVM drifted up ~4 MiB per 1,000 vanished calls even without the
+    // proxy in the path, hence the unpooled test side. A proxy holding the abandoned calls' buffers
+    // would climb past these swings.
     System.out.println(
         "direct memory after each measured round: " + java.util.Arrays.toString(direct));
     long steady = Math.max(direct[0], direct[1]);

@@ -168,8 +168,7 @@ final class SlowReaderTest {
 
         // Backpressure reached the backend: per call it sent what the windows and queues hold (the
         // client's window, the proxy's queue towards the client, the proxy's window towards the
-        // backend,
-        // the backend's own queue), a few MiB, not the 100 GiB it had.
+        // backend, the backend's own queue), a few MiB, not the 100 GiB it had.
         int sentToSlow = backend.sent.get() - sentBefore;
         assertTrue(
             sentToSlow <= SLOW_CALLS * 16, sentToSlow + " MiB sent for " + SLOW_CALLS + " calls");

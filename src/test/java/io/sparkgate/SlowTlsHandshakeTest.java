@@ -88,8 +88,7 @@ final class SlowTlsHandshakeTest {
     Thread dribbler = null;
     try (Sparkgate proxy = Sparkgate.start(ProxyConfig.load(dir.resolve("sparkgate.yaml")))) {
       // Warm up: the proxy's TLS, the test client's event loops and the backend connection exist
-      // before
-      // the threads and the heap are sampled.
+      // before the threads and the heap are sampled.
       assertGoodCallServed(proxy, certs);
       int threadsBefore = threads();
       long heapBefore = heapAfterGc();
@@ -107,8 +106,8 @@ final class SlowTlsHandshakeTest {
         attackers.add(s);
       }
       // Every other connection dribbles its ClientHello, a byte a second, from one thread; the rest
-      // are
-      // silent. A write to a connection the proxy closed fails, and that connection is left alone.
+      // are silent. A write to a connection the proxy closed fails, and that connection is left
+      // alone.
       List<Socket> dribbling = new ArrayList<>();
       for (int i = 0; i < attackers.size(); i += 2) {
         dribbling.add(attackers.get(i));

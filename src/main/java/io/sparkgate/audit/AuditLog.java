@@ -202,8 +202,8 @@ public final class AuditLog implements AutoCloseable {
     try {
       while (true) {
         // Read before the pass: once closing is set, write() refuses records, so a closing pass
-        // that finds the
-        // queue empty has seen the last one (but for one that raced close(), which close() counts).
+        // that finds the queue empty has seen the last one (but for one that raced close(), which
+        // close() counts).
         boolean last = closing;
         AuditWriter.Wait wait = writer.pass(last);
         if (writer.finished()) {

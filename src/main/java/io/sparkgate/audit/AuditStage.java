@@ -101,9 +101,8 @@ public final class AuditStage implements Stage {
     private final long startNanos = System.nanoTime();
     private final AtomicBoolean recorded = new AtomicBoolean();
     // Each count has one writer at a time: gRPC delivers requests one after another, and a call's
-    // sends
-    // must not overlap. Volatile, not atomic, is then enough for close() (on either side) to read
-    // them.
+    // sends must not overlap. Volatile, not atomic, is then enough for close() (on either side) to
+    // read them.
     private volatile long bytesIn;
     private volatile long messagesIn;
     private volatile long bytesOut;

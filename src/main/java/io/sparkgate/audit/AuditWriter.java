@@ -188,10 +188,9 @@ final class AuditWriter {
       }
       long now = ticker.read();
       // fsync: batch is a group commit: at most one force per interval, for everything written
-      // since the last.
-      // A proxy serving one call at a time then does not pay one fsync per call (profiled, that
-      // cost more CPU
-      // than everything else the proxy did for the call); see AuditConfig.DEFAULT_FSYNC_INTERVAL.
+      // since the last. A proxy serving one call at a time then does not pay one fsync per call
+      // (profiled, that cost more CPU than everything else the proxy did for the call); see
+      // AuditConfig.DEFAULT_FSYNC_INTERVAL.
       long syncDue = lastSync + config.fsyncInterval().toNanos();
       if (unsynced && now - syncDue >= 0) {
         force();
@@ -217,11 +216,9 @@ final class AuditWriter {
       return new Wait(unsynced ? Math.min(syncDue, idle) : idle, 1);
     } catch (IOException | RuntimeException e) {
       // Keep going: losing the disk for a moment must not lose the rest of the log. What was
-      // appended
-      // since the last commit never counts as written: the file is cut back to that commit and the
-      // chain
-      // goes on from its last record, and a gap record states the loss once the disk takes records
-      // again.
+      // appended since the last commit never counts as written: the file is cut back to that commit
+      // and the chain goes on from its last record, and a gap record states the loss once the disk
+      // takes records again.
       int unwritten = pending + (batch.size() - taken);
       if (!failing) {
         log.error("audit write failed; {} records of this batch are lost", unwritten, e);

@@ -38,8 +38,7 @@ final class ClientCertIdentity {
       return Optional.empty();
     }
     // Looked up once per TLS session, not once per call: without a client certificate the lookup
-    // throws, and
-    // building that exception cost more than the rest of authenticating a cached token.
+    // throws, and building that exception cost more than the rest of authenticating a cached token.
     if (session.getValue(LEAF) instanceof Optional<?> known) {
       @SuppressWarnings("unchecked")
       Optional<X509Certificate> leaf = (Optional<X509Certificate>) known;

@@ -94,9 +94,8 @@ final class UserContextRewriter {
     }
     String name = principal.name();
     // What the server gets, whatever was declared: user_id and user_name, the principal's. The
-    // declared
-    // extensions and any field this build does not know are not the proxy's to vouch for, and are
-    // dropped.
+    // declared extensions and any field this build does not know are not the proxy's to vouch for,
+    // and are dropped.
     byte[] keptExtensions = kept.toByteArray();
     int contextSize =
         stringSize(USER_ID_FIELD, name) + stringSize(USER_NAME_FIELD, name) + keptExtensions.length;
@@ -109,9 +108,8 @@ final class UserContextRewriter {
       dropped += drop[i + 1] - drop[i];
     }
     // One copy of the request: what precedes the first declared user_context (all of it when there
-    // is none),
-    // the rewritten field there, then everything else in order. Encoded straight into the result: a
-    // CodedOutputStream over a stream would allocate a 4 KiB buffer on every call.
+    // is none), the rewritten field there, then everything else in order. Encoded straight into the
+    // result: a CodedOutputStream over a stream would allocate a 4 KiB buffer on every call.
     byte[] result = new byte[message.length - dropped + fieldSize];
     int insertAt = drops == 0 ? message.length : drop[0];
     System.arraycopy(message, 0, result, 0, insertAt);

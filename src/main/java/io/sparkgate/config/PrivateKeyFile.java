@@ -60,8 +60,8 @@ final class PrivateKeyFile {
     boolean others = perms.stream().anyMatch(OTHERS::contains);
     boolean group = perms.stream().anyMatch(GROUP::contains);
     // PostgreSQL's rule: a root-owned key may be group-readable (0640), which is how Debian's
-    // ssl-cert
-    // group and Kubernetes secrets under fsGroup (mode 0440) hand a key to a service account.
+    // ssl-cert group and Kubernetes secrets under fsGroup (mode 0440) hand a key to a service
+    // account.
     boolean rootGroupRead =
         attributes.owner().getName().equals("root")
             && perms.contains(PosixFilePermission.GROUP_READ)

@@ -46,8 +46,7 @@ public final class EventLoops implements AutoCloseable {
   private final Function<String, NettyChannelBuilder> builders;
   private final String first;
   // Per backend address, one channel per loop (index as loops). Built when a backend is first used,
-  // so a
-  // pool added by a reload gets its connections without a restart.
+  // so a pool added by a reload gets its connections without a restart.
   private final ConcurrentHashMap<String, ManagedChannel[]> backends = new ConcurrentHashMap<>();
   private final AtomicInteger next = new AtomicInteger();
   private volatile boolean closed;

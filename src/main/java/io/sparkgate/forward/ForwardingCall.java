@@ -151,10 +151,9 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     if (isServerClosed()) {
       return;
     }
-    // A unary or server-streaming method takes exactly one request. The server side registers every
-    // method as client-streaming (ProxyRegistry), so a second message arrives here instead of
-    // making
-    // gRPC reset the stream, and the client learns what it did wrong.
+    // A unary or server-streaming method takes exactly one request. The server side registers
+    // every method as client-streaming (ProxyRegistry), so a second message arrives here instead
+    // of making gRPC reset the stream, and the client learns what it did wrong.
     boolean oneRequest = method.getType().clientSendsOneMessage();
     if (++requests > 1 && oneRequest) {
       refuse(oneRequest("more than one"), null);
@@ -255,8 +254,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       return false;
     }
     if (clientCall == null) {
-      // The hooks have chosen the backend by now (the route stage, from the first message's
-      // session).
+      // The hooks have chosen the backend by now (the route stage, from the first message).
       String address = hook.backend();
       ClientCall<byte[], Payload> call =
           backends.apply(address).newCall(method, CallOptions.DEFAULT);
@@ -379,8 +377,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
           }
         } finally {
           // Sent payloads are released by gRPC; this covers a call that closed meanwhile, or a send
-          // that
-          // threw.
+          // that threw.
           forward.release();
           if (forward != message) {
             message.release();
@@ -392,8 +389,7 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     @Override
     public void onClose(Status status, Metadata trailers) {
       // Status, description and trailers (grpc-status-details-bin: Spark's error class, SQLSTATE
-      // and
-      // the FetchErrorDetails handle) pass through untouched.
+      // and the FetchErrorDetails handle) pass through untouched.
       closeServerCall(backendProtocolError(status), trailers);
     }
 

@@ -82,8 +82,7 @@ public final class BackendProfiler {
     Map<String, String> catalogs = new LinkedHashMap<>();
     for (KeyValue kv : catalogConfs) {
       // Spark's server answers get_all with prefix with the prefix STRIPPED from each key
-      // ("iceberg",
-      // "iceberg.type"; seen on 3.5.7); accept the full key too. Options of a catalog
+      // ("iceberg", "iceberg.type"; seen on 3.5.7); accept the full key too. Options of a catalog
       // (<name>.<option>) also match the prefix; names have no dot.
       String key = kv.getKey();
       String rest =
@@ -107,8 +106,7 @@ public final class BackendProfiler {
       }
     }
     // Unset in the session's conf means Hadoop's default (file:///) unless core-site.xml says
-    // otherwise, which
-    // Spark's conf does not show: the local reading is the cautious one, and
+    // otherwise, which Spark's conf does not show: the local reading is the cautious one, and
     // backend.profile.default_fs pins it.
     return new BackendProfile(version, extensions, catalogs, defaultCatalog, defaultFs);
   }

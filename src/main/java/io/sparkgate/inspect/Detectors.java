@@ -154,8 +154,8 @@ final class Detectors {
         }
       }
       // Spark's planner reads a CallFunction's name, and an UnresolvedFunction's marked
-      // user-defined, as a
-      // multi-part identifier; any other UnresolvedFunction name is one part, dots and all.
+      // user-defined, as a multi-part identifier; any other UnresolvedFunction name is one part,
+      // dots and all.
       case "UnresolvedFunction" -> {
         // A plain name reads the same either way; only for another is the flag read (a parse of the
         // message).
@@ -294,8 +294,7 @@ final class Detectors {
           LocalPaths.report(sink, file, "DefineSqlGraphElements.sql_file_path", where, defaultFs);
         String text = Proto.str(m, "sql_text");
         // Read as any SQL is: each statement's kind, what it reads, calls and sets become facts,
-        // and
-        // what the parser cannot read (pipeline statements newer than its grammar) is
+        // and what the parser cannot read (pipeline statements newer than its grammar) is
         // unparseable_sql.
         if (text != null) sql.statement(text, "pipeline", where, session, sink);
       }

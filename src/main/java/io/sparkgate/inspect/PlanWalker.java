@@ -84,8 +84,8 @@ final class PlanWalker {
     this.encoding = request;
     this.root = root;
     // Detectors parse few, small messages; a plan built to make them parse the same bytes again and
-    // again
-    // (nested UDFs, each asking for its enclosing function) goes to the ordinary parse instead.
+    // again (nested UDFs, each asking for its enclosing function) goes to the ordinary parse
+    // instead.
     parseBudget = 2L * request.length;
     pushEncoded(0, request.length, null, -1, 0);
     visitAll(session);
@@ -180,9 +180,8 @@ final class PlanWalker {
     pathFrames[depth] = null;
     Shape shape = slot == null ? root : slot.child;
     // A type with message-valued maps (a SQL relation's parameters) is walked from its parse, but
-    // only when the
-    // message has map entries: most SQL relations have none, and their statement is then read in
-    // place.
+    // only when the message has map entries: most SQL relations have none, and their statement is
+    // then read in place.
     if (!wire.scan(encoding, start, end, shape)) {
       visit(frame(depth), session);
       return;

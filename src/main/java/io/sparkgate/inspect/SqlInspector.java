@@ -28,8 +28,7 @@ final class SqlInspector {
   /** What a statement's facts depend on: its text, where it sits in the request, and the session's names. */
   private record Statement(String sql, String origin, String where, SessionView.Fixed session) {
     // Written out, as every call looks one up: a record's own methods go through method handles,
-    // slower while
-    // cold, and no field here is null.
+    // slower while cold, and no field here is null.
     @Override
     public int hashCode() {
       return ((sql.hashCode() * 31 + origin.hashCode()) * 31 + where.hashCode()) * 31
@@ -144,8 +143,7 @@ final class SqlInspector {
   private static void substitution(String sql, String where, FactSink sink) {
     if (sql.contains("${")) {
       // spark.sql.variable.substitute (default on) rewrites ${...} anywhere in the text before
-      // parsing,
-      // so what we parsed may not be what runs.
+      // parsing, so what we parsed may not be what runs.
       sink.unclassified("variable_substitution", where, "SQL contains ${...}");
     }
   }

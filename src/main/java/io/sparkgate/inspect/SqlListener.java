@@ -234,8 +234,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
         .put("source", "sql")
         .put("where", where);
     // A rewrite that changes the table name changes its implicit alias; it needs to know whether
-    // there is an
-    // explicit one, and where one would go (after any options and sample clause).
+    // there is an explicit one, and where one would go (after any options and sample clause).
     var alias = relation.tableAlias();
     if (alias != null && alias.strictIdentifier() != null) {
       b.put("alias", SqlText.unquoteIdentifier(alias.strictIdentifier().getText()));
@@ -306,10 +305,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
     List<String> parts;
     if (fn.identFunc != null) {
       // IDENTIFIER(x) with x taken as the call's argument: Spark's identifier clause naming a
-      // column
-      // (SELECT IDENTIFIER('c1') FROM t), which calls no function. As a table function it names
-      // nothing we
-      // can read, so it is refused.
+      // column (SELECT IDENTIFIER('c1') FROM t), which calls no function. As a table function it
+      // names nothing we can read, so it is refused.
       if (tableValued) {
         sink.unclassified(
             "hidden_identifier", where, "table function " + text.text(fn.getParent()));

@@ -58,8 +58,7 @@ public final class IcebergTimeTravelRewriter {
       rewrites.add(r.rewrite);
     }
     // From the last position to the first, so earlier offsets stay valid; inserts at one position
-    // keep their
-    // relative order.
+    // keep their relative order.
     edits.sort(Comparator.comparingInt(Edit::start).thenComparingInt(Edit::order).reversed());
     StringBuilder out = new StringBuilder(sql);
     int previousStart = Integer.MAX_VALUE;
@@ -108,8 +107,7 @@ public final class IcebergTimeTravelRewriter {
     }
     String gap = sql.substring(tableEnd, clauseStart);
     // A comment between name and clause stays (spaces after it go with the clause; a newline that
-    // ends a
-    // `--` comment must stay).
+    // ends a `--` comment must stay).
     String replacement = "." + suffix + (gap.isBlank() ? "" : stripTrailingBlanks(gap));
     edits.add(new Edit(tableEnd, clauseEnd, replacement, 1));
     int relationEnd = clauseEnd;

@@ -83,8 +83,8 @@ public final class PolicyStore {
       Policy p = compiler.compile(file);
       current.set(p);
       // The digest taken before compiling, so that an edit made meanwhile is seen at the next
-      // check; unless an
-      // include was added or removed, when the new set of files has to be digested now.
+      // check; unless an include was added or removed, when the new set of files has to be digested
+      // now.
       lastDigest = p.files().equals(files) ? d : digest(p.files());
       lastError = null;
       loadedAt = Instant.now();

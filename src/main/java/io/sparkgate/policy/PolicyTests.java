@@ -150,8 +150,7 @@ public final class PolicyTests {
         || m.containsKey("session_functions")
         || m.containsKey("cached_tables")) {
       // The session as if it had run USE / SET CATALOG, created these temporary SQL functions and
-      // cached these
-      // tables (qualified names) before.
+      // cached these tables (qualified names) before.
       session =
           session.withState(
               m.containsKey("catalog") ? m.get("catalog").text() : session.currentCatalog(),

@@ -51,8 +51,8 @@ interface StringMatcher {
             re.toString(), Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE | Pattern.DOTALL);
     StringMatcher test = v -> v != null && p.matcher(v).matches();
     // The prefix also stops at a surrogate: LiteralIndex folds case one char at a time, as the
-    // regex compares
-    // characters of the Basic Multilingual Plane (others it compares as whole code points).
+    // regex compares characters of the Basic Multilingual Plane (others it compares as whole code
+    // points).
     int end = 0;
     while (end < glob.length()
         && "*?".indexOf(glob.charAt(end)) < 0

@@ -109,8 +109,7 @@ final class CallQuota implements CallHook {
             ledger.releaseSession(principal, tenant, head.sessionId());
           }
           // By tag: this replica does not know the operations' tags. Each one's stream ends with
-          // its
-          // error, or its lease runs out.
+          // its error, or its lease runs out.
         }
         case "ReleaseSession" -> ledger.releaseSession(principal, tenant, head.sessionId());
         default -> {}

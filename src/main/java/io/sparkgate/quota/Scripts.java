@@ -20,8 +20,7 @@ final class Scripts {
       """;
 
   // A bucket's level now: refilled since it was written; a missing bucket is full (it expires only
-  // once
-  // it would be).
+  // once it would be).
   private static final String LEVEL =
       """
       local function level(key, rate, burst)

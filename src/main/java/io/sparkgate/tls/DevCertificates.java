@@ -120,8 +120,7 @@ public final class DevCertificates {
         pem.append(certPem(c));
       }
       // Key first: a reloader polling between the two writes then sees "key does not match", keeps
-      // the
-      // old pair and retries; it never serves a mismatched pair either way.
+      // the old pair and retries; it never serves a mismatched pair either way.
       writeAtomically(keyFile, keyPem(privateKey), true);
       writeAtomically(certFile, pem.toString(), false);
     }

@@ -231,8 +231,7 @@ final class AdminServerTest {
         held.add(new Socket("127.0.0.1", server.port()));
       }
       // No wait for the listener to accept them: its one event loop takes connections in the order
-      // the
-      // kernel completed them, so the extra one is counted after all of these.
+      // the kernel completed them, so the extra one is counted after all of these.
       try (Socket extra = new Socket("127.0.0.1", server.port())) {
         extra.setSoTimeout(5000);
         assertEquals(-1, extra.getInputStream().read(), "one more is closed without an answer");

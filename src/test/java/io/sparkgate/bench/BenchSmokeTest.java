@@ -90,8 +90,7 @@ final class BenchSmokeTest {
         LoadGenerator.openLoop(target, 100, Duration.ofMillis(100), Duration.ofMillis(500));
     assertEquals(0, r.errors());
     // Every call intended inside the window (100 a second for 500 ms) completes; the rate itself
-    // depends on
-    // how busy the machine is.
+    // depends on how busy the machine is.
     assertEquals(50, Math.round(r.achievedRate() * r.seconds()), r.toString());
     assertTrue(r.corrected().p50() >= r.latency().p50() * 0.99, r.toString());
   }

@@ -174,8 +174,7 @@ class GoClientSmokeIT {
     assertEquals(1, executePlans(audit, unavailable), "the default session retried");
 
     // Reattachable: retried with backoff (50 ms, x4) until the scenario's 5 s limit ends the call;
-    // the
-    // client sleeps between attempts without watching that limit, so the program ends after its
+    // the client sleeps between attempts without watching that limit, so the program ends after its
     // next backoff.
     start = System.nanoTime();
     Outcome retried =

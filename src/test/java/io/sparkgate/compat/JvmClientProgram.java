@@ -191,8 +191,7 @@ public final class JvmClientProgram {
                       .filter("hash(id, 7) = 0")
                       .collectAsList());
       // Give it time to reach its job: an interrupt while it is still being planned cancels the
-      // operation
-      // but not a job Spark submits after that.
+      // operation but not a job Spark submits after that.
       Thread.sleep(1_500);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       boolean interrupted = false;

@@ -225,8 +225,8 @@ final class NewProtocolIT {
         "ExecutePlan", clone, CompatProxy.PRINCIPAL, a -> "OK".equals(a.path("status").asText()));
 
     // The other user names the same session id: the proxy puts its own identity in the request, so
-    // the
-    // server gives it a session of its own, without the first user's view, and clones only that.
+    // the server gives it a session of its own, without the first user's view, and clones only
+    // that.
     assertFalse(r.has("other_rows"), "another user read the first user's view: " + r);
     assertEquals(
         "TABLE_OR_VIEW_NOT_FOUND", r.path("other_error").path("condition").asText(), r.toString());
@@ -265,8 +265,7 @@ final class NewProtocolIT {
         r.path("unknown_asked").path(r.path("unknown_id").asText()).asText(),
         r.toString());
     // The other user naming that session sees none of the first user's operations: the proxy puts
-    // its
-    // identity in the request, and the server has no session of that user under that id.
+    // its identity in the request, and the server has no session of that user under that id.
     if (r.has("other_error")) {
       assertEquals(
           "INVALID_HANDLE.SESSION_NOT_FOUND",

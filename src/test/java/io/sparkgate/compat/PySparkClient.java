@@ -87,8 +87,7 @@ final class PySparkClient implements ClientUnderTest {
   /** Upper bounds the package does not declare but needs, so that pip's newest picks import at all. */
   private static List<String> pins(String version) {
     // PySpark 3.5 requires numpy<2, but not a pyarrow that works with it: pyarrow 26 needs NumPy 2
-    // and
-    // fails to import ("PyArrow >= 4.0.0 must be installed"). pandas 3 postdates 3.5 as well.
+    // and fails to import ("PyArrow >= 4.0.0 must be installed"). pandas 3 postdates 3.5 as well.
     return version.startsWith("3.") ? List.of("pandas<2.3", "pyarrow<18", "numpy<2") : List.of();
   }
 

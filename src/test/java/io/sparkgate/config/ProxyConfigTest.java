@@ -298,9 +298,8 @@ final class ProxyConfigTest {
         error("listen:\n  max_inbound_message_size: lots\n" + TLS + BACKEND)
             .contains("listen.max_inbound_message_size: must be a size"));
     // Found by ProxyConfigFuzzTest: digits beyond a long threw NumberFormatException, and a size
-    // past a long
-    // (2^34 GiB + 1 GiB, 2^64 + 1 MiB) wrapped around to one in range and was accepted as 1 GiB or
-    // 1 MiB.
+    // past a long (2^34 GiB + 1 GiB, 2^64 + 1 MiB) wrapped around to one in range and was accepted
+    // as 1 GiB or 1 MiB.
     for (String size :
         new String[] {"99999999999999999999MiB", "17179869185GiB", "18446744073710600192"}) {
       assertTrue(

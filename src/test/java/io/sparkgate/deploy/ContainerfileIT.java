@@ -86,8 +86,8 @@ class ContainerfileIT {
     }
 
     // The configuration operators mount at the CMD's path: the shipped policy from the image,
-    // defaults for
-    // the ports (those EXPOSE names), a fake backend address (serving needs none to be up).
+    // defaults for the ports (those EXPOSE names), a fake backend address (serving needs none to be
+    // up).
     int port = freePort();
     int admin = freePort();
     Files.writeString(

@@ -89,8 +89,7 @@ class AuditIT {
             .size());
 
     // The result may arrive on the ExecutePlan stream or, when the server cuts that stream (1 s
-    // here), on
-    // ReattachExecute calls: the records join on operation_id and their rows add up.
+    // here), on ReattachExecute calls: the records join on operation_id and their rows add up.
     JsonNode r =
         await(
             mark,
@@ -135,9 +134,8 @@ class AuditIT {
         Exception.class, () -> spark.sql("SELECT * FROM audit_it_no_such_table").collectAsList());
 
     // The error reaches the client on the ExecutePlan stream, or on a ReattachExecute when the
-    // server cut the
-    // first stream (1 s here) before analysis finished: either way the records join on
-    // operation_id.
+    // server cut the first stream (1 s here) before analysis finished: either way the records join
+    // on operation_id.
     JsonNode failed =
         await(
             mark,
@@ -203,9 +201,8 @@ class AuditIT {
             spark.range(0, expected, 1, 8).selectExpr("id", "repeat('x', 60) AS pad")));
 
     // The last reattach record is written when its call ends: wait until the rows add up. An
-    // earlier test's
-    // records can still be on their way to the file after the mark, so the reattach is found by its
-    // rows.
+    // earlier test's records can still be on their way to the file after the mark, so the reattach
+    // is found by its rows.
     JsonNode reattach =
         await(
             mark,

@@ -241,9 +241,8 @@ class AuthIT {
           reattach.getStatus().toString());
 
       // Alice's operation is intact: she reattaches and keeps reading. Each reattached stream is
-      // also cut
-      // after 1 s, and on a busy machine one may end before the next batch is ready, so try a few
-      // times.
+      // also cut after 1 s, and on a busy machine one may end before the next batch is ready, so
+      // try a few times.
       long resumedRows = 0;
       for (int attempt = 0; attempt < 20 && resumedRows == 0; attempt++) {
         Iterator<byte[]> resumed =

@@ -166,8 +166,7 @@ class BackendFaultsIT {
             port);
     String url = "sc://localhost:" + proxy.port();
     // The last test's kill marked the backend down; the proxy refuses at once (no backend) until
-    // its
-    // health check sees the new server, which the fail-fast client would not wait for.
+    // its health check sees the new server, which the fail-fast client would not wait for.
     Await.until("the proxy to see the new server up", () -> proxy.readiness().ready());
     SparkSession before = SparkClients.connectFailFast(url);
     closing.add(before);
@@ -183,8 +182,7 @@ class BackendFaultsIT {
             port);
 
     // The proxy's connection comes back on its own (gRPC's reconnect backoff); until then calls
-    // fail
-    // fast with UNAVAILABLE. After it, the old session's call must meet Spark's own error.
+    // fail fast with UNAVAILABLE. After it, the old session's call must meet Spark's own error.
     long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
     String message = null;
     while (System.nanoTime() < deadline) {

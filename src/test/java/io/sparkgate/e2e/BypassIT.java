@@ -644,11 +644,9 @@ class BypassIT {
             "CREATE TEMPORARY FUNCTION plus1(x INT) ... reaches the server",
             () -> {
               // The shared server loads Iceberg's SQL extensions, whose parser (1.10) lacks
-              // parseRoutineParam: there a
-              // SQL function with parameters fails with an empty UnsupportedOperationException.
-              // What is checked is
-              // that the proxy forwards it and fails only as the bare server does; where it works,
-              // it is called.
+              // parseRoutineParam: there a SQL function with parameters fails with an empty
+              // UnsupportedOperationException. What is checked is that the proxy forwards it and
+              // fails only as the bare server does; where it works, it is called.
               String create =
                   "CREATE OR REPLACE TEMPORARY FUNCTION plus1(x INT) RETURNS INT RETURN x + 1";
               try {

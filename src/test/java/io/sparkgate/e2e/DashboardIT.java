@@ -114,8 +114,7 @@ class DashboardIT {
     // Twice, a scrape apart: a counter's first sample has no increase to rate.
     await("up{job=\"sparkgate\"}", 1.0);
     // The GC pause timer exists only once a collection happened in this JVM (the proxy runs in it):
-    // one now,
-    // so that the panel does not depend on how busy the heap was before.
+    // one now, so that the panel does not depend on how busy the heap was before.
     System.gc();
     traffic();
     await("sum(sparkgate_auth_failures_total)", 1.0);

@@ -81,8 +81,7 @@ class DirectSparkIT {
       }
     } finally {
       // The client's iterator is AutoCloseable; left open, its last Arrow batch leaks and
-      // session.close() throws
-      // "Memory was leaked by query" even after the iterator was drained.
+      // session.close() throws "Memory was leaked by query" even after the iterator was drained.
       ((AutoCloseable) it).close();
     }
     assertEquals(rows, count);

@@ -84,9 +84,8 @@ final class DrainIT {
             return proxy.isAlive() && r != null && r.statusCode() == 200;
           });
       // One stream for the whole result: the test server ends reattachable streams every second
-      // (for the
-      // other tests' sake), and a reattach after GOAWAY belongs to another replica, not to this
-      // proxy.
+      // (for the other tests' sake), and a reattach after GOAWAY belongs to another replica, not to
+      // this proxy.
       SparkSession streaming =
           org.apache.spark.sql.connect.SparkSession.builder()
               .client(
@@ -153,8 +152,7 @@ final class DrainIT {
       assertTrue(proxy.waitFor(60, TimeUnit.SECONDS), "the proxy exits once the stream is done");
     } finally {
       // The streaming session is not closed: its ReleaseSession would go to the stopped proxy, and
-      // this
-      // client retries that for minutes.
+      // this client retries that for minutes.
       proxy.destroyForcibly();
     }
 

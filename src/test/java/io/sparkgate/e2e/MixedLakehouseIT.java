@@ -70,10 +70,9 @@ class MixedLakehouseIT {
     profile = new BackendProfiler(directChannel, "sparkgate-profiler", 30_000).read();
 
     // Both proxies run the shipped policies/mixed-lakehouse.yaml through the policy engine (which
-    // reads the
-    // backend profile itself); the rewriting one has its time-travel rule switched to effect:
-    // rewrite.
-    // A recorder after the policy stage sees exactly what is forwarded to the server.
+    // reads the backend profile itself); the rewriting one has its time-travel rule switched to
+    // effect: rewrite. A recorder after the policy stage sees exactly what is forwarded to the
+    // server.
     Path dir =
         Files.createDirectories(Path.of("target", "e2e", "mixed-" + java.util.UUID.randomUUID()))
             .toAbsolutePath();

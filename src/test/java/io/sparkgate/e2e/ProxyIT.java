@@ -270,8 +270,7 @@ class ProxyIT {
               spark.addTag(tag);
               try {
                 // About 4.6e18 rows: never finishes on its own. max, not sum: a sum of hashes
-                // overflows within a second
-                // and fails with ARITHMETIC_OVERFLOW (ANSI mode).
+                // overflows within a second and fails with ARITHMETIC_OVERFLOW (ANSI mode).
                 return spark.range(0, Long.MAX_VALUE / 2).selectExpr("max(xxhash64(id))").first();
               } finally {
                 spark.removeTag(tag); // tags are per thread

@@ -69,8 +69,7 @@ class CallLaneTest {
     assertSame(ran.get(0), ran.get(1), "the queue drains on the pool thread");
 
     // Once drained, cheap events run inline again. (The last event has run, but the drain may not
-    // have
-    // noticed the empty queue yet.)
+    // have noticed the empty queue yet.)
     Await.until("the lane to stop draining", () -> !lane.draining());
     lane.run(() -> events.add("cheap-4"), false);
     assertEquals("cheap-4", events.get(events.size() - 1));

@@ -269,9 +269,8 @@ final class ForwardingTest {
   void slowReader_backendHeldBack_proxyBuffersAboutOneMessage() throws Exception {
     backend.streamCount = 10_000;
     // The proxy's callbacks on one thread of the test's; the backend and its channel run inline on
-    // whichever
-    // thread drives them. Once that thread has nothing queued, nothing more moves until the client
-    // reads.
+    // whichever thread drives them. Once that thread has nothing queued, nothing more moves until
+    // the client reads.
     ThreadPoolExecutor proxyThread =
         new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>());
     ManagedChannel client = proxy(null, proxyThread);

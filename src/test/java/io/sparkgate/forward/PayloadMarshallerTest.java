@@ -121,8 +121,8 @@ final class PayloadMarshallerTest {
             });
     assertEquals(16 * 1024, shown);
     // Read through mark/reset instead, the buffers sent would stay held until the end (gRPC keeps
-    // what a
-    // marked composite buffer moves past): here each one goes back as soon as it has been read out.
+    // what a marked composite buffer moves past): here each one goes back as soon as it has been
+    // read out.
     InputStream out = PayloadMarshaller.INSTANCE.stream(payload);
     byte[] sent = new byte[message.length];
     int first = out.read(sent, 0, 5 * 16 * 1024);

@@ -67,8 +67,7 @@ class SpinningLoopsTest {
             channels.add(LoadGenerator.channel(target));
           }
           // Small calls: two callers, each starting its next call as soon as its last one ended, so
-          // the loops
-          // spin between them; each call answers one 16-byte batch.
+          // the loops spin between them; each call answers one 16-byte batch.
           byte[] small = BenchProtocol.executePlanRequest("small", 16, 1);
           List<Integer> oneSmallBatch = List.of(BenchProtocol.batchForBench(16).length);
           List<Future<?>> running = new ArrayList<>();
@@ -104,9 +103,8 @@ class SpinningLoopsTest {
         }
 
         // With nothing to do the loops must go back to sleep: a spin that never ended would keep
-        // its core busy
-        // and never reach the blocking wait. (SpinThenSleepTest checks, on a fake clock, when a
-        // spin ends.)
+        // its core busy and never reach the blocking wait. (SpinThenSleepTest checks, on a fake
+        // clock, when a spin ends.)
         Await.until(
             "both event loops asleep in their blocking wait",
             Await.TIMEOUT,

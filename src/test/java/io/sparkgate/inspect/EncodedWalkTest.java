@@ -68,9 +68,8 @@ final class EncodedWalkTest {
   @Test
   void request_head_strings_are_read_from_the_encoding_as_protobuf_reads_them() {
     // Fields in order (read from the encoding): an empty session_id, which has no presence (an
-    // encoder leaves
-    // it out; a client may still send it), an empty user_name, and an empty client_type, which has
-    // presence.
+    // encoder leaves it out; a client may still send it), an empty user_name, and an empty
+    // client_type, which has presence.
     byte[] canonical =
         concat(
             field(ExecutePlanRequest.SESSION_ID_FIELD_NUMBER, new byte[0]),
@@ -90,8 +89,7 @@ final class EncodedWalkTest {
     assertNull(head.get("operation_id"));
 
     // Left to protobuf's parse, and reported the same: a user_context sent twice (merged, the last
-    // user_id
-    // winning), an empty one, and one whose user_id is not UTF-8.
+    // user_id winning), an empty one, and one whose user_id is not UTF-8.
     byte[] alice =
         field(
             ExecutePlanRequest.USER_CONTEXT_FIELD_NUMBER,
@@ -296,8 +294,7 @@ final class EncodedWalkTest {
             .get("name"));
 
     // An empty statement, sent although an encoder leaves it out (no presence: no statement), and a
-    // SQL
-    // relation with parameters, a map of messages that the walk takes from the parsed message.
+    // SQL relation with parameters, a map of messages that the walk takes from the parsed message.
     byte[] empty = field(Relation.SQL_FIELD_NUMBER, field(SQL.QUERY_FIELD_NUMBER, new byte[0]));
     assertTrue(assertSameFacts("ExecutePlan", request(empty)).ofKind(Fact.Kind.SQL).isEmpty());
     Relation withArgs =

@@ -106,8 +106,7 @@ final class HudiSqlTest {
     assertEquals("hudi.showCompactionOnPath", statement(s3).subkind());
     assertEquals("s3a", s3.ofKind(Fact.Kind.PATH).get(0).get("scheme"));
     // a relative path is one too (resolved against the default file system), and the text keeps its
-    // case
-    // and its characters: the lexer sees it upper-cased, one code point at a time
+    // case and its characters: the lexer sees it upper-cased, one code point at a time
     Fact relative =
         hudi("schedule compaction on 'lake/Tr\u00fcps\uD83D\uDE00/\u00df' at 1")
             .ofKind(Fact.Kind.PATH)
@@ -199,8 +198,7 @@ final class HudiSqlTest {
             .inspectSql("RUN COMPACTION ON hudi_table", session(Set.of(ExtensionSql.ICEBERG)))
             .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
     // Hudi's parser reads text before Spark's: what it takes as its own is Hudi's, even where
-    // Spark's grammar
-    // reads it too (as a Hive command Spark refuses, as REFRESH of a path)
+    // Spark's grammar reads it too (as a Hive command Spark refuses, as REFRESH of a path)
     assertTrue(
         inspector.inspectSql("SHOW INDEXES FROM t", both).has(Fact.Kind.SQL, "hudi.showIndexes"));
     assertTrue(

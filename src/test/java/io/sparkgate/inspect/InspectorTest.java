@@ -356,8 +356,8 @@ final class InspectorTest {
   @Test
   void a_100000_deep_plan_is_a_fact_read_no_deeper_than_the_bound() {
     // The innermost relation is malformed (a field of wire type 7): reading it would make the
-    // request
-    // unparseable, so a plan_too_deep without that shows the inspector stopped at the depth bound.
+    // request unparseable, so a plan_too_deep without that shows the inspector stopped at the depth
+    // bound.
     byte[] poison = {(byte) (1 << 3 | 7)};
     byte[] shallow = executePlan(nestedLimits(10, poison));
     assertTrue(

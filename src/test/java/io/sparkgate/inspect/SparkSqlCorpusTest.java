@@ -155,8 +155,7 @@ final class SparkSqlCorpusTest {
         return;
       }
       // The statement's own fact, those of statements in it (EXPLAIN's subject, a block's
-      // statements) and of
-      // EXECUTE IMMEDIATE texts.
+      // statements) and of EXECUTE IMMEDIATE texts.
       for (Fact f : sqlFacts) {
         if (f.subkind().equals("unparseable")) continue;
         StatementKinds.Kind kind = StatementKinds.TABLE.of(f.subkind());
@@ -174,8 +173,7 @@ final class SparkSqlCorpusTest {
   @Test
   void identifier_clause_naming_a_column_calls_no_function() {
     // Found by the corpus (identifier-clause.sql): IDENTIFIER('c1') parsed as a call whose argument
-    // is the
-    // name, which the listener took for IDENTIFIER(...)(...) and failed on.
+    // is the name, which the listener took for IDENTIFIER(...)(...) and failed on.
     Inspector inspector = new Inspector();
     Facts columns =
         inspector.inspectSql(

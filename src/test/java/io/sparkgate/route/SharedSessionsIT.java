@@ -107,8 +107,7 @@ final class SharedSessionsIT {
           assertEquals(before, a.calls.get() + b.calls.get(), "nothing reached any backend");
 
           // Redis back (empty: no persistence): both replicas recover without a restart, each on
-          // its
-          // own reconnect schedule, so wait for each before asking them to agree.
+          // its own reconnect schedule, so wait for each before asking them to agree.
           redis.start();
           awaitAnswers("replica one", c1, a, b);
           awaitAnswers("replica two", c2, a, b);

@@ -98,8 +98,7 @@ final class ServerTlsHandshakeTest {
   void handshake_tls11_refused(SslProvider provider) throws Exception {
     start(provider, KeyType.RSA);
     // The client is BoringSSL: the JDK client has TLSv1.1 in jdk.tls.disabledAlgorithms and would
-    // fail
-    // on its own without ever asking the server.
+    // fail on its own without ever asking the server.
     SslContext tls11 =
         SslContextBuilder.forClient()
             .sslProvider(SslProvider.OPENSSL)

@@ -136,8 +136,7 @@ public final class BenchRunner {
     int[] rates = {500, 1000, 2000};
     int[] streams = {1, 4, 16};
     // Interleaved rounds of the latency and streaming scenarios. Five: with three, one slow round
-    // of 10 s could
-    // move a streaming median by 10% (bench/README.md, twenty-eighth round).
+    // of 10 s could move a streaming median by 10% (bench/README.md, twenty-eighth round).
     int rounds = 5;
     Duration alternating = Duration.ofSeconds(300); // the alternating latency scenario's length
     Duration bucket = Duration.ofSeconds(5); // its calls grouped for the paired figures
@@ -405,8 +404,7 @@ public final class BenchRunner {
       }
       List<String> variants = new ArrayList<>(List.of(FULL, TLS));
       // Routing: a throwaway redis-server, for sparkgate-routed and for the Redis round trip and
-      // the
-      // placement footprint.
+      // the placement footprint.
       String redisUrl = null;
       if (o.routed) {
         Path redisServer = Endpoints.redisServerBinary();
@@ -490,12 +488,10 @@ public final class BenchRunner {
       }
       log("endpoints up: " + t.keySet());
       // A fresh proxy JVM spends its first minute or two compiling its hot paths: profiled, C2 took
-      // 35-45% of
-      // its CPU during the first scenario, with single compilations of Netty's pipeline taking over
-      // a second
-      // on this machine. Production proxies run for days, so each Sparkgate gets small calls and
-      // streams
-      // before anything is measured (which also warms the backend); see warmUp for how.
+      // 35-45% of its CPU during the first scenario, with single compilations of Netty's pipeline
+      // taking over a second on this machine. Production proxies run for days, so each Sparkgate
+      // gets small calls and streams before anything is measured (which also warms the backend);
+      // see warmUp for how.
       log("warming up " + warmed + " in turn, at least " + o.proxyWarmup.toSeconds() + " s each");
       warmUp(warmed, t);
 
@@ -517,9 +513,8 @@ public final class BenchRunner {
             results);
       }
       // The same measurement with the endpoints called in turn (see Alternating): what the latency
-      // target is
-      // judged by when it ran, because only it resolves gaps of a few microseconds on a noisy
-      // machine.
+      // target is judged by when it ran, because only it resolves gaps of a few microseconds on a
+      // noisy machine.
       if (wants("alternating")) {
         log(
             String.format(
@@ -533,10 +528,8 @@ public final class BenchRunner {
       }
       if (wants("open")) {
         // The endpoints in turn, a slice each per cycle, paired by cycle (see PairedOpenLoop):
-        // measured one
-        // window per endpoint, even in interleaved rounds, full's p99 at 2,000/s was two to three
-        // times
-        // TLS-only's in one run and level with it in the next.
+        // measured one window per endpoint, even in interleaved rounds, full's p99 at 2,000/s was
+        // two to three times TLS-only's in one run and level with it in the next.
         for (int rate : o.rates) {
           log(
               String.format(
@@ -697,15 +690,11 @@ public final class BenchRunner {
     boolean quiet;
     do {
       // Three shapes in turn. 4 streams and 16: 16 take code paths (and type profiles) 4 never
-      // reach, which the
-      // eleventh round's full run still compiled for up to half a second in its 16-stream windows.
-      // And one
-      // caller alone, as the latency scenarios call: a lightly loaded proxy takes branches a busy
-      // one never
-      // does (an idle audit writer, event loops that sleep between calls), and the full proxy still
-      // compiled
-      // for 728 ms in its first closed-loop window after a warm-up of the two busy shapes
-      // (twenty-sixth round).
+      // reach, which the eleventh round's full run still compiled for up to half a second in its
+      // 16-stream windows. And one caller alone, as the latency scenarios call: a lightly loaded
+      // proxy takes branches a busy one never does (an idle audit writer, event loops that sleep
+      // between calls), and the full proxy still compiled for 728 ms in its first closed-loop
+      // window after a warm-up of the two busy shapes (twenty-sixth round).
       int streams = WARMUP_SHAPES[round++ % WARMUP_SHAPES.length];
       for (String name : names) {
         ArrayDeque<Long> recent = recentJit.computeIfAbsent(name, n -> new ArrayDeque<>());
@@ -983,8 +972,7 @@ public final class BenchRunner {
       out.put(FULL + " - " + other, pairedLines("buckets", figures));
       if (other.equals(L7)) {
         // Both are added to the same direct path, call by call, so "adds no more than nginx L7
-        // adds" is the
-        // difference itself: met when the median bucket has full no slower.
+        // adds" is the difference itself: met when the median bucket has full no slower.
         alternatingTarget("p50", figures.get("p50"));
         alternatingTarget("p99", figures.get("p99"));
       }

@@ -360,25 +360,20 @@ final class Endpoints implements AutoCloseable {
     }
     if (routing == null && features.contains("policy")) {
       // The policy stage re-reads the backend's profile (three typed unary calls with a deadline)
-      // every 5
-      // minutes by default. The first re-read after the forwarding path is compiled trips C2's type
-      // and
-      // branch speculation there (gRPC's client call code is shared by both), and the hot path ran
-      // C1-compiled
-      // for about a minute: at 300 s of uptime, inside the first scenario after warm-up. Re-read
-      // often, so
-      // the warm-up sees it happen and the JIT settles with it (twenty-sixth round).
+      // every 5 minutes by default. The first re-read after the forwarding path is compiled trips
+      // C2's type and branch speculation there (gRPC's client call code is shared by both), and the
+      // hot path ran C1-compiled for about a minute: at 300 s of uptime, inside the first scenario
+      // after warm-up. Re-read often, so the warm-up sees it happen and the JIT settles with it
+      // (twenty-sixth round).
       y.append("  profile:\n    refresh_interval: ").append(PROFILE_REFRESH_SECONDS).append("s\n");
     }
     if (features.contains("audit")) {
       y.append("audit:\n  file: ").append(auditFile(name)).append('\n');
       // Small calls write about 3 MB of records a second: at the default 100 MiB the file rotated
-      // (and a
-      // background thread compressed 100 MiB) once every half-minute or so, inside one window in
-      // three and
-      // the first time only after the warm-up, where it cost a second of JIT as well. At 16 MiB
-      // every window
-      // carries its share of rotation and compression, as a proxy that has run for days would.
+      // (and a background thread compressed 100 MiB) once every half-minute or so, inside one
+      // window in three and the first time only after the warm-up, where it cost a second of JIT as
+      // well. At 16 MiB every window carries its share of rotation and compression, as a proxy that
+      // has run for days would.
       Map<String, String> keys =
           new LinkedHashMap<>(); // in this order, so configurations diff cleanly
       keys.put("max_file_size", "16MiB");
