@@ -11,6 +11,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.List;
 
 /**
  * Sparkgate as users meet it on a shared server: TLS with a private CA, one static bearer token, the shipped
@@ -33,6 +34,16 @@ final class CompatProxy implements AutoCloseable {
 
   /** Generates a CA and a server certificate in {@code dir}, and starts a proxy in front of the backend. */
   static CompatProxy start(Path dir, int backendPort, String serverVersion) throws IOException {
+    return start(dir, backendPort, serverVersion, List.of());
+  }
+
+  /**
+   * The same with more top-level configuration (YAML lines such as {@code admin: {...}} or {@code limits:
+   * {...}}), for tests that need the metrics or a limit.
+   */
+  static CompatProxy start(
+      Path dir, int backendPort, String serverVersion, List<String> extraConfig)
+      throws IOException {
     Files.createDirectories(dir);
     DevCertificates.Generated certs =
         DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
@@ -51,6 +62,7 @@ final class CompatProxy implements AutoCloseable {
             "      principal: " + PRINCIPAL,
             "policy: {file: '" + POLICY.toAbsolutePath() + "'}",
             "audit: {file: audit.jsonl}",
+            String.join("\n", extraConfig),
             ""));
     Sparkgate proxy = Sparkgate.start(ProxyConfig.load(config));
     Target target =
@@ -71,6 +83,11 @@ final class CompatProxy implements AutoCloseable {
 
   Path auditLog() {
     return auditLog;
+  }
+
+  /** The admin listener's port; only with an {@code admin} section in the extra configuration. */
+  int metricsPort() {
+    return proxy.metricsPort();
   }
 
   @Override
