@@ -6,10 +6,14 @@ Run by RetryContractIT (src/test/java/io/sparkgate/compat) in one of PySparkClie
                            --backoff-multiplier X]
 
 ACTION is `range` (spark.range(3).collect(): one ExecutePlan) or `reflect` (a query the shipped policy refuses).
-It connects exactly as pyspark_client.py does (the token from SPARKGATE_COMPAT_TOKEN, the CA through
-GRPC_DEFAULT_SSL_ROOTS_FILE_PATH). With --max-retries it sets the client's retry policy the way a user can:
-from 4.0 on `spark.client.set_retry_policies([DefaultPolicy(...)])`; 3.5 has no API for it, only the
-client's `_retry_policy` dict. Without it, the client's defaults apply.
+It connects with the URL and CA as pyspark_client.py does (the token from SPARKGATE_COMPAT_TOKEN, the CA through
+GRPC_DEFAULT_SSL_ROOTS_FILE_PATH), but builds the Connect session with its constructor,
+`pyspark.sql.connect.session.SparkSession(connection=url)`, which sends nothing: the builder's getOrCreate()
+in 3.5 sends `spark.remote` as two Config calls (refused by the shipped policy's config-allowlist, shown as a
+warning) with the default retry policy, before a policy set on the session could apply. With --max-retries it
+sets the client's retry policy the way a user can: from 4.0 on
+`spark.client.set_retry_policies([DefaultPolicy(...)])`; 3.5 has no API for it, only the client's
+`_retry_policy` dict. Without it, the client's defaults apply.
 
 Prints one line: {"outcome": "ok|error", "millis": ..., "error": "<exception class>", "detail": "<str(e)>"},
 where millis is the time from the action's start to its result or its error, and then exits without
@@ -22,7 +26,15 @@ import sys
 import time
 import warnings
 
-from pyspark_client import connect
+from pyspark_client import TOKEN_ENV
+
+
+def connect(args):
+    os.environ["GRPC_DEFAULT_SSL_ROOTS_FILE_PATH"] = args.ca  # before the first secure channel
+    from pyspark.sql.connect.session import SparkSession
+
+    url = f"sc://{args.host}:{args.port}/;use_ssl=true;token=" + os.environ[TOKEN_ENV]
+    return SparkSession(connection=url)
 
 
 def set_retries(spark, args):
@@ -52,7 +64,6 @@ def main():
     parser.add_argument("--backoff-multiplier", type=float, default=4.0)
     parser.add_argument("action", choices=["range", "reflect"])
     args = parser.parse_args()
-    args.trust = "env"
 
     spark = connect(args)
     how = set_retries(spark, args) if args.max_retries is not None else "defaults"

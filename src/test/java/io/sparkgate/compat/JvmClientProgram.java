@@ -126,7 +126,8 @@ public final class JvmClientProgram {
                   .toString()
               : spark.range(3).collectAsList().toString();
       outcome = "ok";
-    } catch (RuntimeException e) {
+    } catch (
+        Exception e) { // Scala throws checked exceptions too (AnalysisException, SparkException)
       outcome = "error";
       error = e.getClass().getName();
       detail = String.valueOf(e.getMessage());
