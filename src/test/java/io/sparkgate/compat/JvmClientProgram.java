@@ -126,11 +126,18 @@ public final class JvmClientProgram {
                   .toString()
               : spark.range(3).collectAsList().toString();
       outcome = "ok";
-    } catch (
-        Exception e) { // Scala throws checked exceptions too (AnalysisException, SparkException)
+    } catch (Throwable e) {
+      // Scala throws checked exceptions too (AnalysisException, SparkException), and the client
+      // gives up
+      // on retries with RetriesExceeded, a Throwable without a message whose attempts are
+      // suppressed.
       outcome = "error";
       error = e.getClass().getName();
       detail = String.valueOf(e.getMessage());
+      Throwable[] suppressed = e.getSuppressed();
+      if (e.getMessage() == null && suppressed.length > 0) {
+        detail = suppressed.length + " suppressed, the last: " + suppressed[suppressed.length - 1];
+      }
     }
     long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
     System.out.println(

@@ -70,8 +70,11 @@ class RetryContractIT {
   /** What the proxy's overload refusal asks a client to wait (CallLimiter.RETRY_AFTER). */
   static final long RETRY_INFO_MS = 1_000;
 
-  /** "At once": far below the first seconds of any retry schedule, generous for a loaded machine. */
-  static final long AT_ONCE_MS = 10_000;
+  /**
+   * "At once": against the minutes of a retry schedule. Generous: a JVM client's first call (TLS, class
+   * loading) took 10 s on a 2-core machine at load 20.
+   */
+  static final long AT_ONCE_MS = 30_000;
 
   static final Path DOC = Path.of("docs", "clients", "README.md");
   static final String DOC_HEADING = "## Which errors each client retries";
@@ -374,11 +377,19 @@ class RetryContractIT {
         byMethod.put(key.substring(prefix.length(), key.length() - 1), n);
       }
     }
+    // The query's attempts: its ExecutePlan and the ReattachExecutes that retry it; a client that
+    // failed
+    // before (the JVM client asks for the session's time zone with a Config first) tried that call.
+    long query =
+        byMethod.getOrDefault("ExecutePlan", 0L) + byMethod.getOrDefault("ReattachExecute", 0L);
     long attempts =
-        byMethod.entrySet().stream()
-            .filter(e -> !e.getKey().startsWith("Release"))
-            .mapToLong(Map.Entry::getValue)
-            .sum();
+        query > 0
+            ? query
+            : byMethod.entrySet().stream()
+                .filter(e -> !e.getKey().startsWith("Release"))
+                .mapToLong(Map.Entry::getValue)
+                .max()
+                .orElse(0);
     Measured m =
         new Measured(
             client,
@@ -518,7 +529,8 @@ class RetryContractIT {
   static String table(List<Measured> measured) {
     StringBuilder b =
         new StringBuilder(
-            "| client | case | attempts | time to give up | what the user sees |\n|---|---|---|---|---|\n");
+            "| client | case | attempts | calls at the proxy | time to give up | what the user sees |\n"
+                + "|---|---|---|---|---|---|\n");
     for (Measured m : measured) {
       b.append("| ")
           .append(m.client().name())
@@ -526,6 +538,8 @@ class RetryContractIT {
           .append(m.c().label)
           .append(" | ")
           .append(m.attempts())
+          .append(" | ")
+          .append(m.byMethod().replaceAll("[{}]", "").replace("=", " "))
           .append(" | ")
           .append(String.format(Locale.ROOT, "%.1f s", m.millis() / 1000.0))
           .append(" | ")
