@@ -20,7 +20,6 @@ import io.sparkgate.e2e.SparkServerExtension;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.testing.Await;
 import io.sparkgate.testing.Channels;
-import io.sparkgate.testing.DebianPackages;
 import io.sparkgate.testing.MetricsScrape;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -152,10 +151,7 @@ class RetryContractIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    DebianPackages.require(
-        "python3-venv",
-        "python3 -m venv, for the PySpark clients' virtual environments",
-        () -> PythonEnvs.unavailable().isEmpty() ? "python3" : null);
+    PySparkClient.requireVenv();
     for (RetryClient c : CLIENTS) {
       if (!c.python()) {
         new JvmClient(c.version())
@@ -471,15 +467,7 @@ class RetryContractIT {
       command.add(action);
       builder = new ProcessBuilder(command);
       Map<String, String> environment = builder.environment();
-      for (String inherited :
-          List.of(
-              "SPARK_REMOTE",
-              "SPARK_CONNECT_AUTHENTICATE_TOKEN",
-              "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
-              "SPARK_HOME",
-              "PYTHONPATH")) {
-        environment.remove(inherited);
-      }
+      PySparkClient.clearInherited(environment);
       environment.put(PySparkClient.TOKEN_ENV, target.token());
     } else {
       List<String> args = new ArrayList<>(List.of(JvmClientProgram.RETRY, action));
