@@ -46,18 +46,26 @@ final class CompatProxy implements AutoCloseable {
 
   /**
    * What a test may change in the users' proxy: its users (each with a token of its own; the first is
-   * {@link #target()}'s) and settings of the {@code policy} section beside its file (e.g. {@code
-   * max_decompressed_plan_bytes}).
+   * {@link #target()}'s), settings of the {@code policy} section beside its file (e.g. {@code
+   * max_decompressed_plan_bytes}), and more top-level configuration (YAML lines such as {@code admin:
+   * {...}} or {@code limits: {...}}).
    */
-  record Options(List<User> users, Map<String, String> policySettings) {
-    static final Options DEFAULTS = new Options(List.of(new User(PRINCIPAL, List.of())), Map.of());
+  record Options(List<User> users, Map<String, String> policySettings, List<String> extraConfig) {
+    static final Options DEFAULTS =
+        new Options(List.of(new User(PRINCIPAL, List.of())), Map.of(), List.of());
 
     Options {
       users = List.copyOf(users);
       policySettings = Map.copyOf(policySettings);
+      extraConfig = List.copyOf(extraConfig);
       if (users.isEmpty()) {
         throw new IllegalArgumentException("a proxy needs at least one user");
       }
+    }
+
+    /** The defaults with this top-level configuration added. */
+    static Options withConfig(List<String> extraConfig) {
+      return new Options(DEFAULTS.users(), Map.of(), extraConfig);
     }
   }
 
@@ -72,7 +80,7 @@ final class CompatProxy implements AutoCloseable {
   /** The same with these users, each given a token of its own ({@link #target(String)}). */
   static CompatProxy start(Path dir, int backendPort, String serverVersion, List<User> users)
       throws IOException {
-    return start(dir, backendPort, serverVersion, new Options(users, Map.of()));
+    return start(dir, backendPort, serverVersion, new Options(users, Map.of(), List.of()));
   }
 
   /** The same with these users and policy settings. */
@@ -108,6 +116,7 @@ final class CompatProxy implements AutoCloseable {
         .forEach((k, v) -> policy.append(", ").append(k).append(": ").append(v));
     lines.add(policy.append('}').toString());
     lines.add("audit: {file: audit.jsonl}");
+    lines.addAll(options.extraConfig());
     lines.add("");
     Path config = dir.resolve("sparkgate.yaml");
     Files.writeString(config, String.join("\n", lines));
@@ -141,6 +150,11 @@ final class CompatProxy implements AutoCloseable {
           "no user " + principal + " on this proxy: " + targets.keySet());
     }
     return target;
+  }
+
+  /** The admin listener's port; only with an {@code admin} section in the extra configuration. */
+  int metricsPort() {
+    return proxy.metricsPort();
   }
 
   Path auditLog() {

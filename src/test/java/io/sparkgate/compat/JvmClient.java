@@ -69,25 +69,6 @@ final class JvmClient implements ClientUnderTest {
 
   @Override
   public List<Outcome> run(Target target, List<Scenario> scenarios) throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Xmx512m");
-    // The client's Arrow needs it on JDK 17, as for every user of the JVM client.
-    command.add(ADD_OPENS);
-    if (!target.isDirect()) {
-      // How a user trusts a private CA with the JVM client (docs/clients/jvm.md).
-      command.add(TRUST_STORE + target.trustStore());
-      command.add(TRUST_STORE_PASSWORD + target.trustStorePassword());
-      command.add(TRUST_STORE_TYPE);
-    }
-    command.add("-cp");
-    command.add(
-        programClasses().toAbsolutePath()
-            + java.io.File.pathSeparator
-            + Files.readString(classpathFile).trim());
-    command.add(JvmClientProgram.class.getName());
-    scenarios.forEach(s -> command.add(s.id()));
-
     Files.createDirectories(LOG_DIR);
     Path log =
         LOG_DIR.resolve(
@@ -97,8 +78,9 @@ final class JvmClient implements ClientUnderTest {
                     + target.serverVersion()
                     + (target.isDirect() ? "-direct" : ""))
                 + ".log");
-    ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
-    builder.environment().put(JvmClientProgram.URL_VARIABLE, url(target));
+    ProcessBuilder builder =
+        processBuilder(target, scenarios.stream().map(Scenario::id).toList())
+            .redirectError(log.toFile());
     Process process = builder.start();
     // A test JVM stopped mid-run must not leave a client behind (the timeout below covers hangs).
     Thread hook = new Thread(process::destroyForcibly, "compat-jvm-client-shutdown");
@@ -147,6 +129,34 @@ final class JvmClient implements ClientUnderTest {
               + log
               + ")");
     }
+  }
+
+  /**
+   * The child JVM that runs {@link JvmClientProgram} with {@code programArgs} against {@code target}: this
+   * version's jars, the trust store for a proxy, the URL in the environment.
+   */
+  ProcessBuilder processBuilder(Target target, List<String> programArgs) throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Xmx512m");
+    // The client's Arrow needs it on JDK 17, as for every user of the JVM client.
+    command.add(ADD_OPENS);
+    if (!target.isDirect()) {
+      // How a user trusts a private CA with the JVM client (docs/clients/jvm.md).
+      command.add(TRUST_STORE + target.trustStore());
+      command.add(TRUST_STORE_PASSWORD + target.trustStorePassword());
+      command.add(TRUST_STORE_TYPE);
+    }
+    command.add("-cp");
+    command.add(
+        programClasses().toAbsolutePath()
+            + java.io.File.pathSeparator
+            + Files.readString(classpathFile).trim());
+    command.add(JvmClientProgram.class.getName());
+    command.addAll(programArgs);
+    ProcessBuilder builder = new ProcessBuilder(command);
+    builder.environment().put(JvmClientProgram.URL_VARIABLE, url(target));
+    return builder;
   }
 
   /** The URL as the docs tell users to write it: TLS on, the token in the URL. */

@@ -2,8 +2,10 @@ package io.sparkgate.compat;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ExecutionException;
@@ -22,11 +24,15 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.connect.client.RetryPolicy;
+import org.apache.spark.sql.connect.client.SparkConnectClient;
 import org.apache.spark.sql.expressions.UserDefinedFunction;
 import org.apache.spark.sql.functions;
 import org.apache.spark.sql.streaming.StreamingQuery;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import scala.Option;
+import scala.concurrent.duration.FiniteDuration;
 
 /**
  * The compatibility suite's client program for the real Spark Connect JVM client. Compiled against the 4.0
@@ -45,6 +51,14 @@ import org.apache.spark.sql.types.StructType;
 public final class JvmClientProgram {
 
   static final String URL_VARIABLE = "SPARKGATE_COMPAT_URL";
+
+  /**
+   * First argument of the retry mode: {@code retry ACTION [MAX_RETRIES INITIAL_BACKOFF_MS MULTIPLIER]} runs one
+   * action ({@code range} or {@code reflect}) and prints {@code {"retry": ACTION, "outcome": "ok|error",
+   * "millis": ..., "error": CLASS, "detail": MESSAGE}}, timing the action alone (RetryContractIT).
+   */
+  static final String RETRY = "retry";
+
   private static final int LARGE_ROWS = 12_000;
   private static final int INTERRUPT_TASKS = 400;
 
@@ -62,6 +76,10 @@ public final class JvmClientProgram {
       System.err.println("set " + URL_VARIABLE + " to the sc:// URL");
       System.exit(2);
     }
+    if (args.length > 0 && args[0].equals(RETRY)) {
+      retry(url, args);
+      return;
+    }
     Path scratch = Files.createTempDirectory("sparkgate-compat-jvm-");
     int status = 0;
     try (SparkSession spark = SparkSession.builder().remote(url).create()) {
@@ -78,6 +96,88 @@ public final class JvmClientProgram {
     System.out.flush();
     // The client's gRPC and Arrow threads are not all daemons; do not wait for them.
     System.exit(status);
+  }
+
+  /**
+   * The retry mode: one action with the client's default retry policy, or with one a user builds (the {@code
+   * sc://} URL has no retry settings: {@code SparkConnectClient.builder().retryPolicy(...)} is the way). The
+   * session is not closed afterwards, so no ReleaseSession follows the measured calls.
+   */
+  private static void retry(String url, String[] args) throws Exception {
+    SparkConnectClient.Builder builder = SparkConnectClient.builder().connectionString(url);
+    if (args.length == 5) {
+      builder.retryPolicy(
+          retryPolicy(
+              Integer.parseInt(args[2]), Long.parseLong(args[3]), Double.parseDouble(args[4])));
+    }
+    org.apache.spark.sql.connect.SparkSession spark =
+        org.apache.spark.sql.connect.SparkSession.builder().client(builder.build()).create();
+    String action = args[1];
+    long started = System.nanoTime();
+    String outcome;
+    String error = "";
+    String detail;
+    try {
+      detail =
+          action.equals("reflect")
+              ? spark
+                  .sql("SELECT reflect('java.lang.System', 'getProperty', 'user.home')")
+                  .collectAsList()
+                  .toString()
+              : spark.range(3).collectAsList().toString();
+      outcome = "ok";
+    } catch (Throwable e) {
+      // Scala throws checked exceptions too (AnalysisException, SparkException), and the client
+      // gives up
+      // on retries with RetriesExceeded, a Throwable without a message whose attempts are
+      // suppressed.
+      outcome = "error";
+      error = e.getClass().getName();
+      detail = String.valueOf(e.getMessage());
+      Throwable[] suppressed = e.getSuppressed();
+      if (e.getMessage() == null && suppressed.length > 0) {
+        detail = suppressed.length + " suppressed, the last: " + suppressed[suppressed.length - 1];
+      }
+    }
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+    System.out.println(
+        "{\"retry\": "
+            + json(action)
+            + ", \"outcome\": "
+            + json(outcome)
+            + ", \"millis\": "
+            + millis
+            + ", \"error\": "
+            + json(error)
+            + ", \"detail\": "
+            + json(detail)
+            + "}");
+    System.out.flush();
+    System.exit(0);
+  }
+
+  /**
+   * The default policy with the retry count and backoff replaced, no jitter. Through {@code copy} by
+   * reflection: the case class gained two parameters in 4.1 (the server's retry delay), so a call compiled
+   * against 4.0 would not link on 4.1 and later; the parameters past the sixth keep their defaults.
+   */
+  static RetryPolicy retryPolicy(int maxRetries, long initialBackoffMillis, double multiplier)
+      throws ReflectiveOperationException {
+    RetryPolicy base = RetryPolicy.defaultPolicy();
+    Method copy =
+        Arrays.stream(RetryPolicy.class.getMethods())
+            .filter(m -> m.getName().equals("copy"))
+            .findFirst()
+            .orElseThrow(() -> new NoSuchMethodException("RetryPolicy.copy"));
+    Object[] values = new Object[copy.getParameterCount()];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = RetryPolicy.class.getMethod("copy$default$" + (i + 1)).invoke(base);
+    }
+    values[0] = Option.apply(maxRetries);
+    values[1] = FiniteDuration.apply(initialBackoffMillis, TimeUnit.MILLISECONDS);
+    values[3] = multiplier;
+    values[4] = FiniteDuration.apply(0, TimeUnit.MILLISECONDS); // jitter
+    return (RetryPolicy) copy.invoke(base, values);
   }
 
   private String[] run(String id) {

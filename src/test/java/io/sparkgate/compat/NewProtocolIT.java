@@ -89,7 +89,8 @@ final class NewProtocolIT {
                 List.of(
                     new CompatProxy.User(CompatProxy.PRINCIPAL, List.of()),
                     new CompatProxy.User(OTHER, List.of())),
-                Map.of("max_decompressed_plan_bytes", Long.toString(MAX_INFLATED))));
+                Map.of("max_decompressed_plan_bytes", Long.toString(MAX_INFLATED)),
+                List.of()));
     direct = Target.direct("localhost", server.port(), VERSION);
     System.out.printf(
         "NewProtocolIT: Spark %s and the proxy up in %d s%n",

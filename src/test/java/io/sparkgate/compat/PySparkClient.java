@@ -2,6 +2,7 @@ package io.sparkgate.compat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sparkgate.testing.DebianPackages;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -179,17 +180,7 @@ final class PySparkClient implements ClientUnderTest {
             .redirectOutput(dir.resolve("stdout.jsonl").toFile())
             .redirectError(dir.resolve("stderr.log").toFile());
     Map<String, String> environment = builder.environment();
-    // Only what the program is given: nothing a developer's shell set for their own PySpark.
-    for (String inherited :
-        List.of(
-            "SPARK_REMOTE",
-            "SPARK_CONNECT_AUTHENTICATE_TOKEN",
-            "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
-            "SPARK_HOME",
-            "PYTHONPATH",
-            TOKEN_ENV)) {
-      environment.remove(inherited);
-    }
+    clearInherited(environment);
     if (target.token() != null) {
       environment.put(TOKEN_ENV, target.token());
     }
@@ -207,6 +198,28 @@ final class PySparkClient implements ClientUnderTest {
       }
     }
     return new Run(dir, finished, finished ? process.exitValue() : -1);
+  }
+
+  /** Only what a client program is given: nothing a developer's shell set for their own PySpark. */
+  static void clearInherited(Map<String, String> environment) {
+    for (String inherited :
+        List.of(
+            "SPARK_REMOTE",
+            "SPARK_CONNECT_AUTHENTICATE_TOKEN",
+            "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
+            "SPARK_HOME",
+            "PYTHONPATH",
+            TOKEN_ENV)) {
+      environment.remove(inherited);
+    }
+  }
+
+  /** Skips the calling test (fails it under CI) when this machine cannot create virtual environments. */
+  static void requireVenv() {
+    DebianPackages.require(
+        "python3-venv",
+        "python3 -m venv, for the PySpark clients' virtual environments",
+        () -> PythonEnvs.unavailable().isEmpty() ? "python3" : null);
   }
 
   private static Map<Scenario, Outcome> parse(Path stdout) throws IOException {

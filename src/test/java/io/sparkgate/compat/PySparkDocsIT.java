@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.e2e.SparkConnectServerProcess;
 import io.sparkgate.e2e.SparkServerExtension;
-import io.sparkgate.testing.DebianPackages;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,10 +39,7 @@ class PySparkDocsIT {
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
-    DebianPackages.require(
-        "python3-venv",
-        "python3 -m venv, for the PySpark clients' virtual environments",
-        () -> PythonEnvs.unavailable().isEmpty() ? "python3" : null);
+    PySparkClient.requireVenv();
     Path dir =
         Files.createDirectories(
             Path.of("target", "compat", "docs-" + UUID.randomUUID()).toAbsolutePath());
