@@ -8,7 +8,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.TestMethods;
@@ -17,7 +16,6 @@ import io.sparkgate.proto.spark.UserContext;
 import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.FakeSparkConnect;
 import io.sparkgate.tls.DevCertificates;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -37,11 +35,7 @@ final class ClientCertAuthTest {
             dir.resolve("certs"), DevCertificates.Options.defaults().withClientName("carol"));
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.reply = m -> new byte[0];
-    Server backendServer =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-            .fallbackHandlerRegistry(backend)
-            .build()
-            .start();
+    Server backendServer = backend.serve();
     Files.writeString(
         dir.resolve("sparkgate.yaml"),
         String.join(

@@ -8,7 +8,6 @@ import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import io.sparkgate.config.ProxyConfig;
@@ -17,7 +16,6 @@ import io.sparkgate.proto.spark.ArtifactStatusesRequest;
 import io.sparkgate.proto.spark.UserContext;
 import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.FakeSparkConnect;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -44,11 +42,7 @@ final class HeaderHygieneTest {
   void forgedIdentityAddressAndTracing_stripped_xForwardedForIsThePeer_listedKept()
       throws Exception {
     FakeSparkConnect backend = new FakeSparkConnect();
-    Server backendServer =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-            .fallbackHandlerRegistry(backend)
-            .build()
-            .start();
+    Server backendServer = backend.serve();
     Files.writeString(
         dir.resolve("sparkgate.yaml"),
         String.join(

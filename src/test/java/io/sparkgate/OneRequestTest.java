@@ -8,7 +8,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ArtifactStatusesRequest;
@@ -19,7 +18,6 @@ import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.UserContext;
 import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.FakeSparkConnect;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
@@ -38,11 +36,7 @@ final class OneRequestTest {
   @Test
   void unaryCall_withZeroOrTwoRequests_refused_secondNeverForwarded() throws Exception {
     FakeSparkConnect backend = new FakeSparkConnect();
-    Server backendServer =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-            .fallbackHandlerRegistry(backend)
-            .build()
-            .start();
+    Server backendServer = backend.serve();
     Files.writeString(
         dir.resolve("sparkgate.yaml"),
         String.join(

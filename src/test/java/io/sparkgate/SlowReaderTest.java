@@ -17,7 +17,6 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ClientCalls;
 import io.sparkgate.config.ProxyConfig;
@@ -34,7 +33,6 @@ import io.sparkgate.testing.FakeSparkConnect;
 import io.sparkgate.testing.MetricsScrape;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -81,11 +79,7 @@ final class SlowReaderTest {
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.streamMessage = n -> batch;
     backend.streamCount = 8;
-    Server backendServer =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-            .fallbackHandlerRegistry(backend)
-            .build()
-            .start();
+    Server backendServer = backend.serve();
     Files.writeString(
         dir.resolve("sparkgate.yaml"),
         String.join(

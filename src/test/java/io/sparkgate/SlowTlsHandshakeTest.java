@@ -9,7 +9,6 @@ import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.TestMethods;
@@ -66,11 +65,7 @@ final class SlowTlsHandshakeTest {
     DevCertificates.Generated certs =
         DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
     FakeSparkConnect backend = new FakeSparkConnect();
-    Server backendServer =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-            .fallbackHandlerRegistry(backend)
-            .build()
-            .start();
+    Server backendServer = backend.serve();
     Files.writeString(
         dir.resolve("sparkgate.yaml"),
         String.join(

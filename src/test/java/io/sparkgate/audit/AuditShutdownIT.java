@@ -9,14 +9,12 @@ import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ArtifactStatusesRequest;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.testing.FakeSparkConnect;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,11 +43,7 @@ final class AuditShutdownIT {
     FakeSparkConnect backend = new FakeSparkConnect();
     backend.streamCount =
         50; // streams in flight when SIGTERM lands must finish within the grace period
-    Server backendServer =
-        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
-            .fallbackHandlerRegistry(backend)
-            .build()
-            .start();
+    Server backendServer = backend.serve();
     Path dir =
         Files.createDirectories(Path.of("target", "it", "audit-shutdown-" + UUID.randomUUID()));
     Path audit = dir.resolve("audit.jsonl");

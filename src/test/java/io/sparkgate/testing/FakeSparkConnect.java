@@ -5,11 +5,15 @@ import static io.sparkgate.testing.WireBytes.utf8;
 import io.grpc.Deadline;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
+import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.sparkgate.forward.TestMethods;
+import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -33,6 +37,14 @@ public final class FakeSparkConnect extends io.grpc.HandlerRegistry {
   public volatile Status failWith;
   public volatile int streamCount = 3;
   public volatile java.util.function.IntFunction<byte[]> streamMessage = n -> utf8("batch-" + n);
+
+  /** Serves this fake on a real socket, a free port of 127.0.0.1, over plaintext HTTP/2. */
+  public Server serve() throws IOException {
+    return NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        .fallbackHandlerRegistry(this)
+        .build()
+        .start();
+  }
 
   @Override
   public ServerMethodDefinition<?, ?> lookupMethod(String methodName, String authority) {
