@@ -28,6 +28,10 @@ PREFERRED_CHUNK_BYTES = 64 * 1024
 LARGE_LITERAL_CHARS = 2 * 1024 * 1024
 
 
+# Every session the steps open, stopped before the process exits (see main).
+SESSIONS = []
+
+
 def session(args, token_env, session_id=None):
     """A new Connect session (never the cached default one), as the first or the second user."""
     # The classic entry point, as users write it: remote() also switches pyspark.sql.functions to Connect.
@@ -42,7 +46,9 @@ def session(args, token_env, session_id=None):
         url += ";token=" + token
     if session_id:
         url += ";session_id=" + session_id
-    return SparkSession.builder.remote(url).create()
+    spark = SparkSession.builder.remote(url).create()
+    SESSIONS.append(spark)
+    return spark
 
 
 class PlanSpy:
@@ -161,6 +167,7 @@ def step_clone(args):
     alice.sql("CREATE OR REPLACE TEMP VIEW sparkgate_clone_probe AS SELECT 42 AS answer")
     clone_id = str(uuid.uuid4())
     clone = alice.cloneSession(clone_id)
+    SESSIONS.append(clone)
     out = {"session_id": alice._session_id, "clone_id": clone._session_id, "asked_clone_id": clone_id,
            "clone_rows": [r.answer for r in clone.sql("SELECT answer FROM sparkgate_clone_probe").collect()]}
     # The clone is independent: a view made in it is not in its source.
@@ -174,6 +181,7 @@ def step_clone(args):
         out["other_error"] = error_fields(e)
     try:
         bob_clone = bob.cloneSession()
+        SESSIONS.append(bob_clone)
         out["other_clone_id"] = bob_clone._session_id
         try:
             out["other_clone_rows"] = [
@@ -245,8 +253,20 @@ def main():
             out = {"failed": True, **error_fields(e)}
         took = round(time.monotonic() - started, 1)
         print(json.dumps({"step": step, "seconds": took, **out}, default=str), flush=True)
+    # Stop the sessions while the interpreter is whole. Left to PySpark's exit hook and finalizers, a
+    # session's ML cache clean-up and channel close can deadlock in gRPC during interpreter shutdown
+    # (seen with PySpark 4.3: the process printed every step, then hung in Channel.close from
+    # SparkSession.__del__).
+    for spark in SESSIONS:
+        try:
+            spark.stop()
+        except Exception:  # noqa: BLE001 - a session of a refused user may be gone already
+            pass
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    sys.stdout.flush()
+    # No interpreter finalization: nothing is left to clean up, and it is where gRPC hangs.
+    os._exit(code)
