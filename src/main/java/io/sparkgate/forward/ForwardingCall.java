@@ -74,10 +74,15 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   private int requests;
 
   /**
-   * The inspected request of a one-request method, held until the client half-closes: only then is it known
-   * to be the only one, and only then does the backend call start. Request-side thread only.
+   * The request of a one-request method, held from its arrival to the client's half-close, as gRPC's own
+   * server does: only then is it known to be the only one, and only then is it inspected and answered (a
+   * refusal before the half-close makes the transport reset the stream, which some clients retry). Read and
+   * written only in the client call's callbacks, which gRPC makes one at a time.
    */
   private byte[] held;
+
+  /** A one-request call got a second message and is refused; later messages are dropped. */
+  private boolean tooMany;
 
   /**
    * @param backends the channel to the backend of an address ({@link CallHook#backend()}), on this thread's
@@ -113,25 +118,56 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   @Override
   public void onMessage(byte[] message) {
     buffered.hold(message.length);
-    lane.run(
-        () -> {
-          try {
-            forwardRequest(message);
-          } finally {
-            buffered.release(message.length);
-          }
-        },
-        message.length > INLINE_REQUEST_BYTES || hook.mayBlock(message));
+    if (method.getType().clientSendsOneMessage()) {
+      if (tooMany) {
+        buffered.release(message.length);
+        return;
+      }
+      if (held == null) {
+        held = message;
+        serverCall.request(1); // the half-close, or a second message
+        return;
+      }
+      // A second request: the server side registers every method as client-streaming
+      // (ProxyRegistry), so it arrives here instead of making gRPC reset the stream, and the client
+      // learns what it did wrong. Neither message reaches the backend.
+      buffered.release(held.length + (long) message.length);
+      held = null;
+      tooMany = true;
+      lane.run(() -> refuse(oneRequest("more than one"), null), false);
+      return;
+    }
+    lane.run(() -> forwardRequest(message), offload(message));
   }
 
   @Override
   public void onHalfClose() {
-    lane.run(this::halfClose, false);
+    byte[] message = held;
+    held = null;
+    if (message == null) {
+      lane.run(this::halfClose, false);
+      return;
+    }
+    lane.run(
+        () -> {
+          forwardRequest(message);
+          halfClose();
+        },
+        offload(message));
   }
 
   @Override
   public void onCancel() {
+    if (held != null) {
+      buffered.release(held.length);
+      held = null;
+    }
     lane.run(this::cancel, false);
+  }
+
+  /** Whether handling the message belongs on the worker pool rather than the event loop. */
+  private boolean offload(byte[] message) {
+    return message.length > INLINE_REQUEST_BYTES || hook.mayBlock(message);
   }
 
   /** Everything sent to the client has left the proxy. */
@@ -147,18 +183,20 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
     lane.run(this::clientReady, false);
   }
 
+  /** Inspects, decides and forwards one request message; its bytes stop counting as buffered after. */
   private void forwardRequest(byte[] message) {
+    try {
+      inspectAndForward(message);
+    } finally {
+      buffered.release(message.length);
+    }
+  }
+
+  private void inspectAndForward(byte[] message) {
     if (isServerClosed()) {
       return;
     }
-    // A unary or server-streaming method takes exactly one request. The server side registers
-    // every method as client-streaming (ProxyRegistry), so a second message arrives here instead
-    // of making gRPC reset the stream, and the client learns what it did wrong.
-    boolean oneRequest = method.getType().clientSendsOneMessage();
-    if (++requests > 1 && oneRequest) {
-      refuse(oneRequest("more than one"), null);
-      return;
-    }
+    requests++;
     byte[] forward;
     try {
       forward = hook.onRequest(message);
@@ -170,14 +208,6 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       // Fail closed: a request the proxy could not process is never forwarded.
       log.error("{}: request processing failed; refusing the call", method.getBareMethodName(), e);
       refuse(Status.INTERNAL.withDescription("Sparkgate could not process this request"), null);
-      return;
-    }
-    if (oneRequest) {
-      // Ask for the next event: the half-close that releases the held request, or a second message.
-      // Held, it counts as buffered: a client that never half-closes must not hold memory unseen.
-      held = forward;
-      buffered.hold(held.length);
-      serverCall.request(1);
       return;
     }
     if (!startBackend()) {
@@ -195,7 +225,6 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
 
   private void halfClose() {
     if (isServerClosed()) {
-      dropHeld();
       return;
     }
     if (requests == 0 && method.getType().clientSendsOneMessage()) {
@@ -214,18 +243,13 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       return;
     }
     if (startBackend()) {
-      if (held != null) {
-        clientCall.sendMessage(held);
-      }
       clientCall.halfClose();
     }
-    dropHeld();
   }
 
   private void cancel() {
     // The client went away or its deadline passed; the backend call is cancelled with it (the gRPC
     // Context does this too, but an explicit cancel also covers calls started outside the Context).
-    dropHeld();
     boolean first;
     synchronized (lock) {
       first = !serverClosed;
@@ -273,17 +297,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   }
 
   private void refuse(Status status, Metadata trailers) {
-    dropHeld();
     closeServerCall(status, trailers == null ? new Metadata() : trailers);
     cancelBackend("refused by Sparkgate");
-  }
-
-  /** Forgets the held request (sent, or never to be), and stops counting it. Request-side thread only. */
-  private void dropHeld() {
-    if (held != null) {
-      buffered.release(held.length);
-      held = null;
-    }
   }
 
   private Status oneRequest(String sent) {
