@@ -36,7 +36,6 @@ import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.InspectorConfig;
-import io.sparkgate.inspect.SqlParserFlags;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.limits.CallLimiter;
 import io.sparkgate.limits.ConnectionGate;
@@ -574,8 +573,7 @@ public final class Sparkgate implements AutoCloseable {
   private static Inspector policyInspector(ProxyConfig config) {
     return new Inspector(
         InspectorConfig.DEFAULTS.withMaxDecompressedBytes(
-            config.policy().maxDecompressedPlanBytes()),
-        SqlParserFlags.SPARK_4_0_DEFAULTS);
+            config.policy().maxDecompressedPlanBytes()));
   }
 
   /** The admin listener's port (the bound one, when the configuration asked for 0); -1 without it. */

@@ -126,7 +126,8 @@ public final class ExplainCommand implements Callable<Integer> {
             SessionView.LOCAL_FILE_SYSTEM,
             Set.copyOf(Arrays.asList(extensions)),
             Set.of(),
-            Set.of());
+            Set.of(),
+            null);
     Inspector inspector = new Inspector();
     Facts facts;
     if (input.sql != null) {

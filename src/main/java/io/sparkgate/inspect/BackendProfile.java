@@ -6,15 +6,17 @@ import java.util.Set;
 
 /**
  * What the backend is: Spark version, session extensions, catalogs (name to implementation class), the
- * default catalog and the scheme of its default file system (what a path without a scheme reaches). Policies
- * key on it (e.g. Hudi and Iceberg extensions loaded together).
+ * default catalog, the scheme of its default file system (what a path without a scheme reaches) and the
+ * settings that change how it parses strings. Policies key on it (e.g. Hudi and Iceberg extensions loaded
+ * together).
  */
 public record BackendProfile(
     String sparkVersion,
     List<String> extensions,
     Map<String, String> catalogs,
     String defaultCatalog,
-    String defaultFs) {
+    String defaultFs,
+    ParserSettings parser) {
 
   public static final BackendProfile UNKNOWN =
       new BackendProfile("", List.of(), Map.of(), SessionView.SESSION_CATALOG);
@@ -28,6 +30,17 @@ public record BackendProfile(
             ? SessionView.SESSION_CATALOG
             : defaultCatalog;
     defaultFs = schemeOf(defaultFs);
+    parser = parser == null ? ParserSettings.of(sparkVersion, Map.of()) : parser;
+  }
+
+  /** A profile whose parser settings are the version's defaults. */
+  public BackendProfile(
+      String sparkVersion,
+      List<String> extensions,
+      Map<String, String> catalogs,
+      String defaultCatalog,
+      String defaultFs) {
+    this(sparkVersion, extensions, catalogs, defaultCatalog, defaultFs, null);
   }
 
   /** A profile whose default file system is Hadoop's default, the local one. */
@@ -67,7 +80,8 @@ public record BackendProfile(
         defaultFs,
         Set.copyOf(extensions),
         Set.of(),
-        Set.of());
+        Set.of(),
+        parser);
   }
 
   /** This profile with each non-null override applied (configuration pins what the backend reports). */
@@ -78,6 +92,7 @@ public record BackendProfile(
         exts != null ? exts : extensions,
         cats != null ? cats : catalogs,
         defaultCat != null ? defaultCat : defaultCatalog,
-        fs != null ? fs : defaultFs);
+        fs != null ? fs : defaultFs,
+        parser);
   }
 }

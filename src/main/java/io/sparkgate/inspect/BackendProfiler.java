@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +26,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Reads a {@link BackendProfile} from the backend over Spark Connect itself: AnalyzePlan spark_version,
  * Config get_all with prefix {@code spark.sql.catalog.}, and get_option for {@code spark.sql.extensions},
- * {@code spark.sql.defaultCatalog} and the default file system ({@code spark.hadoop.fs.defaultFS}, {@code fs.defaultFS}). Uses its own session id, so user sessions are untouched.
+ * {@code spark.sql.defaultCatalog}, the default file system ({@code spark.hadoop.fs.defaultFS}, {@code
+ * fs.defaultFS}) and the parser settings ({@link ParserSettings#KEYS}). Uses its own session id, so user
+ * sessions are untouched.
  */
 public final class BackendProfiler {
   static final String SERVICE = "spark.connect.SparkConnectService";
@@ -72,7 +75,8 @@ public final class BackendProfiler {
                         .addKeys("spark.sql.extensions")
                         .addKeys("spark.sql.defaultCatalog")
                         .addKeys("spark.hadoop.fs.defaultFS")
-                        .addKeys("fs.defaultFS")));
+                        .addKeys("fs.defaultFS")
+                        .addAllKeys(ParserSettings.KEYS)));
     return fromResponses(
         version.getSparkVersion().getVersion(), all.getPairsList(), options.getPairsList());
   }
@@ -95,8 +99,10 @@ public final class BackendProfiler {
     List<String> extensions = new ArrayList<>();
     String defaultCatalog = null;
     String defaultFs = null;
+    Map<String, String> parser = new HashMap<>();
     for (KeyValue kv : options) {
       if (!kv.hasValue()) continue;
+      if (ParserSettings.KEYS.contains(kv.getKey())) parser.put(kv.getKey(), kv.getValue());
       if (kv.getKey().equals("spark.sql.extensions")) {
         for (String e : kv.getValue().split(",")) if (!e.isBlank()) extensions.add(e.strip());
       } else if (kv.getKey().equals("spark.sql.defaultCatalog")) {
@@ -108,7 +114,13 @@ public final class BackendProfiler {
     // Unset in the session's conf means Hadoop's default (file:///) unless core-site.xml says
     // otherwise, which Spark's conf does not show: the local reading is the cautious one, and
     // backend.profile.default_fs pins it.
-    return new BackendProfile(version, extensions, catalogs, defaultCatalog, defaultFs);
+    return new BackendProfile(
+        version,
+        extensions,
+        catalogs,
+        defaultCatalog,
+        defaultFs,
+        ParserSettings.of(version, parser));
   }
 
   private ConfigResponse config(

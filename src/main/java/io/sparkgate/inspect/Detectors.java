@@ -66,11 +66,18 @@ final class Detectors {
       case "SQL" -> {
         String q = frame.str("query");
         if (q != null) sql.statement(q, "relation", frame.path(), session, sink);
+        parameters(frame.message(), frame.path(), session);
       }
       case "SqlCommand" -> {
         String q = frame.str("sql");
         if (q != null) sql.statement(q, "command", frame.path(), session, sink);
+        parameters(frame.message(), frame.path(), session);
       }
+      // Type and schema strings the planner hands the session parser (parseDatatypeString).
+      case "Cast" -> typeString(frame.str("type_str"), frame, session);
+      case "Unparsed" -> typeString(frame.str("data_type_string"), frame, session);
+      case "LocalRelation" -> typeString(frame.str("schema"), frame, session);
+      case "DDLParse" -> typeString(frame.str("ddl_string"), frame, session);
       case "ExpressionString" -> {
         String e = frame.str("expression");
         if (e != null) sql.expression(e, frame.path(), session, sink);
@@ -97,12 +104,16 @@ final class Detectors {
               Map.of(),
               session,
               frame.path());
-      case "CreateDataFrameViewCommand" ->
-          sink.fact(Fact.Kind.CATALOG_OP, "create_temp_view")
-              .put("name", frame.str("name"))
-              .put("global", frame.str("is_global"))
-              .put("where", frame.path())
-              .emit();
+      case "CreateDataFrameViewCommand" -> {
+        // The view's name is read by the session parser (parseTableIdentifier).
+        String name = frame.str("name");
+        if (name != null) sql.sessionIdentifier(name, frame.path(), session, sink);
+        sink.fact(Fact.Kind.CATALOG_OP, "create_temp_view")
+            .put("name", frame.str("name"))
+            .put("global", frame.str("is_global"))
+            .put("where", frame.path())
+            .emit();
+      }
       case "Catalog" -> catalog(frame.message(), frame.path(), session);
       case "PythonUDF", "ScalarScalaUDF", "JavaUDF", "PythonUDTF", "PythonDataSource" ->
           userCode(frame);
@@ -173,7 +184,7 @@ final class Detectors {
           function(frame.str("function_name"), "table_valued", frame, session, true);
       case "CompressedOperation" ->
           Compressed.inspect(frame.message(), frame, config, sink, walker);
-      case "Set" -> configSet(frame);
+      case "Set" -> configSet(frame, session);
       case "Unset" -> {
         if (isConfigOperation(frame)) {
           for (String k : Proto.strings(frame.message(), "keys")) {
@@ -275,12 +286,14 @@ final class Detectors {
     String defaultFs = session.defaultFileSystem();
     Proto.stringMap(m, "sql_conf")
         .forEach(
-            (k, v) ->
-                sink.fact(Fact.Kind.CONFIG_SET, "pipeline")
-                    .put("key", k)
-                    .put("value", v)
-                    .put("where", where)
-                    .emit());
+            (k, v) -> {
+              ParserSettings.checkChange(k, session, where, sink);
+              sink.fact(Fact.Kind.CONFIG_SET, "pipeline")
+                  .put("key", k)
+                  .put("value", v)
+                  .put("where", where)
+                  .emit();
+            });
     switch (frame.typeName()) {
       case "StartRun", "ExecuteOutputFlows" -> {
         // The run's checkpoints and state: written by the server (file:// accepted).
@@ -407,7 +420,7 @@ final class Detectors {
       SessionView session,
       String where) {
     if (ident == null) return null;
-    List<String> parts = sql.multipartIdentifier(ident);
+    List<String> parts = sql.sessionIdentifier(ident, where, session, sink);
     if (parts == null) {
       sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_identifier")
           .put("identifier", ident)
@@ -481,13 +494,18 @@ final class Detectors {
       return;
     }
     Message sub = (Message) m.getField(Proto.field(m, op));
+    // Catalog.scala reads these names with the session parser (parseIdent, sparkSession.table).
+    for (String field : CATALOG_NAMES) {
+      String name = Proto.str(sub, field);
+      if (name != null) sql.sessionIdentifier(name, where, session, sink);
+    }
     FactSink.Builder b =
         sink.fact(Fact.Kind.CATALOG_OP, op).put("source", "catalog_rpc").put("where", where);
     if (op.equals("cache_table") || op.equals("uncache_table")) {
       List<String> parts =
           Proto.str(sub, "table_name") == null
               ? null
-              : sql.multipartIdentifier(Proto.str(sub, "table_name"));
+              : sql.multipartIdentifier(Proto.str(sub, "table_name"), session);
       if (parts != null) {
         String table =
             TableRef.resolve(parts, session.currentCatalog(), session.currentDatabase(), session)
@@ -518,17 +536,59 @@ final class Detectors {
     b.emit();
   }
 
+  /** The Catalog RPC fields Spark parses as names; patterns, paths and catalog names it does not. */
+  private static final List<String> CATALOG_NAMES =
+      List.of("db_name", "table_name", "function_name", "view_name");
+
+  private void typeString(String text, Frame frame, SessionView session) {
+    if (text != null) sql.dataType(text, frame.path(), session, sink);
+  }
+
+  /**
+   * The string values bound to a SQL text's parameters. Newer Spark releases splice bound values into the
+   * text as SQL literals before substitution runs (SparkSqlParser's parameter context), so a value with a
+   * {@code ${...}} reference is read like the text itself. Literals are checked as a whole, wherever they
+   * nest.
+   */
+  private void parameters(Message m, String where, SessionView session) {
+    for (String field : List.of("args", "pos_args", "named_arguments", "pos_arguments")) {
+      var fd = m.getDescriptorForType().findFieldByName(field);
+      if (fd == null || m.getRepeatedFieldCount(fd) == 0) continue;
+      for (int i = 0; i < m.getRepeatedFieldCount(fd); i++) {
+        literalStrings((Message) m.getRepeatedField(fd, i), where + "." + field, session);
+      }
+    }
+  }
+
+  private void literalStrings(Message m, String where, SessionView session) {
+    for (var e : m.getAllFields().entrySet()) {
+      var fd = e.getKey();
+      if (fd.getJavaType() == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.STRING) {
+        if (fd.getName().equals("string"))
+          sql.boundValue((String) e.getValue(), where, session, sink);
+      } else if (fd.getJavaType()
+          == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE) {
+        if (fd.isRepeated()) {
+          for (Object v : (List<?>) e.getValue()) literalStrings((Message) v, where, session);
+        } else {
+          literalStrings((Message) e.getValue(), where, session);
+        }
+      }
+    }
+  }
+
   private static boolean isConfigOperation(Frame frame) {
     return frame.parent() != null
         && frame.parent().type().equals("spark.connect.ConfigRequest.Operation");
   }
 
-  private void configSet(Frame frame) {
+  private void configSet(Frame frame, SessionView session) {
     if (!isConfigOperation(frame)) return;
     Message m = frame.message();
     var pairs = Proto.field(m, "pairs");
     for (int i = 0; i < m.getRepeatedFieldCount(pairs); i++) {
       Message kv = (Message) m.getRepeatedField(pairs, i);
+      ParserSettings.checkChange(Proto.str(kv, "key"), session, frame.path(), sink);
       sink.fact(Fact.Kind.CONFIG_SET, "config_rpc")
           .put("key", Proto.str(kv, "key"))
           .put("value", Proto.str(kv, "value"))
@@ -540,7 +600,8 @@ final class Detectors {
   private void function(
       String name, String subkind, Frame frame, SessionView session, boolean multipart) {
     if (name == null) return;
-    List<String> parts = multipart ? sql.multipartIdentifier(name) : List.of(name);
+    List<String> parts =
+        multipart ? sql.sessionIdentifier(name, frame.path(), session, sink) : List.of(name);
     if (parts == null) {
       sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_identifier")
           .put("identifier", name)

@@ -24,12 +24,13 @@ public final class Inspector {
   private final SqlInspector sql;
 
   public Inspector() {
-    this(InspectorConfig.DEFAULTS, SqlParserFlags.SPARK_4_0_DEFAULTS);
+    this(InspectorConfig.DEFAULTS);
   }
 
-  public Inspector(InspectorConfig config, SqlParserFlags flags) {
+  /** Strings are parsed with the parser settings of the session each request runs in. */
+  public Inspector(InspectorConfig config) {
     this.config = Objects.requireNonNull(config, "config");
-    this.sql = new SqlInspector(config, Objects.requireNonNull(flags, "flags"));
+    this.sql = new SqlInspector(config);
   }
 
   /** A tracker for one AddArtifacts call; pass it to every message of that call. */

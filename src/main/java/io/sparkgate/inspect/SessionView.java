@@ -53,6 +53,11 @@ public interface SessionView {
     return false;
   }
 
+  /** How the server reads this session's strings: its substitution and parser settings. */
+  default ParserSettings parser() {
+    return ParserSettings.SPARK_4_DEFAULTS;
+  }
+
   static SessionView of(String catalog, String database, Set<String> catalogs) {
     return new Fixed(catalog, database, Set.copyOf(catalogs), null);
   }
@@ -66,7 +71,8 @@ public interface SessionView {
       String defaultFileSystem,
       Set<String> extensions,
       Set<String> functions,
-      Set<String> cached)
+      Set<String> cached,
+      ParserSettings parser)
       implements SessionView {
     public Fixed {
       Objects.requireNonNull(currentCatalog, "currentCatalog");
@@ -79,6 +85,7 @@ public interface SessionView {
       extensions = Set.copyOf(extensions);
       functions = Set.copyOf(functions);
       cached = Set.copyOf(cached);
+      parser = parser == null ? ParserSettings.SPARK_4_DEFAULTS : parser;
     }
 
     public Fixed(
@@ -91,7 +98,8 @@ public interface SessionView {
           LOCAL_FILE_SYSTEM,
           Set.of(),
           Set.of(),
-          Set.of());
+          Set.of(),
+          null);
     }
 
     /** This view with the session's own state replaced (the server's part unchanged). */
@@ -109,7 +117,8 @@ public interface SessionView {
           defaultFileSystem,
           extensions,
           sessionFunctions,
-          cachedTables);
+          cachedTables,
+          parser);
     }
 
     /**
@@ -136,7 +145,8 @@ public interface SessionView {
               && defaultFileSystem.equals(f.defaultFileSystem)
               && extensions.equals(f.extensions)
               && functions.equals(f.functions)
-              && cached.equals(f.cached));
+              && cached.equals(f.cached)
+              && parser.equals(f.parser));
     }
 
     @Override

@@ -10,8 +10,13 @@ import org.antlr.v4.runtime.tree.IterativeParseTreeWalker;
 import org.apache.spark.sql.catalyst.parser.SqlBaseParser;
 
 /**
- * Reads SQL text and expression strings with Spark's grammar and reports what they do. Bounded: text over
- * the configured length is a fact without being lexed; nesting beyond the depth bound is a fact.
+ * The one way into Spark's parser: every string the backend hands its session parser (SQL statements,
+ * {@code EXECUTE IMMEDIATE} text, expression strings, multi-part names, type and schema strings) is read here,
+ * after what SparkSqlParser does first. Where the backend's variable substitution is on and Spark's pattern
+ * matches, the text Spark parses is not the text sent, so the string is refused unread
+ * (variable_substitution), never read as sent; the parser switches come from the session's {@link
+ * ParserSettings}. Bounded: text over the configured length is a fact without being lexed; nesting beyond
+ * the depth bound is a fact.
  */
 final class SqlInspector {
   /** EXECUTE IMMEDIATE 'sql' is read too, to this many levels. */
@@ -46,7 +51,10 @@ final class SqlInspector {
   }
 
   private final InspectorConfig config;
-  private final SqlParsing parsing;
+
+  /** A parser per combination of switches (at most 16), the configured ones first. */
+  private final java.util.concurrent.ConcurrentHashMap<SqlParserFlags, SqlParsing> parsings =
+      new java.util.concurrent.ConcurrentHashMap<>();
 
   /**
    * The facts of statements already read (beside the parse-tree cache: walking even a shared tree of
@@ -59,9 +67,40 @@ final class SqlInspector {
           .weigher((Statement k, List<Fact> facts) -> weight(facts))
           .build();
 
-  SqlInspector(InspectorConfig config, SqlParserFlags flags) {
+  SqlInspector(InspectorConfig config) {
     this.config = config;
-    this.parsing = new SqlParsing(flags, config.maxDepth());
+  }
+
+  private SqlParsing parsing(SessionView session) {
+    return parsings.computeIfAbsent(
+        session.parser().flags(), f -> new SqlParsing(f, config.maxDepth()));
+  }
+
+  /**
+   * False, with the facts that say why, if the backend would not parse {@code text} as sent: its variable
+   * substitution would rewrite it first, or it parses with a setting Sparkgate does not read.
+   */
+  private static boolean readAsSent(
+      String text, String parser, String where, SessionView session, FactSink sink) {
+    ParserSettings settings = session.parser();
+    String unreadable = settings.unreadable();
+    if (unreadable != null) {
+      sink.fact(Fact.Kind.UNCLASSIFIED, "backend_parser_setting")
+          .put("where", where)
+          .put("setting", unreadable)
+          .put(
+              "detail", "the backend parses with " + unreadable + ", which Sparkgate does not read")
+          .emit();
+      return false;
+    }
+    if (!settings.substitutes(text)) return true;
+    sink.fact(Fact.Kind.UNCLASSIFIED, "variable_substitution")
+        .put("where", where)
+        .put("parser", parser)
+        .put("reference", ParserSettings.firstReference(text))
+        .put("detail", "spark.sql.variable.substitute rewrites ${...} before parsing")
+        .emit();
+    return false;
   }
 
   /** A SQL statement (or a scripting block, Spark 4.0+) from {@code origin}. */
@@ -98,16 +137,22 @@ final class SqlInspector {
   void statement(
       String sql, String origin, String where, SqlScope scope, FactSink sink, int nesting) {
     if (!withinLength(sql, origin, where, sink)) return;
+    if (!readAsSent(sql, "statement", where, scope.session, sink)) {
+      sink.fact(Fact.Kind.SQL, "unread")
+          .put("sql", sql)
+          .put("length", sql.length())
+          .put("origin", origin)
+          .put("where", where)
+          .emit();
+      return;
+    }
     SqlBaseParser.CompoundOrSingleStatementContext tree;
     try {
-      tree = parsing.parse(sql, SqlParsing.STATEMENT);
+      tree = parsing(scope.session).parse(sql, SqlParsing.STATEMENT);
     } catch (SqlParsing.SqlSyntaxException e) {
       // Statements only a session extension of the backend reads (Iceberg's ALTER TABLE ... ADD
       // PARTITION FIELD).
-      if (ExtensionSql.read(sql, scope.session.extensions(), origin, where, scope, sink)) {
-        substitution(sql, where, sink);
-        return;
-      }
+      if (ExtensionSql.read(sql, scope.session.extensions(), origin, where, scope, sink)) return;
       sink.fact(Fact.Kind.SQL, "unparseable")
           .put("sql", sql)
           .put("length", sql.length())
@@ -124,7 +169,6 @@ final class SqlInspector {
     StatementKinds.Reading kind = StatementKinds.TABLE.read(tree);
     if (ExtensionSql.readBeforeSpark(
         kind.kind(), sql, scope.session.extensions(), origin, where, scope, sink)) {
-      substitution(sql, where, sink);
       return;
     }
     sink.fact(Fact.Kind.SQL, kind.kind())
@@ -136,24 +180,16 @@ final class SqlInspector {
         .put("where", where)
         .emit();
     StatementKinds.reportUnknown(kind, where, sink);
-    substitution(sql, where, sink);
     walk(tree, new SqlListener(this, new SqlText(sql), scope, sink, where, nesting));
-  }
-
-  private static void substitution(String sql, String where, FactSink sink) {
-    if (sql.contains("${")) {
-      // spark.sql.variable.substitute (default on) rewrites ${...} anywhere in the text before
-      // parsing, so what we parsed may not be what runs.
-      sink.unclassified("variable_substitution", where, "SQL contains ${...}");
-    }
   }
 
   /** An expression string (selectExpr, expr(), filter("...")): Spark parses these with singleExpression. */
   void expression(String text, String where, SessionView session, FactSink sink) {
     if (!withinLength(text, "expression", where, sink)) return;
+    if (!readAsSent(text, "expression", where, session, sink)) return;
     SqlBaseParser.SingleExpressionContext tree;
     try {
-      tree = parsing.parse(text, SqlParsing.EXPRESSION);
+      tree = parsing(session).parse(text, SqlParsing.EXPRESSION);
     } catch (SqlParsing.SqlSyntaxException e) {
       sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql")
           .put("where", where)
@@ -166,13 +202,47 @@ final class SqlInspector {
     walk(tree, new SqlListener(this, new SqlText(text), new SqlScope(session), sink, where, 0));
   }
 
-  /** A multi-part identifier as Spark's parseMultipartIdentifier reads it, or null if it does not parse. */
-  List<String> multipartIdentifier(String text) {
+  /**
+   * A name from a request field as the session parser's parseMultipartIdentifier reads it (table names in
+   * plans and writes, user-defined function names, catalog RPC names), or null: it does not parse, or
+   * substitution would rewrite it first (reported here).
+   */
+  List<String> sessionIdentifier(String text, String where, SessionView session, FactSink sink) {
     if (text.length() > config.maxSqlChars()) return null;
+    if (!readAsSent(text, "identifier", where, session, sink)) return null;
+    return identifier(text, session);
+  }
+
+  /**
+   * A name as CatalystSqlParser's parseMultipartIdentifier reads it: no substitution (the value of an {@code
+   * IDENTIFIER('...')} literal, whose statement was read as a whole), or null if it does not parse.
+   */
+  List<String> multipartIdentifier(String text, SessionView session) {
+    if (text.length() > config.maxSqlChars()) return null;
+    return identifier(text, session);
+  }
+
+  private List<String> identifier(String text, SessionView session) {
     try {
-      return parts(parsing.parse(text, SqlParsing.IDENTIFIER).multipartIdentifier());
+      return parts(parsing(session).parse(text, SqlParsing.IDENTIFIER).multipartIdentifier());
     } catch (SqlParsing.SqlSyntaxException e) {
       return null;
+    }
+  }
+
+  /** A string value bound to a SQL text's parameter: see {@code Detectors.parameters}. */
+  void boundValue(String text, String where, SessionView session, FactSink sink) {
+    readAsSent(text, "parameter", where, session, sink);
+  }
+
+  /**
+   * A type or schema string the session parser reads (Cast.type_str, an unparsed DataType, a local
+   * relation's or DDLParse's schema): only names and types, but Spark substitutes in it first, and its
+   * comments and error messages then show what substitution read.
+   */
+  void dataType(String text, String where, SessionView session, FactSink sink) {
+    if (withinLength(text, "data_type", where, sink)) {
+      readAsSent(text, "data_type", where, session, sink);
     }
   }
 

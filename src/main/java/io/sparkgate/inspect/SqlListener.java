@@ -317,7 +317,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
       // IDENTIFIER('`reflect`'): Spark parses the string as a multi-part identifier, quotes,
       // comments and all.
       String literal = literalIdentifier(fn.expression());
-      parts = literal == null ? null : inspector.multipartIdentifier(literal);
+      parts = literal == null ? null : inspector.multipartIdentifier(literal, scope.session);
       if (parts == null) {
         sink.unclassified(
             "hidden_identifier",
@@ -418,6 +418,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
   }
 
   private void configSet(String key, String value) {
+    ParserSettings.checkChange(key, scope.session, where, sink);
     sink.fact(Fact.Kind.CONFIG_SET, "sql")
         .put("key", key)
         .put("value", value)
@@ -791,7 +792,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
     if (ctx.multipartIdentifier() != null) return SqlInspector.parts(ctx.multipartIdentifier());
     String literal = literalIdentifier(ctx.expression());
     if (literal != null) {
-      List<String> parts = inspector.multipartIdentifier(literal);
+      List<String> parts = inspector.multipartIdentifier(literal, scope.session);
       if (parts != null) return parts;
     }
     // IDENTIFIER(:param) or IDENTIFIER(expr): bound or computed at run time.

@@ -4,6 +4,7 @@ import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
+import io.sparkgate.inspect.ParserSettings;
 import io.sparkgate.inspect.SessionView;
 import io.sparkgate.yaml.YamlNode;
 import java.io.IOException;
@@ -254,16 +255,28 @@ public final class PolicyTests {
 
   static BackendProfile profile(YamlNode node) {
     Map<String, YamlNode> m =
-        node.allowOnly("spark_version", "extensions", "catalogs", "default_catalog", "default_fs")
+        node.allowOnly(
+                "spark_version",
+                "extensions",
+                "catalogs",
+                "default_catalog",
+                "default_fs",
+                "settings")
             .entries();
     Map<String, String> catalogs = new LinkedHashMap<>();
     if (m.containsKey("catalogs"))
       m.get("catalogs").entries().forEach((k, v) -> catalogs.put(k, v.text()));
+    // The backend's parser settings (spark.sql.variable.substitute, ...), as the profiler reads them.
+    Map<String, String> settings = new LinkedHashMap<>();
+    if (m.containsKey("settings"))
+      m.get("settings").entries().forEach((k, v) -> settings.put(k, v.text()));
+    String version = m.containsKey("spark_version") ? m.get("spark_version").scalar() : "";
     return new BackendProfile(
-        m.containsKey("spark_version") ? m.get("spark_version").scalar() : "",
+        version,
         m.containsKey("extensions") ? m.get("extensions").strings() : List.of(),
         catalogs,
         m.containsKey("default_catalog") ? m.get("default_catalog").text() : null,
-        m.containsKey("default_fs") ? m.get("default_fs").text() : null);
+        m.containsKey("default_fs") ? m.get("default_fs").text() : null,
+        ParserSettings.of(version, settings));
   }
 }

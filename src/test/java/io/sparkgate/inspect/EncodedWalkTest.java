@@ -211,10 +211,7 @@ final class EncodedWalkTest {
 
   @Test
   void plans_at_the_depth_bound_are_reported_as_when_parsed() {
-    Inspector shallow =
-        new Inspector(
-            new InspectorConfig(32, 1 << 20, 1 << 20, 10_000, Set.of()),
-            SqlParserFlags.SPARK_4_0_DEFAULTS);
+    Inspector shallow = new Inspector(new InspectorConfig(32, 1 << 20, 1 << 20, 10_000, Set.of()));
     // Leaves two levels below a relation (a table read) and one (a range), so that either parity of
     // depth is hit.
     Relation read =
@@ -320,11 +317,7 @@ final class EncodedWalkTest {
     InspectorConfig config = InspectorConfig.DEFAULTS;
     FactSink sink = new FactSink(config.maxFacts());
     PlanWalker walker =
-        new PlanWalker(
-            config,
-            new Detectors(
-                config, new SqlInspector(config, SqlParserFlags.SPARK_4_0_DEFAULTS), sink),
-            sink);
+        new PlanWalker(config, new Detectors(config, new SqlInspector(config), sink), sink);
     walker.walkEncoded(request, Shape.of(ExecutePlanRequest.getDefaultInstance()), SESSION);
     return walker;
   }
@@ -340,7 +333,7 @@ final class EncodedWalkTest {
   private static void assertWalkedFromEncoding(Message prototype, byte[] bytes) {
     InspectorConfig config = InspectorConfig.DEFAULTS;
     FactSink sink = new FactSink(config.maxFacts());
-    SqlInspector sql = new SqlInspector(config, SqlParserFlags.SPARK_4_0_DEFAULTS);
+    SqlInspector sql = new SqlInspector(config);
     assertDoesNotThrow(
         () -> {
           RequestHead head = RequestHead.of(prototype);

@@ -25,6 +25,14 @@ final class ExtensionSqlTesting {
   /** A backend session that loads {@code extensions}, for the whole inspector. */
   static SessionView session(Set<String> extensions) {
     return new SessionView.Fixed(
-        "spark_catalog", "default", Set.of("prod"), null, "file", extensions, Set.of(), Set.of());
+        "spark_catalog",
+        "default",
+        Set.of("prod"),
+        null,
+        "file",
+        extensions,
+        Set.of(),
+        Set.of(),
+        null);
   }
 }

@@ -423,9 +423,7 @@ final class InspectorTest {
     Facts f = execute(plan);
     assertEquals("reflect", f.ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("name"), f.toString());
     Inspector small =
-        new Inspector(
-            new InspectorConfig(1024, 1 << 20, 16, 10_000, java.util.Set.of()),
-            SqlParserFlags.SPARK_4_0_DEFAULTS);
+        new Inspector(new InspectorConfig(1024, 1 << 20, 16, 10_000, java.util.Set.of()));
     Facts bomb =
         small.inspect(
             "ExecutePlan",

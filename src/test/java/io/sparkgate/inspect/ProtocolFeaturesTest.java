@@ -134,10 +134,7 @@ final class ProtocolFeaturesTest {
     Relation big = Relation.newBuilder().setSql(SQL.newBuilder().setQuery(query)).build();
     Plan plan = compressed(big, Plan.CompressedOperation.OpType.OP_TYPE_RELATION);
     assertTrue(plan.getSerializedSize() < 64 << 10, "compressed: " + plan.getSerializedSize());
-    Inspector bounded =
-        new Inspector(
-            InspectorConfig.DEFAULTS.withMaxDecompressedBytes(1 << 20),
-            SqlParserFlags.SPARK_4_0_DEFAULTS);
+    Inspector bounded = new Inspector(InspectorConfig.DEFAULTS.withMaxDecompressedBytes(1 << 20));
 
     Facts f =
         bounded.inspect(

@@ -21,8 +21,7 @@ final class RequestProperties {
 
   /** Every bound small enough for short fuzzer inputs to cross it: depth, SQL length, inflated size, facts. */
   private static final Inspector SMALL_BOUNDS =
-      new Inspector(
-          new InspectorConfig(16, 64, 1024, 10, Set.of()), SqlParserFlags.SPARK_4_0_DEFAULTS);
+      new Inspector(new InspectorConfig(16, 64, 1024, 10, Set.of()));
 
   private static final Inspector DEFAULTS = new Inspector();
 

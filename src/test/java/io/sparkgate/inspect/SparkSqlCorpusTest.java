@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +38,7 @@ final class SparkSqlCorpusTest {
           "spark.sql.legacy.setopsPrecedence.enabled",
           "spark.sql.legacy.exponentLiteralAsDecimal.enabled");
 
-  private final Map<SqlParserFlags, Inspector> inspectors = new HashMap<>();
+  private final Inspector inspector = new Inspector();
 
   @Test
   void every_statement_is_classified_or_unclassified_never_an_error() throws IOException {
@@ -61,14 +60,13 @@ final class SparkSqlCorpusTest {
               name + ": --CONFIG_DIM sets a parser flag, which this test does not follow: " + c);
         }
       }
-      SqlParserFlags flags =
-          SparkSqlTestInputs.flags(SparkSqlTestInputs.settings(lines.comments()));
-      Inspector inspector =
-          inspectors.computeIfAbsent(flags, f -> new Inspector(InspectorConfig.DEFAULTS, f));
+      ParserSettings flags =
+          SparkSqlTestInputs.parser(SparkSqlTestInputs.settings(lines.comments()));
+      SessionView session = SparkSqlTestInputs.session(flags);
       for (String sql : SparkSqlTestInputs.statements(text, this::testCase)) {
         tally.statements++;
         // The --IMPORTs repeat whole files: each text is read once per set of flags.
-        if (tally.distinct.add(flags + "\n" + sql)) tally.check(name, sql, inspector);
+        if (tally.distinct.add(flags + "\n" + sql)) tally.check(name, sql, inspector, session);
       }
     }
 
@@ -122,10 +120,10 @@ final class SparkSqlCorpusTest {
     final List<String> problems = new ArrayList<>();
     final StringBuilder details = new StringBuilder();
 
-    void check(String file, String sql, Inspector inspector) {
+    void check(String file, String sql, Inspector inspector, SessionView session) {
       Facts facts;
       try {
-        facts = inspector.inspectSql(sql, SessionView.DEFAULT);
+        facts = inspector.inspectSql(sql, session);
       } catch (RuntimeException | StackOverflowError e) {
         problems.add(file + ": " + e + "\n    " + sql);
         return;

@@ -112,12 +112,16 @@ final class SparkSqlTestInputs {
    * statement on its own.
    */
   static SqlParserFlags flags(Map<String, String> settings) {
-    boolean ansi =
-        !"false".equalsIgnoreCase(settings.getOrDefault("spark.sql.ansi.enabled", "true"));
-    return new SqlParserFlags(
-        "true".equalsIgnoreCase(settings.get("spark.sql.legacy.setopsPrecedence.enabled")),
-        "true".equalsIgnoreCase(settings.get("spark.sql.legacy.exponentLiteralAsDecimal.enabled")),
-        ansi && "true".equalsIgnoreCase(settings.get("spark.sql.ansi.enforceReservedKeywords")),
-        ansi && "true".equalsIgnoreCase(settings.get("spark.sql.ansi.doubleQuotedIdentifiers")));
+    return parser(settings).flags();
+  }
+
+  /** All the parser settings those settings give, on a Spark 4.0 backend. */
+  static ParserSettings parser(Map<String, String> settings) {
+    return ParserSettings.of("4.0.0", settings);
+  }
+
+  /** A fresh session on a Spark 4.0 backend with those parser settings. */
+  static SessionView session(ParserSettings parser) {
+    return new BackendProfile("4.0.0", List.of(), Map.of(), null, null, parser).freshSession();
   }
 }

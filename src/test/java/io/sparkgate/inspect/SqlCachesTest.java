@@ -117,7 +117,7 @@ final class SqlCachesTest {
     }
     // The same text in two places of one request: each fact says where it was found.
     InspectorConfig config = InspectorConfig.DEFAULTS;
-    SqlInspector sqlInspector = new SqlInspector(config, SqlParserFlags.SPARK_4_0_DEFAULTS);
+    SqlInspector sqlInspector = new SqlInspector(config);
     FactSink sink = new FactSink(config.maxFacts());
     sqlInspector.statement(sql, "relation", "root.sql", session, sink);
     sqlInspector.statement(sql, "command", "command.sql_command", session, sink);
@@ -140,7 +140,7 @@ final class SqlCachesTest {
             InspectorConfig.DEFAULTS.maxDecompressedBytes(),
             10,
             InspectorConfig.DEFAULTS.knownExtensionTypeUrls());
-    Inspector inspector = new Inspector(small, SqlParserFlags.SPARK_4_0_DEFAULTS);
+    Inspector inspector = new Inspector(small);
     String sql = "SELECT * FROM a, b, c, d, e, f, g, h, i, j, k, l"; // a SQL fact and 12 tables
     for (int i = 0; i < 2; i++) {
       List<Fact> facts = inspector.inspectSql(sql, session).all();
@@ -149,7 +149,7 @@ final class SqlCachesTest {
     }
     // Below the bound in a sink that already holds facts: the replayed facts are bounded by that
     // sink.
-    SqlInspector sqlInspector = new SqlInspector(small, SqlParserFlags.SPARK_4_0_DEFAULTS);
+    SqlInspector sqlInspector = new SqlInspector(small);
     sqlInspector.statement(
         "SELECT * FROM a", "relation", "sql", session, new FactSink(10)); // cached now
     FactSink nearlyFull = new FactSink(10);

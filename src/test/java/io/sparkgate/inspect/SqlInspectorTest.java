@@ -274,10 +274,7 @@ final class SqlInspectorTest {
   /** Found by RequestBytesFuzzTest: under a bound shorter than the 256 characters shown, the cut ran past the end. */
   @Test
   void sqlTooLong_underABoundShorterThanTheShownPrefix_isAFactNotAnException() {
-    Inspector strict =
-        new Inspector(
-            new InspectorConfig(1024, 64, 64L << 20, 10_000, Set.of()),
-            SqlParserFlags.SPARK_4_0_DEFAULTS);
+    Inspector strict = new Inspector(new InspectorConfig(1024, 64, 64L << 20, 10_000, Set.of()));
     String sql = "SELECT " + "a, ".repeat(30) + "b FROM t"; // over 64 characters, under 256
     Facts f = strict.inspectSql(sql, session);
     assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "sql_too_long"), f.toString());

@@ -15,7 +15,6 @@ import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.InspectorConfig;
-import io.sparkgate.inspect.SqlParserFlags;
 import io.sparkgate.proto.spark.CommonInlineUserDefinedFunction;
 import io.sparkgate.proto.spark.CompressionCodec;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
@@ -95,10 +94,7 @@ final class ProtocolFeaturesPolicyTest {
 
   @Test
   void compressedPlanOverTheBound_refusedAsUninspectable_notRetryable() {
-    Inspector bounded =
-        new Inspector(
-            InspectorConfig.DEFAULTS.withMaxDecompressedBytes(1 << 20),
-            SqlParserFlags.SPARK_4_0_DEFAULTS);
+    Inspector bounded = new Inspector(InspectorConfig.DEFAULTS.withMaxDecompressedBytes(1 << 20));
     Decision d = decide(bounded, compressed(pythonUdf("x".repeat(2 << 20))));
 
     assertEquals(Effect.DENY, d.effect());
