@@ -34,6 +34,11 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
     EXTENSION,
     /** A SQL text (subkind: statement kind): sql (the whole text), length, origin (relation|command|...). */
     SQL,
+    /**
+     * An expression string (selectExpr, expr(), filter("..."), subkind expression): text, length, where. What
+     * it calls and reads are facts of their own; this one lets the audit log show the text.
+     */
+    EXPRESSION,
     /** A table read: table (qualified), catalog, database, name, written (as written), option.*, span. */
     TABLE_READ,
     /** A table written or changed (subkind: the operation): same attributes as TABLE_READ. */

@@ -186,6 +186,11 @@ final class SqlInspector {
   /** An expression string (selectExpr, expr(), filter("...")): Spark parses these with singleExpression. */
   void expression(String text, String where, SessionView session, FactSink sink) {
     if (!withinLength(text, "expression", where, sink)) return;
+    sink.fact(Fact.Kind.EXPRESSION, "expression")
+        .put("text", text)
+        .put("length", text.length())
+        .put("where", where)
+        .emit();
     if (!readAsSent(text, "expression", where, session, sink)) return;
     SqlBaseParser.SingleExpressionContext tree;
     try {

@@ -12,9 +12,9 @@ import java.util.Set;
 
 /**
  * A compact, audit-safe summary of what one call asked for, built from its facts: statement and request
- * kinds, tables read and written, SQL text (literals redacted unless asked for), user-code kinds, artifacts
- * (name, size, SHA-256), config keys (never values), data sources, anything unclassified, and whether the plan
- * arrived compressed. One per call;
+ * kinds, tables read and written, SQL text and expression strings (literals redacted unless asked for),
+ * user-code kinds, artifacts (name, size, SHA-256), config keys (never values), data sources, paths (without
+ * credentials), anything unclassified, and whether the plan arrived compressed. One per call;
  * messages of a stream add to it. Not thread-safe (the request side of a call is serialized).
  */
 final class PlanSummary {
@@ -24,6 +24,8 @@ final class PlanSummary {
   private final boolean includeLiterals;
   private final Set<String> kinds = new LinkedHashSet<>();
   private final Set<String> sql = new LinkedHashSet<>();
+  private final Set<String> expressions = new LinkedHashSet<>();
+  private final Set<String> paths = new LinkedHashSet<>();
   private final Set<String> read = new LinkedHashSet<>();
   private final Set<String> written = new LinkedHashSet<>();
   private final Set<String> userCode = new LinkedHashSet<>();
@@ -44,16 +46,9 @@ final class PlanSummary {
         case REQUEST -> add(kinds, "rpc:" + f.subkind());
         case SQL -> {
           add(kinds, "sql:" + f.subkind());
-          String text = f.get("sql");
-          if (text != null) {
-            String shown = includeLiterals ? text : SqlRedaction.redactLiterals(text);
-            add(
-                sql,
-                shown.length() > MAX_SQL
-                    ? shown.substring(0, MAX_SQL) + "...(" + shown.length() + " chars)"
-                    : shown);
-          }
+          addText(sql, f.get("sql"));
         }
+        case EXPRESSION -> addText(expressions, f.get("text"));
         case TABLE_READ -> add(read, f.get("table"));
         case TABLE_WRITE -> add(written, f.get("table"));
         case TIME_TRAVEL ->
@@ -74,13 +69,39 @@ final class PlanSummary {
         case CONFIG_SET, CONFIG_UNSET -> add(configKeys, f.get("key"));
         case DATA_SOURCE -> add(dataSources, f.subkind() + ":" + f.get("format"));
         case FUNCTION_CALL -> add(functions, f.get("name"));
-        case ADD_RESOURCE, CREATE_FUNCTION_USING, EXECUTE_IMMEDIATE, CATALOG_OP, EXTENSION, PATH ->
+        case PATH -> {
+          add(kinds, "path:" + f.subkind());
+          add(paths, withoutUserInfo(f.get("path")));
+        }
+        case ADD_RESOURCE, CREATE_FUNCTION_USING, EXECUTE_IMMEDIATE, CATALOG_OP, EXTENSION ->
             add(kinds, f.kind().name().toLowerCase(java.util.Locale.ROOT) + ":" + f.subkind());
         case UNCLASSIFIED -> add(unclassified, f.subkind());
         case COMPRESSED_PLAN -> compressed = true;
       }
     }
     return this;
+  }
+
+  /** SQL or an expression string, literals redacted unless asked for, cut at {@link #MAX_SQL}. */
+  private void addText(Set<String> set, String text) {
+    if (text == null) return;
+    String shown = includeLiterals ? text : SqlRedaction.redactLiterals(text);
+    add(
+        set,
+        shown.length() > MAX_SQL
+            ? shown.substring(0, MAX_SQL) + "...(" + shown.length() + " chars)"
+            : shown);
+  }
+
+  /** A URI's user information ({@code s3a://key:secret@bucket/...}) is a credential: never recorded. */
+  static String withoutUserInfo(String path) {
+    if (path == null) return null;
+    int scheme = path.indexOf("://");
+    if (scheme < 0) return path;
+    int start = scheme + 3;
+    int slash = path.indexOf('/', start);
+    int at = path.lastIndexOf('@', slash < 0 ? path.length() - 1 : slash);
+    return at < start ? path : path.substring(0, start) + "***@" + path.substring(at + 1);
   }
 
   private static void add(Set<String> set, String v) {
@@ -92,12 +113,14 @@ final class PlanSummary {
     Map<String, Object> m = new LinkedHashMap<>();
     put(m, "kinds", kinds);
     put(m, "sql", sql);
+    put(m, "expressions", expressions);
     put(m, "tables_read", read);
     put(m, "tables_written", written);
     put(m, "user_code", userCode);
     if (!artifacts.isEmpty()) m.put("artifacts", List.copyOf(artifacts));
     put(m, "config_keys", configKeys);
     put(m, "data_sources", dataSources);
+    put(m, "paths", paths);
     put(m, "functions", functions);
     put(m, "unclassified", unclassified);
     // Whether the client sent the plan compressed (Spark 4.1+), which no other part shows.

@@ -266,7 +266,8 @@ public final class PolicyTests {
     Map<String, String> catalogs = new LinkedHashMap<>();
     if (m.containsKey("catalogs"))
       m.get("catalogs").entries().forEach((k, v) -> catalogs.put(k, v.text()));
-    // The backend's parser settings (spark.sql.variable.substitute, ...), as the profiler reads them.
+    // The backend's parser settings (spark.sql.variable.substitute, ...), as the profiler reads
+    // them.
     Map<String, String> settings = new LinkedHashMap<>();
     if (m.containsKey("settings"))
       m.get("settings").entries().forEach((k, v) -> settings.put(k, v.text()));
