@@ -66,12 +66,17 @@ final class Detectors {
       case "SQL" -> {
         String q = frame.str("query");
         if (q != null) sql.statement(q, "relation", frame.path(), session, sink);
-        parameters(frame.message(), frame.path(), session);
       }
       case "SqlCommand" -> {
         String q = frame.str("sql");
         if (q != null) sql.statement(q, "command", frame.path(), session, sink);
-        parameters(frame.message(), frame.path(), session);
+      }
+      case "StructField" -> fieldMetadata(frame, session);
+      case "Literal" -> {
+        if (isSqlParameter(frame)) {
+          String value = frame.str("string");
+          if (value != null) sql.boundValue(value, frame.path(), session, sink);
+        }
       }
       // Type and schema strings the planner hands the session parser (parseDatatypeString).
       case "Cast" -> typeString(frame.str("type_str"), frame, session);
@@ -545,35 +550,61 @@ final class Detectors {
   }
 
   /**
-   * The string values bound to a SQL text's parameters. Newer Spark releases splice bound values into the
-   * text as SQL literals before substitution runs (SparkSqlParser's parameter context), so a value with a
-   * {@code ${...}} reference is read like the text itself. Literals are checked as a whole, wherever they
-   * nest.
+   * True for a literal bound to a SQL text's parameters (at any depth of its argument expressions): newer
+   * Spark releases splice bound values into the text as SQL literals before substitution runs (the parameter
+   * context of SparkSqlParser), so a string value is read like the text itself. Stops at the enclosing
+   * relation or command, a few levels up.
    */
-  private void parameters(Message m, String where, SessionView session) {
-    for (String field : List.of("args", "pos_args", "named_arguments", "pos_arguments")) {
-      var fd = m.getDescriptorForType().findFieldByName(field);
-      if (fd == null || m.getRepeatedFieldCount(fd) == 0) continue;
-      for (int i = 0; i < m.getRepeatedFieldCount(fd); i++) {
-        literalStrings((Message) m.getRepeatedField(fd, i), where + "." + field, session);
+  private static boolean isSqlParameter(Frame frame) {
+    for (Frame p = frame.parent(); p != null; p = p.parent()) {
+      switch (p.typeName()) {
+        case "SQL", "SqlCommand" -> {
+          return true;
+        }
+        case "Relation", "Command", "Plan" -> {
+          return false;
+        }
+        default -> {}
       }
     }
+    return false;
   }
 
-  private void literalStrings(Message m, String where, SessionView session) {
-    for (var e : m.getAllFields().entrySet()) {
-      var fd = e.getKey();
-      if (fd.getJavaType() == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.STRING) {
-        if (fd.getName().equals("string"))
-          sql.boundValue((String) e.getValue(), where, session, sink);
-      } else if (fd.getJavaType()
-          == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE) {
-        if (fd.isRepeated()) {
-          for (Object v : (List<?>) e.getValue()) literalStrings((Message) v, where, session);
-        } else {
-          literalStrings((Message) e.getValue(), where, session);
-        }
-      }
+  /**
+   * Column metadata keys whose values Spark parses as expressions: the default value
+   * (ResolveDefaultColumns, read by the session parser when catalog.createTable builds its columns) and the
+   * generation expression of a generated column.
+   */
+  private static final List<String> EXPRESSION_METADATA =
+      List.of("CURRENT_DEFAULT", "EXISTS_DEFAULT", "generationExpression");
+
+  /** Strict: a repeated key or trailing text is not guessed at (which copy would Spark take?). */
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      com.fasterxml.jackson.databind.json.JsonMapper.builder()
+          .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .build();
+
+  /** A struct field's metadata (JSON): the expressions it carries are read as expression strings. */
+  private void fieldMetadata(Frame frame, SessionView session) {
+    String metadata = frame.str("metadata");
+    if (metadata == null || EXPRESSION_METADATA.stream().noneMatch(metadata::contains)) return;
+    String where = frame.path() + ".metadata";
+    com.fasterxml.jackson.databind.JsonNode json;
+    try {
+      json = JSON.readTree(metadata);
+    } catch (java.io.IOException e) {
+      json = null;
+    }
+    if (json == null || !json.isObject()) {
+      sink.unclassified("unreadable_metadata", where, "column metadata that is not a JSON object");
+      return;
+    }
+    for (String key : EXPRESSION_METADATA) {
+      com.fasterxml.jackson.databind.JsonNode value = json.get(key);
+      if (value == null) continue;
+      if (value.isTextual()) sql.expression(value.asText(), where + "." + key, session, sink);
+      else sink.unclassified("unreadable_metadata", where, key + " that is not a string");
     }
   }
 

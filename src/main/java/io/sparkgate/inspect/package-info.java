@@ -23,8 +23,10 @@
  * in its sources jar into {@code io.sparkgate.inspect.grammar.iceberg}, and Hudi's, the classes ANTLR 4.9.3
  * generated for its release, run with that runtime in a class loader of their own ({@code HudiGrammar}).
  *
- * <p>Out of reach of a static parse, and so reported as UNCLASSIFIED: {@code ${var}} substitution
- * (variable_substitution), {@code IDENTIFIER(:param)} and {@code EXECUTE IMMEDIATE variable}
- * (hidden_identifier, dynamic_sql).
+ * <p>Every string the backend's session parser reads enters through {@code SqlInspector}, which first does
+ * what SparkSqlParser does first: a string that variable substitution would rewrite is refused unread
+ * (variable_substitution), and the grammar's switches are the session's {@link
+ * io.sparkgate.inspect.ParserSettings}. Out of reach of a static parse, and so reported as UNCLASSIFIED:
+ * {@code IDENTIFIER(:param)} and {@code EXECUTE IMMEDIATE variable} (hidden_identifier, dynamic_sql).
  */
 package io.sparkgate.inspect;

@@ -187,6 +187,11 @@ class BypassIT {
     return s.sql(text).collectAsList();
   }
 
+  /** An attempt's proof that it ran: the server's home directory, read by a Java call. */
+  private static void assertHome(List<Row> rows) {
+    assertEquals(System.getProperty("user.home"), rows.get(0).getString(0));
+  }
+
   /** A shell command for a script transform: reads its input, then leaves the marker. */
   private static String touch(Marker marker) {
     return "cat >/dev/null; touch " + marker;
@@ -200,6 +205,7 @@ class BypassIT {
     String config = "config-allowlist";
     String javaCalls = "no-reflection";
     String globalViews = "no-global-temp-views";
+    String substitution = "no-variable-substitution";
     return Stream.of(
         // Script transforms: a shell command run by the server's user.
         attack(
@@ -542,6 +548,71 @@ class BypassIT {
                             functions.lit("user.home")))
                     .collectAsList()),
 
+        // Variable substitution: Spark rewrites ${...} in every string its session parser reads
+        // before
+        // parsing it, so a literal can swallow what looks like a comment and make it live SQL, and
+        // a
+        // literal can read the server's environment and settings. Each is refused unread.
+        attack(
+            "SQL whose substitution turns a comment into a script transform",
+            substitution,
+            (s, m) ->
+                sql(
+                    s,
+                    "SELECT '${a'--'}' AS who UNION ALL SELECT TRANSFORM(id) USING '"
+                        + touch(m)
+                        + "' AS (who) FROM range(1)")),
+        attack(
+            "selectExpr whose substitution turns a comment into java_method",
+            substitution,
+            (s, m) ->
+                assertHome(
+                    s.range(1)
+                        .selectExpr(
+                            "'${a'--'}'||java_method('java.lang.System','getProperty','user.home')")
+                        .collectAsList())),
+        attack(
+            "filter string whose substitution turns a block comment into a condition",
+            substitution,
+            (s, m) ->
+                assertEquals(
+                    1,
+                    s.range(1)
+                        .filter(
+                            "'${x'/*'}'='' AND java_method('java.lang.System','getProperty','user.home')"
+                                + " IS NOT NULL --*/")
+                        .count())),
+        attack(
+            "expr() in orderBy and agg with substitution",
+            substitution,
+            (s, m) ->
+                s.range(2)
+                    .groupBy()
+                    .agg(
+                        functions.expr(
+                            "max('${a'--'}'||reflect('java.lang.System','getenv','HOME'))"))
+                    .orderBy(functions.expr("'${a'--'}'"))
+                    .collectAsList()),
+        attack(
+            "the server's environment through an expression string",
+            substitution,
+            (s, m) ->
+                assertEquals(
+                    System.getenv("HOME"),
+                    s.range(1).selectExpr("'${env:HOME}'").collectAsList().get(0).getString(0))),
+        attack(
+            "the server's system properties and settings through SQL",
+            substitution,
+            (s, m) -> {
+              Row r = sql(s, "SELECT '${system:user.name}', '${spark.sql.warehouse.dir}'").get(0);
+              assertEquals(System.getProperty("user.name"), r.getString(0));
+              assertFalse(r.getString(1).isEmpty());
+            }),
+        attack(
+            "turning substitution off in the session",
+            "no-parser-settings",
+            (s, m) -> sql(s, "SET spark.sql.variable.substitute=false")),
+
         // Global temporary views: shared by every session on the server.
         attack(
             "CREATE GLOBAL TEMP VIEW",
@@ -670,6 +741,15 @@ class BypassIT {
             () -> {
               List<Row> rows = sql(spark, "SELECT transform(array(1, 2), x -> x + 1) AS a");
               assertEquals(List.of(2, 3), rows.get(0).getList(0));
+            }),
+        new Work(
+            "ordinary dollar signs in SQL and expression strings",
+            () -> {
+              Row r = sql(spark, "SELECT '$5', '${ x }', concat('$', '{x}')").get(0);
+              assertEquals(List.of("$5", "${ x }", "${x}"), List.of(r.get(0), r.get(1), r.get(2)));
+              assertEquals(
+                  "$1{a}",
+                  spark.range(1).selectExpr("concat('$1', '{a}')").collectAsList().get(0).get(0));
             }),
         new Work(
             "spark.range(10).selectExpr(id * 2)",

@@ -255,7 +255,7 @@ final class IcebergSqlTest {
     assertTrue(
         inspector
             .inspectSql("ALTER TABLE t CREATE BRANCH ${name}", both)
-            .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+            .has(Fact.Kind.UNCLASSIFIED, "variable_substitution"));
     assertTrue(
         inspector
             .inspectSql("ALTER TABLE t CREATE BRANCH b -- ${x}", both)

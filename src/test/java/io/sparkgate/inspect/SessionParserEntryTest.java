@@ -165,6 +165,47 @@ final class SessionParserEntryTest {
   }
 
   @Test
+  void column_defaults_in_a_catalog_schema_are_read_as_expressions() {
+    Facts call = createTableWithDefault("{\"CURRENT_DEFAULT\":\"java_method('a', 'b')\"}");
+    assertEquals("java_method", call.ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("name"));
+    assertEquals(
+        List.of("variable_substitution"),
+        unclassified(createTableWithDefault("{\"EXISTS_DEFAULT\":\"'${env:HOME}'\"}")));
+    assertEquals(
+        List.of("unreadable_metadata"),
+        unclassified(
+            createTableWithDefault(
+                "{\"CURRENT_DEFAULT\":\"1\",\"CURRENT_DEFAULT\":\"java_method('a')\"}")));
+    assertEquals(List.of(), unclassified(createTableWithDefault("{\"comment\":\"x\"}")));
+  }
+
+  private Facts createTableWithDefault(String metadata) {
+    DataType schema =
+        DataType.newBuilder()
+            .setStruct(
+                DataType.Struct.newBuilder()
+                    .addFields(
+                        DataType.StructField.newBuilder()
+                            .setName("a")
+                            .setDataType(
+                                DataType.newBuilder()
+                                    .setString(DataType.String.getDefaultInstance()))
+                            .setNullable(true)
+                            .setMetadata(metadata)))
+            .build();
+    Relation root =
+        Relation.newBuilder()
+            .setCatalog(
+                Catalog.newBuilder()
+                    .setCreateTable(
+                        io.sparkgate.proto.spark.CreateTable.newBuilder()
+                            .setTableName("t")
+                            .setSchema(schema)))
+            .build();
+    return execute(root, SUBSTITUTING);
+  }
+
+  @Test
   void ordinary_dollar_signs_and_unparsed_literals_pass() {
     Facts facts =
         execute(
