@@ -583,15 +583,14 @@ class BypassIT {
                                 + " IS NOT NULL --*/")
                         .count())),
         attack(
-            "expr() in orderBy and agg with substitution",
+            "expr() in agg and orderBy with substitution",
             substitution,
             (s, m) ->
                 s.range(2)
                     .groupBy()
-                    .agg(
-                        functions.expr(
-                            "max('${a'--'}'||reflect('java.lang.System','getenv','HOME'))"))
-                    .orderBy(functions.expr("'${a'--'}'"))
+                    .agg(functions.expr("max('${a'--'}'||id)"))
+                    .orderBy(
+                        functions.expr("'${a'--'}'||reflect('java.lang.System','getenv','HOME')"))
                     .collectAsList()),
         attack(
             "the server's environment through an expression string",
