@@ -69,6 +69,12 @@ public final class PoolStages implements Stage {
     }
 
     @Override
+    public void onClosing(Status status) {
+      CallHook h = hook;
+      if (h != null) h.onClosing(status);
+    }
+
+    @Override
     public void onClose(Status status) {
       CallHook h = hook;
       if (h != null) h.onClose(status);
