@@ -334,7 +334,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       }
       serverClosed = true; // nothing more is sent to the client from here on
     }
-    // Outside the lock, before the client sees the status: the client may start its next call as soon
+    // Outside the lock, before the client sees the status: the client may start its next call as
+    // soon
     // as it does, and that call must meet the state this one's answer changed.
     try {
       hook.onClosing(status);

@@ -530,8 +530,8 @@ final class Detectors {
    * own facts by the walk.
    */
   private void cachedPlan(Frame frame, SessionView session) {
-    if (frame.parent() == null
-        || !frame.parent().type().equals("spark.connect.AnalyzePlanRequest")) return;
+    if (frame.parent() == null || !frame.parent().type().equals("spark.connect.AnalyzePlanRequest"))
+      return;
     Message m = frame.message();
     boolean persist = frame.shape().name.equals("Persist");
     FactSink.Builder b =
@@ -542,9 +542,7 @@ final class Detectors {
     if (Proto.has(m, "relation")) {
       String digest = planDigest((Message) m.getField(Proto.field(m, "relation")));
       b.put("plan", digest)
-          .put(
-              "owned_by_session",
-              !persist && session.persistedBySession(digest) ? "true" : null);
+          .put("owned_by_session", !persist && session.persistedBySession(digest) ? "true" : null);
     }
     b.emit();
   }

@@ -67,8 +67,7 @@ public final class SessionTracker implements SessionViews {
   public SessionView view(String userId, String sessionId) {
     Fresh f = fresh(profile.get());
     State s = sessions.getIfPresent(new Key(userId, sessionId));
-    Set<String> droppable =
-        owners.snapshot().droppable(new CacheOwners.Owner(userId, sessionId));
+    Set<String> droppable = owners.snapshot().droppable(new CacheOwners.Owner(userId, sessionId));
     if (s == null && droppable.isEmpty()) return f.view();
     SessionView.Fixed v = f.view();
     return s == null
@@ -149,7 +148,8 @@ public final class SessionTracker implements SessionViews {
             continue;
           }
           case "uncache_table" -> {
-            // Spark drops every entry whose plan reads the table (the session's own, or it was refused).
+            // Spark drops every entry whose plan reads the table (the session's own, or it was
+            // refused).
             String table = lower(f.get("table"));
             owners.release(
                 owner, e -> e.getKey().equals(table) || e.getValue().footprint().contains(table));
