@@ -20,8 +20,11 @@ import org.slf4j.LoggerFactory;
  * an uncache of a table every entry whose plan reads it), which Sparkgate cannot decide from bytes. So each
  * entry also keeps its footprint, the tables and paths its plan reads, and a session may drop an entry only
  * while no other session's entry could be hit: for a plan, none with the same footprint; for a table, none
- * whose footprint holds the table. That refuses some drops Spark would confine to the session's own entries;
- * it never allows one that reaches another session's.
+ * whose footprint holds the table. That refuses some drops Spark would confine to the session's own entries.
+ * A plan that reads no table or path (range, local data) has itself as footprint, so that two users' local
+ * DataFrames do not block each other: an equivalent plan written differently (other aliases, operands
+ * swapped) is not recognized there, the one case where a drop may reach another session's entry (of data
+ * that is not a table's).
  *
  * <p>Entries stay until their owner drops them (Spark keeps a cache entry after its session ended). At most
  * {@link #MAX_ENTRIES}: past that, new entries are not recorded, so nobody owns them (fails closed).

@@ -524,7 +524,8 @@ final class Detectors {
 
   /**
    * AnalyzePlan Persist and Unpersist (df.persist(), df.unpersist()): a CATALOG_OP persist or unpersist with
-   * the digest of the relation, which the client sends alike for both (the same DataFrame, the same plan).
+   * the digest of the relation, which the client sends alike for both (the same DataFrame, the same plan;
+   * {@link #planDigest}).
    * Spark's cache is shared by every session, so an unpersist is {@code owned_by_session} only for a plan this
    * session persisted that no other session's entry could share. The relation's tables are reported as its
    * own facts by the walk.
@@ -548,17 +549,45 @@ final class Detectors {
   }
 
   /**
-   * The first 32 hex digits of the SHA-256 of a relation's encoding: a parsed message re-encodes the same
-   * way each time (fields in number order, unknown fields kept), so equal plans give equal digests.
+   * The first 32 hex digits of the SHA-256 of a relation's canonical encoding: plan ids (RelationCommon and
+   * every {@code plan_id}, numbers a client hands out as it builds DataFrames) left out, so the same
+   * DataFrame built again, in this session or another, has the same digest. A parsed message re-encodes the
+   * same way each time (fields in number order, unknown fields kept).
    */
   static String planDigest(Message relation) {
     try {
       byte[] hash =
-          java.security.MessageDigest.getInstance("SHA-256").digest(relation.toByteArray());
+          java.security.MessageDigest.getInstance("SHA-256")
+              .digest(withoutPlanIds(relation).toByteArray());
       return java.util.HexFormat.of().formatHex(hash, 0, 16);
     } catch (java.security.NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is required of every JVM", e);
     }
+  }
+
+  /** Recursion as deep as the message, which was parsed within the inspector's nesting bound. */
+  private static Message withoutPlanIds(Message m) {
+    Message.Builder b = null;
+    for (var e : m.getAllFields().entrySet()) {
+      var fd = e.getKey();
+      boolean message =
+          fd.getJavaType() == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE;
+      if (fd.getName().equals("plan_id")
+          || (message && fd.getMessageType().getName().equals("RelationCommon"))) {
+        if (b == null) b = m.toBuilder();
+        b.clearField(fd);
+      } else if (message) {
+        if (b == null) b = m.toBuilder();
+        if (fd.isRepeated()) {
+          b.clearField(fd);
+          for (Object v : (List<?>) e.getValue())
+            b.addRepeatedField(fd, withoutPlanIds((Message) v));
+        } else {
+          b.setField(fd, withoutPlanIds((Message) e.getValue()));
+        }
+      }
+    }
+    return b == null ? m : b.build();
   }
 
   private static boolean isConfigOperation(Frame frame) {

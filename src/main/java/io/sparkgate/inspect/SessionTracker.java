@@ -48,9 +48,21 @@ public final class SessionTracker implements SessionViews {
   private final Supplier<BackendProfile> profile;
   private final Cache<Key, State> sessions;
   private final CacheOwners owners = new CacheOwners();
+  private final boolean replicated;
   private volatile Fresh fresh; // null until the first view
 
   public SessionTracker(Supplier<BackendProfile> profile, Duration idle, Ticker ticker) {
+    this(profile, idle, ticker, false);
+  }
+
+  /**
+   * @param replicated other replicas serve the same sessions (a shared session registry): cache ownership
+   *     seen here is then not all there is, since another replica may have seen an entry cached first, so no
+   *     session may drop anything from the cache (fails closed until ownership is shared between replicas)
+   */
+  public SessionTracker(
+      Supplier<BackendProfile> profile, Duration idle, Ticker ticker, boolean replicated) {
+    this.replicated = replicated;
     this.profile = Objects.requireNonNull(profile, "profile");
     if (idle.isNegative() || idle.isZero())
       throw new IllegalArgumentException("idle must be positive, got " + idle);
@@ -67,7 +79,10 @@ public final class SessionTracker implements SessionViews {
   public SessionView view(String userId, String sessionId) {
     Fresh f = fresh(profile.get());
     State s = sessions.getIfPresent(new Key(userId, sessionId));
-    Set<String> droppable = owners.snapshot().droppable(new CacheOwners.Owner(userId, sessionId));
+    Set<String> droppable =
+        replicated
+            ? Set.of()
+            : owners.snapshot().droppable(new CacheOwners.Owner(userId, sessionId));
     if (s == null && droppable.isEmpty()) return f.view();
     SessionView.Fixed v = f.view();
     return s == null
@@ -144,7 +159,11 @@ public final class SessionTracker implements SessionViews {
             continue;
           }
           case "persist" -> {
-            owners.claim(owner, CacheOwners.planKey(f.get("plan")), footprint(facts));
+            String key = CacheOwners.planKey(f.get("plan"));
+            Set<String> footprint = footprint(facts);
+            // A plan that reads no table or path (range, local data) can only share a result with a
+            // plan of its own form: its footprint is the plan.
+            owners.claim(owner, key, footprint.isEmpty() ? Set.of(key) : footprint);
             continue;
           }
           case "uncache_table" -> {

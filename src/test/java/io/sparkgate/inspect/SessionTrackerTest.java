@@ -167,12 +167,26 @@ final class SessionTrackerTest {
     // Persisting it again does not make it b's: Spark did nothing.
     tracker.observe("u", "b", analyze("b", persist(mine)));
     assertEquals(null, unpersistOwned(tracker, "b", mine));
-    // Nor does the same DataFrame with another plan id: its bytes differ, but it reads the same
-    // table, and Spark's sameResult would drop a's entry.
+    // Nor does the same DataFrame with another plan id (the same plan to Sparkgate too).
     Relation same = table("sales.orders", 2);
     tracker.observe("u", "b", analyze("b", persist(same)));
     assertEquals(null, unpersistOwned(tracker, "b", same));
-    assertEquals(null, unpersistOwned(tracker, "a", mine), "now b's entry shares it too");
+    assertEquals("true", unpersistOwned(tracker, "a", same), "a's, rebuilt");
+    // Nor does another plan over the same table: Spark's sameResult may equate them.
+    Relation filtered =
+        Relation.newBuilder()
+            .setFilter(
+                io.sparkgate.proto.spark.Filter.newBuilder()
+                    .setInput(same)
+                    .setCondition(
+                        io.sparkgate.proto.spark.Expression.newBuilder()
+                            .setExpressionString(
+                                io.sparkgate.proto.spark.Expression.ExpressionString.newBuilder()
+                                    .setExpression("true"))))
+            .build();
+    tracker.observe("u", "b", analyze("b", persist(filtered)));
+    assertEquals(null, unpersistOwned(tracker, "b", filtered));
+    assertEquals(null, unpersistOwned(tracker, "a", mine), "now b's entry shares its tables");
     // An unrelated plan is b's own.
     Relation other = table("sales.returns", 3);
     tracker.observe("u", "b", analyze("b", persist(other)));
@@ -180,6 +194,14 @@ final class SessionTrackerTest {
     // The owner's unpersist, once answered, ends the ownership.
     tracker.observe("u", "b", analyze("b", unpersist(other)));
     assertEquals(null, unpersistOwned(tracker, "b", other));
+  }
+
+  @Test
+  void withReplicas_nothingIsDroppable_ownershipHereIsNotAllThereIs() {
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, true);
+    sql(tracker, "a", "CACHE TABLE sales.orders");
+    assertEquals(null, uncache(tracker, "a", "UNCACHE TABLE sales.orders"));
   }
 
   @Test

@@ -129,6 +129,12 @@ final class SessionAnswersTest {
   void unpersist_ofTheSessionsOwnPlan_passes() throws Exception {
     Relation mine = range(1);
     call("AnalyzePlan", persist("alice", mine), Status.OK);
+    call(
+        "AnalyzePlan",
+        persist(
+            "bob", range(9).toBuilder().setRange(Range.newBuilder().setEnd(5).setStep(1)).build()),
+        Status.OK);
+    // bob's local DataFrame is another plan: it does not stand in the way.
     call("AnalyzePlan", unpersist("alice", mine), Status.OK);
     // Once Spark dropped it, it is no longer the session's to drop.
     assertRefused(
