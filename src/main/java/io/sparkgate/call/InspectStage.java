@@ -66,6 +66,12 @@ public final class InspectStage implements Stage {
     /** Whether the pending change's request asked for a reattachable execution; set with it. */
     private volatile boolean reattachable;
 
+    /** The pending change's operation; set with it. */
+    private volatile String operationId = "";
+
+    /** A ReattachExecute's head, while a parked change waits for its operation's answer. */
+    private volatile RequestHead reattachedTo;
+
     Inspecting(Call call) {
       this.call = call;
       this.artifacts = "AddArtifacts".equals(call.method()) ? inspector.newArtifactTracker() : null;
@@ -89,11 +95,19 @@ public final class InspectStage implements Stage {
     @Override
     public void onAccepted(byte[] forwarded) {
       RequestHead head = RequestHead.of(call.facts());
+      if (call.method().equals("ReattachExecute")) {
+        // Reattached to an execution whose stream ended before its answer: the answer may come
+        // here.
+        reattachedTo =
+            sessions.parked(head.userId(), head.sessionId(), head.operationId()) ? head : null;
+        return;
+      }
       SessionTracker.Change change =
           sessions.changes(call.method(), head.userId(), head.sessionId(), call.facts());
       if (change == null) return;
       // An ExecutePlan request is one message, so one change per call; anything else is unary.
       reattachable = call.method().equals("ExecutePlan") && Answers.reattachable(forwarded);
+      operationId = head.operationId();
       pending = change;
     }
 
@@ -107,6 +121,10 @@ public final class InspectStage implements Stage {
       if (pending != null && reattachable && Answers.resultComplete(message)) {
         sessions.apply(pending);
         pending = null;
+      } else if (reattachedTo != null && Answers.resultComplete(message)) {
+        RequestHead h = reattachedTo;
+        reattachedTo = null;
+        sessions.applyParked(h.userId(), h.sessionId(), h.operationId());
       }
       return message;
     }
@@ -114,14 +132,37 @@ public final class InspectStage implements Stage {
     /**
      * Any other call succeeded when it closes with OK (a unary answer, a non-reattachable stream that ran to
      * its end); applied before the client sees the status, so its next call meets the new state. A
-     * reattachable execution that closes OK without a ResultComplete has not told us: its change is dropped
-     * (a command that changes session state finishes well inside one stream).
+     * reattachable execution that ends without its ResultComplete (the server cuts streams after a while,
+     * CACHE TABLE of a large table runs for long; or the connection broke) is answered on a ReattachExecute:
+     * its change is parked for it. One that Spark failed is dropped.
      */
     @Override
     public void onClosing(Status status) {
       SessionTracker.Change change = pending;
       pending = null;
-      if (change != null && status.isOk() && !reattachable) sessions.apply(change);
+      if (change == null) return;
+      if (status.isOk() && !reattachable) {
+        sessions.apply(change);
+      } else if (reattachable
+          && (status.isOk()
+              || status.getCode() == Status.Code.UNAVAILABLE
+              || status.getCode() == Status.Code.CANCELLED)) {
+        sessions.park(operationId, change);
+      } else {
+        sessions.abandon(change);
+      }
+    }
+
+    /**
+     * A session this replica does not hold is read from the shared store, which may wait: such a message is
+     * handled off the event loop. Asked before the authenticate stage stamped the user, so a session held
+     * under the declared user but another principal would wait on the loop once; a call is never wrong for it.
+     */
+    @Override
+    public boolean mayBlock(byte[] message) {
+      if (!sessions.shared()) return false;
+      RequestHead head = RequestHead.of(inspector.head(call.method(), message));
+      return !sessions.holds(head.userId(), head.sessionId());
     }
 
     @Override

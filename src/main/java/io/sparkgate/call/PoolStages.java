@@ -85,5 +85,11 @@ public final class PoolStages implements Stage {
       CallHook h = hook;
       return h == null ? null : h.backend();
     }
+
+    @Override
+    public boolean mayBlock(byte[] message) {
+      CallHook h = hook; // null before the first message: the pool is not known yet
+      return h != null && h.mayBlock(message);
+    }
   }
 }

@@ -43,16 +43,26 @@ final class CacheOwners {
   /** A session, as Spark keys it. */
   record Owner(String userId, String sessionId) {}
 
-  /** One cache entry: who cached it first, and what its plan reads. */
-  record Entry(Owner owner, Set<String> footprint) {
+  /**
+   * One cache entry: who cached it first, what its plan reads, and whether Spark has answered the request
+   * that cached it. An entry is reserved when the request is forwarded, since Spark registers the entry when
+   * it starts: a second session's CACHE TABLE of the same table, answered at once while the first still
+   * fills the cache, must not make the second the owner. It may be dropped by its owner once confirmed.
+   */
+  record Entry(Owner owner, Set<String> footprint, boolean confirmed) {
     Entry {
       footprint = Set.copyOf(footprint);
+    }
+
+    Entry(Owner owner, Set<String> footprint) {
+      this(owner, footprint, true);
     }
   }
 
   private final Object lock = new Object();
   private volatile Snapshot snapshot = new Snapshot(0, Map.of());
   private boolean fullLogged; // guarded by lock
+  private long lastRead; // guarded by lock
 
   /** The key of a persisted plan: the digest of its relation as the client encoded it. */
   static String planKey(String digest) {
@@ -65,9 +75,43 @@ final class CacheOwners {
 
   /** Records {@code owner} as the owner of {@code key} unless someone already cached it. */
   void claim(Owner owner, String key, Set<String> footprint) {
+    reserve(owner, key, footprint, true);
+  }
+
+  /**
+   * Reserves {@code key} for {@code owner} unless someone already cached or reserved it: true if it did. A
+   * reservation is confirmed ({@link #confirm}) or dropped ({@link #abandon}) when Spark answers.
+   */
+  boolean reserve(Owner owner, String key, Set<String> footprint) {
+    return reserve(owner, key, footprint, false);
+  }
+
+  /** Spark answered the request that reserved {@code key} for {@code owner}: the entry is its to drop. */
+  void confirm(Owner owner, String key) {
+    synchronized (lock) {
+      Entry e = snapshot.entries.get(key);
+      if (e == null || e.confirmed() || !e.owner().equals(owner)) return;
+      Map<String, Entry> next = new HashMap<>(snapshot.entries);
+      next.put(key, new Entry(owner, e.footprint(), true));
+      publish(next);
+    }
+  }
+
+  /** Spark refused the request that reserved {@code key} for {@code owner}: it cached nothing. */
+  void abandon(Owner owner, String key) {
+    synchronized (lock) {
+      Entry e = snapshot.entries.get(key);
+      if (e == null || e.confirmed() || !e.owner().equals(owner)) return;
+      Map<String, Entry> next = new HashMap<>(snapshot.entries);
+      next.remove(key);
+      publish(next);
+    }
+  }
+
+  private boolean reserve(Owner owner, String key, Set<String> footprint, boolean confirmed) {
     synchronized (lock) {
       Map<String, Entry> now = snapshot.entries;
-      if (now.containsKey(key)) return;
+      if (now.containsKey(key)) return false;
       if (now.size() >= MAX_ENTRIES) {
         if (!fullLogged) {
           fullLogged = true;
@@ -76,11 +120,12 @@ final class CacheOwners {
                   + " Sparkgate",
               MAX_ENTRIES);
         }
-        return;
+        return false;
       }
       Map<String, Entry> next = new HashMap<>(now);
-      next.put(key, new Entry(owner, footprint));
+      next.put(key, new Entry(owner, footprint, confirmed));
       publish(next);
+      return true;
     }
   }
 
@@ -93,8 +138,59 @@ final class CacheOwners {
     }
   }
 
+  /** {@code owner}'s entries that {@code dropped} selects, as of now. */
+  Map<String, Entry> selected(Owner owner, Predicate<Map.Entry<String, Entry>> dropped) {
+    Map<String, Entry> out = new HashMap<>();
+    for (Map.Entry<String, Entry> e : snapshot.entries.entrySet())
+      if (e.getValue().owner().equals(owner) && dropped.test(e)) out.put(e.getKey(), e.getValue());
+    return out;
+  }
+
+  /**
+   * Replaces every entry with what a shared store holds, read as the {@code read}-th read: a read that
+   * completes after a later one is ignored.
+   */
+  void replace(long read, Map<String, Entry> entries) {
+    synchronized (lock) {
+      if (read <= lastRead) return;
+      lastRead = read;
+      publish(entries);
+    }
+  }
+
   private void publish(Map<String, Entry> entries) {
     snapshot = new Snapshot(snapshot.version + 1, Map.copyOf(entries));
+  }
+
+  /** An entry as a shared store keeps it: its owner and footprint, each part URL-encoded. */
+  static String encode(Entry entry) {
+    StringBuilder b =
+        new StringBuilder(url(entry.owner().userId()))
+            .append('&')
+            .append(url(entry.owner().sessionId()));
+    for (String f : new java.util.TreeSet<>(entry.footprint())) b.append('&').append(url(f));
+    return b.toString();
+  }
+
+  /** The entry {@link #encode} wrote; null for a value that is not one. */
+  static Entry decode(String value) {
+    String[] parts = value.split("&", -1);
+    if (parts.length < 2) return null;
+    try {
+      Set<String> footprint = new HashSet<>();
+      for (int i = 2; i < parts.length; i++) footprint.add(unurl(parts[i]));
+      return new Entry(new Owner(unurl(parts[0]), unurl(parts[1])), footprint);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  static String url(String s) {
+    return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  static String unurl(String s) {
+    return java.net.URLDecoder.decode(s, java.nio.charset.StandardCharsets.UTF_8);
   }
 
   /** The entries at one moment; what each owner may drop is worked out once per snapshot, on demand. */
@@ -121,7 +217,7 @@ final class CacheOwners {
     private Set<String> compute(Owner owner) {
       Set<String> out = new HashSet<>();
       for (Map.Entry<String, Entry> mine : entries.entrySet()) {
-        if (!mine.getValue().owner().equals(owner)) continue;
+        if (!mine.getValue().owner().equals(owner) || !mine.getValue().confirmed()) continue;
         String key = mine.getKey();
         boolean table = !key.startsWith(PLAN);
         boolean shared = false;

@@ -22,7 +22,40 @@ import java.util.function.Supplier;
 public final class SessionTracker implements SessionViews {
   private record Key(String userId, String sessionId) {}
 
-  private record State(String catalog, String database, String timeZone, Set<String> functions) {}
+  private record State(String catalog, String database, String timeZone, Set<String> functions) {
+    /** As a shared store keeps it: each part URL-encoded, functions sorted. */
+    String encode() {
+      StringBuilder b =
+          new StringBuilder(part(catalog)).append('&').append(part(database)).append('&');
+      b.append(part(timeZone));
+      for (String f : new java.util.TreeSet<>(functions)) b.append('&').append(CacheOwners.url(f));
+      return b.toString();
+    }
+
+    /** What {@link #encode} wrote; null for a value that is not one. */
+    static State decode(String value) {
+      String[] p = value.split("&", -1);
+      if (p.length < 3 || p[0].isEmpty() || p[1].isEmpty()) return null;
+      try {
+        Set<String> functions = new java.util.HashSet<>();
+        for (int i = 3; i < p.length; i++) functions.add(CacheOwners.unurl(p[i]));
+        return new State(
+            CacheOwners.unurl(p[0]),
+            CacheOwners.unurl(p[1]),
+            p[2].isEmpty() ? null : CacheOwners.unurl(p[2]),
+            Set.copyOf(functions));
+      } catch (IllegalArgumentException e) {
+        return null;
+      }
+    }
+
+    private static String part(String s) {
+      return s == null ? "" : CacheOwners.url(s);
+    }
+  }
+
+  /** Held locally for a session a shared store has nothing for: not asked again until told of a change. */
+  private static final State NOTHING_STORED = new State("", "", null, Set.of());
 
   /** A profile's fresh session, built once: most calls are on sessions that never changed catalog. */
   private record Fresh(BackendProfile profile, SessionView.Fixed view) {}
@@ -36,19 +69,36 @@ public final class SessionTracker implements SessionViews {
     private final String sessionId;
     private final Facts facts;
     private final boolean release;
+    private final java.util.List<String> reserved; // cache entries reserved when it was forwarded
 
-    private Change(String userId, String sessionId, Facts facts, boolean release) {
+    private Change(
+        String userId,
+        String sessionId,
+        Facts facts,
+        boolean release,
+        java.util.List<String> reserved) {
       this.userId = userId;
       this.sessionId = sessionId;
       this.facts = facts;
       this.release = release;
+      this.reserved = java.util.List.copyOf(reserved);
     }
   }
 
+  /** An execution whose stream ended before its answer: the client reattaches to it by operation id. */
+  private record Operation(String userId, String sessionId, String operationId) {}
+
   private final Supplier<BackendProfile> profile;
   private final Cache<Key, State> sessions;
+
+  /** Changes of executions that a ReattachExecute may still finish; forgotten after {@code idle}. */
+  private final Cache<Operation, Change> parked;
+
   private final CacheOwners owners = new CacheOwners();
   private final boolean replicated;
+  private final SessionStates store; // null: this replica's memory only
+  private final java.util.concurrent.atomic.AtomicLong ownerReads =
+      new java.util.concurrent.atomic.AtomicLong();
   private volatile Fresh fresh; // null until the first view
 
   public SessionTracker(Supplier<BackendProfile> profile, Duration idle, Ticker ticker) {
@@ -62,7 +112,26 @@ public final class SessionTracker implements SessionViews {
    */
   public SessionTracker(
       Supplier<BackendProfile> profile, Duration idle, Ticker ticker, boolean replicated) {
+    this(profile, idle, ticker, replicated, null);
+  }
+
+  /**
+   * With a store every replica of the pool shares: sessions' state and cache ownership are written to it when
+   * they change here, and read from it for a session this replica has not seen, or was told changed.
+   */
+  public SessionTracker(
+      Supplier<BackendProfile> profile, Duration idle, Ticker ticker, SessionStates store) {
+    this(profile, idle, ticker, false, Objects.requireNonNull(store, "store"));
+  }
+
+  private SessionTracker(
+      Supplier<BackendProfile> profile,
+      Duration idle,
+      Ticker ticker,
+      boolean replicated,
+      SessionStates store) {
     this.replicated = replicated;
+    this.store = store;
     this.profile = Objects.requireNonNull(profile, "profile");
     if (idle.isNegative() || idle.isZero())
       throw new IllegalArgumentException("idle must be positive, got " + idle);
@@ -72,13 +141,80 @@ public final class SessionTracker implements SessionViews {
             .ticker(ticker)
             .executor(Runnable::run)
             .build();
+    this.parked =
+        Caffeine.newBuilder()
+            .expireAfterWrite(idle)
+            .ticker(ticker)
+            .executor(Runnable::run)
+            .maximumSize(100_000)
+            .build();
+    if (store != null) {
+      store.listen(
+          new SessionStates.Listener() {
+            @Override
+            public void sessionChanged(String userId, String sessionId) {
+              sessions.invalidate(new Key(userId, sessionId));
+            }
+
+            @Override
+            public void cacheChanged() {
+              readOwners();
+            }
+          });
+      readOwners();
+    }
+  }
+
+  /** Reads every cache entry from the store into {@link #owners}; a read overtaken by a later one is dropped. */
+  private void readOwners() {
+    long read = ownerReads.incrementAndGet();
+    store
+        .entries()
+        .thenAccept(
+            stored -> {
+              java.util.Map<String, CacheOwners.Entry> entries = new java.util.HashMap<>();
+              stored.forEach(
+                  (k, v) -> {
+                    CacheOwners.Entry e = CacheOwners.decode(v);
+                    if (e != null) entries.put(k, e);
+                  });
+              owners.replace(read, entries);
+            });
+  }
+
+  /**
+   * The session's state here, read from the store first when this replica does not hold it; null for a fresh
+   * session. A store that cannot answer throws, and the inspector reports that as a fact the policy refuses.
+   */
+  private State state(Key key) {
+    State s =
+        store == null || key.sessionId().isEmpty()
+            ? sessions.getIfPresent(key)
+            : sessions.get(
+                key,
+                k -> {
+                  State stored =
+                      store.session(k.userId(), k.sessionId()).map(State::decode).orElse(null);
+                  return stored == null ? NOTHING_STORED : stored;
+                });
+    return s == NOTHING_STORED ? null : s;
+  }
+
+  /** Whether a store other replicas share is behind this tracker (a session not held here is read from it). */
+  public boolean shared() {
+    return store != null;
+  }
+
+  /** Whether the session's state is here already: without a store, or once read, no wait. */
+  public boolean holds(String userId, String sessionId) {
+    return store == null || sessions.getIfPresent(new Key(userId, sessionId)) != null;
   }
 
   /** The session as the inspector should see it now (a fresh session if unknown or expired). */
   @Override
   public SessionView view(String userId, String sessionId) {
     Fresh f = fresh(profile.get());
-    State s = sessions.getIfPresent(new Key(userId, sessionId));
+    State s = state(new Key(userId, sessionId));
     Set<String> droppable =
         replicated
             ? Set.of()
@@ -107,11 +243,25 @@ public final class SessionTracker implements SessionViews {
    */
   public Change changes(String method, String userId, String sessionId, Facts facts) {
     if (sessionId.isEmpty()) return null;
-    if (method.equals("ReleaseSession")) return new Change(userId, sessionId, facts, true);
-    for (Fact f : facts.all()) {
-      if (changesState(f)) return new Change(userId, sessionId, facts, false);
+    if (method.equals("ReleaseSession")) {
+      return new Change(userId, sessionId, facts, true, java.util.List.of());
     }
-    return null;
+    boolean changes = false;
+    for (Fact f : facts.all()) changes |= changesState(f);
+    if (!changes) return null;
+    // Spark registers a cache entry when it starts the request, so the entry is reserved now: a
+    // second
+    // session's CACHE TABLE answered while this one still fills the cache finds it taken.
+    java.util.List<String> reserved = new java.util.ArrayList<>();
+    if (store == null) {
+      CacheOwners.Owner owner = new CacheOwners.Owner(userId, sessionId);
+      cacheEntries(facts)
+          .forEach(
+              (key, footprint) -> {
+                if (owners.reserve(owner, key, footprint)) reserved.add(key);
+              });
+    }
+    return new Change(userId, sessionId, facts, false, reserved);
   }
 
   /** Applies a change whose request Spark answered successfully. */
@@ -122,6 +272,54 @@ public final class SessionTracker implements SessionViews {
     } else {
       observe(change.userId, change.sessionId, change.facts);
     }
+  }
+
+  /** Drops a change whose request Spark refused: the cache entries it reserved were never made. */
+  public void abandon(Change change) {
+    if (change == null) return;
+    CacheOwners.Owner owner = new CacheOwners.Owner(change.userId, change.sessionId);
+    for (String key : change.reserved) owners.abandon(owner, key);
+  }
+
+  /**
+   * Keeps the change of an execution whose stream ended before its answer, for the ReattachExecute that
+   * brings it. One that never comes leaves its cache reservations in place: nobody may drop those (fails
+   * closed).
+   */
+  public void park(String operationId, Change change) {
+    if (change == null || operationId.isEmpty()) return;
+    parked.put(new Operation(change.userId, change.sessionId, operationId), change);
+  }
+
+  /** Whether a parked change waits for this operation's answer. */
+  public boolean parked(String userId, String sessionId, String operationId) {
+    return parked.getIfPresent(new Operation(userId, sessionId, operationId)) != null;
+  }
+
+  /** Applies the parked change of an operation whose answer a ReattachExecute brought. */
+  public void applyParked(String userId, String sessionId, String operationId) {
+    Change change = parked.asMap().remove(new Operation(userId, sessionId, operationId));
+    apply(change);
+  }
+
+  /** The cache entries a request's facts create (CACHE TABLE, df.persist), by key, with their footprints. */
+  private static java.util.Map<String, Set<String>> cacheEntries(Facts facts) {
+    java.util.Map<String, Set<String>> out = new java.util.LinkedHashMap<>();
+    for (Fact f : facts.ofKind(Fact.Kind.CATALOG_OP)) {
+      if (f.subkind().equals("cache_table") && f.get("table") != null) {
+        String table = lower(f.get("table"));
+        Set<String> footprint = new java.util.HashSet<>(footprint(facts));
+        footprint.add(table);
+        out.put(table, Set.copyOf(footprint));
+      } else if (f.subkind().equals("persist") && f.get("plan") != null) {
+        String key = CacheOwners.planKey(f.get("plan"));
+        Set<String> footprint = footprint(facts);
+        // A plan that reads no table or path (range, local data) can only share a result with a
+        // plan of its own form: its footprint is the plan.
+        out.put(key, footprint.isEmpty() ? Set.of(key) : footprint);
+      }
+    }
+    return out;
   }
 
   private static boolean changesState(Fact f) {
@@ -151,32 +349,20 @@ public final class SessionTracker implements SessionViews {
       if (!changesState(f)) continue;
       if (f.kind() == Fact.Kind.CATALOG_OP) {
         switch (f.subkind()) {
-          case "cache_table" -> {
-            String table = lower(f.get("table"));
-            Set<String> footprint = new java.util.HashSet<>(footprint(facts));
-            footprint.add(table);
-            owners.claim(owner, table, footprint);
-            continue;
-          }
-          case "persist" -> {
-            String key = CacheOwners.planKey(f.get("plan"));
-            Set<String> footprint = footprint(facts);
-            // A plan that reads no table or path (range, local data) can only share a result with a
-            // plan of its own form: its footprint is the plan.
-            owners.claim(owner, key, footprint.isEmpty() ? Set.of(key) : footprint);
-            continue;
+          case "cache_table", "persist" -> {
+            continue; // below, once per request
           }
           case "uncache_table" -> {
             // Spark drops every entry whose plan reads the table (the session's own, or it was
             // refused).
             String table = lower(f.get("table"));
-            owners.release(
+            release(
                 owner, e -> e.getKey().equals(table) || e.getValue().footprint().contains(table));
             continue;
           }
           case "unpersist" -> {
             String key = CacheOwners.planKey(f.get("plan"));
-            owners.release(owner, e -> e.getKey().equals(key));
+            release(owner, e -> e.getKey().equals(key));
             continue;
           }
           default -> {}
@@ -184,11 +370,45 @@ public final class SessionTracker implements SessionViews {
       }
       session = true;
     }
+    cacheEntries(facts).forEach((key, footprint) -> claim(owner, key, footprint));
     if (session) {
-      sessions
-          .asMap()
-          .compute(new Key(userId, sessionId), (k, old) -> next(old, userId, sessionId, facts));
+      Key key = new Key(userId, sessionId);
+      State before = state(key); // read from the store first, if this replica does not hold it
+      State after = next(before, userId, sessionId, facts);
+      sessions.put(key, after);
+      if (store != null) store.session(userId, sessionId, after.encode());
     }
+  }
+
+  /**
+   * Records {@code owner} as the owner of a cache entry unless it has one. With a store, the store decides
+   * (so two replicas cannot both make their session the owner), and the entry counts here once it has.
+   */
+  private void claim(CacheOwners.Owner owner, String key, Set<String> footprint) {
+    if (store == null) {
+      owners.claim(
+          owner, key, footprint); // unless reserved, by this session or another, when forwarded
+      owners.confirm(owner, key);
+    } else {
+      // Claimed at the answer, not reserved when forwarded as without a store: a second session's
+      // CACHE
+      // TABLE answered before the first's finished could win the claim. To do before a shared store
+      // is
+      // used in production.
+      var unused =
+          store
+              .claim(key, CacheOwners.encode(new CacheOwners.Entry(owner, footprint)))
+              .thenRun(this::readOwners);
+    }
+  }
+
+  /** Forgets {@code owner}'s entries Spark dropped, here at once and in the store. */
+  private void release(
+      CacheOwners.Owner owner,
+      java.util.function.Predicate<java.util.Map.Entry<String, CacheOwners.Entry>> dropped) {
+    if (store != null)
+      owners.selected(owner, dropped).forEach((k, e) -> store.release(k, CacheOwners.encode(e)));
+    owners.release(owner, dropped);
   }
 
   /** The session's state after the session-level facts of one request, in order. */
@@ -237,6 +457,7 @@ public final class SessionTracker implements SessionViews {
   /** Drops a session (ReleaseSession). Its cache entries stay: Spark keeps them. */
   public void forget(String userId, String sessionId) {
     sessions.invalidate(new Key(userId, sessionId));
+    if (store != null) store.session(userId, sessionId, null);
   }
 
   long size() {

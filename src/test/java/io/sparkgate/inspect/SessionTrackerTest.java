@@ -204,6 +204,32 @@ final class SessionTrackerTest {
     assertEquals(null, uncache(tracker, "a", "UNCACHE TABLE sales.orders"));
   }
 
+  /** Two replicas of a pool behind one shared store: what one learns, the other sees. */
+  @Test
+  void sharedStore_replicasSeeEachOthersSessionsAndCacheOwners() {
+    MemorySessionStates store = new MemorySessionStates();
+    SessionTracker one = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, store);
+    SessionTracker two = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, store);
+    assertEquals("default", two.view("u", "a").currentDatabase(), "read once, nothing stored");
+    sql(one, "a", "USE iceberg.lake");
+    assertEquals("iceberg", two.view("u", "a").currentCatalog(), "told of the change");
+    assertEquals("lake", two.view("u", "a").currentDatabase());
+    sql(two, "a", "CREATE TEMPORARY FUNCTION f() RETURNS INT RETURN 1");
+    assertEquals(true, one.view("u", "a").isSessionFunction("F"));
+    assertEquals("lake", one.view("u", "a").currentDatabase(), "the state as a whole");
+
+    sql(one, "a", "CACHE TABLE spark_catalog.sales.orders");
+    sql(two, "b", "CACHE TABLE spark_catalog.sales.orders"); // seen first on the other replica
+    assertEquals(null, uncache(two, "b", "UNCACHE TABLE spark_catalog.sales.orders"));
+    assertEquals(null, uncache(one, "b", "UNCACHE TABLE spark_catalog.sales.orders"));
+    assertEquals("true", uncache(two, "a", "UNCACHE TABLE spark_catalog.sales.orders"));
+    sql(two, "a", "UNCACHE TABLE spark_catalog.sales.orders");
+    assertEquals(null, uncache(one, "a", "UNCACHE TABLE spark_catalog.sales.orders"), "dropped");
+
+    one.forget("u", "a");
+    assertEquals("spark_catalog", two.view("u", "a").currentCatalog(), "released everywhere");
+  }
+
   @Test
   void aRefusedRequest_changesNothing_onlyAnAppliedChangeDoes() {
     SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);

@@ -88,6 +88,55 @@ final class SessionAnswersTest {
     close(done, Status.OK);
   }
 
+  /**
+   * Spark registers a cache entry when CACHE TABLE starts and fills it for as long as the job runs; a second
+   * session's CACHE TABLE meanwhile is a no-op answered at once. It must not become the owner.
+   */
+  @Test
+  void cacheTable_whileAnotherSessionStillFillsTheCache_isNotTheSecondSessions() throws Exception {
+    CallHook first = open("ExecutePlan", TestRequest.sql("CACHE TABLE sales.orders", "alice"));
+    sql("bob", "CACHE TABLE sales.orders", Status.OK);
+    assertRefused("no-shared-cache-ops", () -> sql("bob", "UNCACHE TABLE sales.orders", Status.OK));
+    assertRefused(
+        "no-shared-cache-ops",
+        () -> sql("alice", "UNCACHE TABLE sales.orders", Status.OK),
+        "not before Spark answered");
+    close(first, Status.OK);
+    sql("alice", "UNCACHE TABLE sales.orders", Status.OK);
+  }
+
+  /** A reattachable execution whose stream the server cut is answered on the client's ReattachExecute. */
+  @Test
+  void reattachExecute_bringsTheAnswerOfACutStream() throws Exception {
+    CallHook cut =
+        open("ExecutePlan", reattachable(TestRequest.sql("CACHE TABLE sales.orders", "alice")));
+    close(cut, Status.OK);
+    assertRefused(
+        "no-shared-cache-ops", () -> sql("alice", "UNCACHE TABLE sales.orders", Status.OK));
+    assertRefused(
+        "no-shared-cache-ops",
+        () -> sql("bob", "UNCACHE TABLE sales.orders", Status.OK),
+        "still alice's reservation");
+    CallHook reattach =
+        open(
+            "ReattachExecute",
+            io.sparkgate.proto.spark.ReattachExecuteRequest.newBuilder()
+                .setSessionId(TestRequest.SESSION)
+                .setUserContext(TestRequest.user("alice"))
+                .setOperationId(
+                    ExecutePlanRequest.parseFrom(TestRequest.sql("x", "alice")).getOperationId())
+                .build()
+                .toByteArray());
+    reattach.onResponse(
+        Payload.of(
+            ExecutePlanResponse.newBuilder()
+                .setResultComplete(ExecutePlanResponse.ResultComplete.getDefaultInstance())
+                .build()
+                .toByteArray()));
+    close(reattach, Status.OK);
+    sql("alice", "UNCACHE TABLE sales.orders", Status.OK);
+  }
+
   @Test
   void cacheTable_ofATableAnotherSessionCached_doesNotLetTheSecondSessionUncacheIt()
       throws Exception {
@@ -168,7 +217,12 @@ final class SessionAnswersTest {
   }
 
   private static void assertRefused(String rule, org.junit.jupiter.api.function.Executable call) {
-    StatusException e = assertThrows(StatusException.class, call);
+    assertRefused(rule, call, "not refused");
+  }
+
+  private static void assertRefused(
+      String rule, org.junit.jupiter.api.function.Executable call, String why) {
+    StatusException e = assertThrows(StatusException.class, call, why);
     assertTrue(
         String.valueOf(e.getStatus().getDescription()).contains("'" + rule + "'"),
         e.getStatus().getDescription());
