@@ -69,6 +69,12 @@ public final class PoolStages implements Stage {
     }
 
     @Override
+    public void onClosing(Status status) {
+      CallHook h = hook;
+      if (h != null) h.onClosing(status);
+    }
+
+    @Override
     public void onClose(Status status) {
       CallHook h = hook;
       if (h != null) h.onClose(status);
@@ -78,6 +84,12 @@ public final class PoolStages implements Stage {
     public String backend() {
       CallHook h = hook;
       return h == null ? null : h.backend();
+    }
+
+    @Override
+    public boolean mayBlock(byte[] message) {
+      CallHook h = hook; // null before the first message: the pool is not known yet
+      return h != null && h.mayBlock(message);
     }
   }
 }

@@ -42,6 +42,13 @@ public interface CallHook {
     return message;
   }
 
+  /**
+   * The call is ending with this status and the client has not been told yet: for state that must be current
+   * before the client can act on the answer (its next call may arrive as soon as it sees the status). Called
+   * at most once, on the thread that closes the call; keep it short and never wait in it.
+   */
+  default void onClosing(Status status) {}
+
   /** The call has ended with this status, seen by the client. */
   default void onClose(Status status) {}
 

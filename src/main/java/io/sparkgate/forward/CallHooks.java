@@ -120,6 +120,13 @@ public final class CallHooks {
     }
 
     @Override
+    public void onClosing(Status status) {
+      for (CallHook hook : hooks) {
+        hook.onClosing(status);
+      }
+    }
+
+    @Override
     public void onClose(Status status) {
       for (CallHook hook : hooks) {
         hook.onClose(status);

@@ -332,7 +332,17 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       if (serverClosed) {
         return false;
       }
-      serverClosed = true;
+      serverClosed = true; // nothing more is sent to the client from here on
+    }
+    // Outside the lock, before the client sees the status: the client may start its next call as
+    // soon
+    // as it does, and that call must meet the state this one's answer changed.
+    try {
+      hook.onClosing(status);
+    } catch (RuntimeException e) {
+      log.error("{}: a hook failed as the call closed", method.getBareMethodName(), e);
+    }
+    synchronized (lock) {
       serverCall.close(status, trailers);
     }
     hook.onClose(status);

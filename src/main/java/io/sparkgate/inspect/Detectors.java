@@ -120,6 +120,7 @@ final class Detectors {
             .emit();
       }
       case "Catalog" -> catalog(frame.message(), frame.path(), session);
+      case "Persist", "Unpersist" -> cachedPlan(frame, session);
       case "PythonUDF", "ScalarScalaUDF", "JavaUDF", "PythonUDTF", "PythonDataSource" ->
           userCode(frame);
       case "StreamingQueryListenerCommand" -> {
@@ -506,6 +507,8 @@ final class Detectors {
     }
     FactSink.Builder b =
         sink.fact(Fact.Kind.CATALOG_OP, op).put("source", "catalog_rpc").put("where", where);
+    if (op.equals("clear_cache")) b.put("target", "the whole cache");
+    if (op.equals("refresh_by_path")) b.put("target", "path " + Proto.str(sub, "path"));
     if (op.equals("cache_table") || op.equals("uncache_table")) {
       List<String> parts =
           Proto.str(sub, "table_name") == null
@@ -516,8 +519,9 @@ final class Detectors {
             TableRef.resolve(parts, session.currentCatalog(), session.currentDatabase(), session)
                 .qualified();
         b.put("table", table)
+            .put("target", "table " + table)
             .put(
-                "own",
+                "owned_by_session",
                 op.equals("uncache_table") && session.cachedBySession(table) ? "true" : null);
       }
     }
@@ -606,6 +610,74 @@ final class Detectors {
       if (value.isTextual()) sql.expression(value.asText(), where + "." + key, session, sink);
       else sink.unclassified("unreadable_metadata", where, key + " that is not a string");
     }
+  }
+
+  /**
+   * AnalyzePlan Persist and Unpersist (df.persist(), df.unpersist()): a CATALOG_OP persist or unpersist with
+   * the digest of the relation, which the client sends alike for both (the same DataFrame, the same plan;
+   * {@link #planDigest}).
+   * Spark's cache is shared by every session, so an unpersist is {@code owned_by_session} only for a plan this
+   * session persisted that no other session's entry could share. The relation's tables are reported as its
+   * own facts by the walk.
+   */
+  private void cachedPlan(Frame frame, SessionView session) {
+    if (frame.parent() == null || !frame.parent().type().equals("spark.connect.AnalyzePlanRequest"))
+      return;
+    Message m = frame.message();
+    boolean persist = frame.shape().name.equals("Persist");
+    FactSink.Builder b =
+        sink.fact(Fact.Kind.CATALOG_OP, persist ? "persist" : "unpersist")
+            .put("source", "analyze_rpc")
+            .put("target", "a DataFrame")
+            .put("where", frame.path());
+    if (Proto.has(m, "relation")) {
+      String digest = planDigest((Message) m.getField(Proto.field(m, "relation")));
+      b.put("plan", digest)
+          .put("owned_by_session", !persist && session.persistedBySession(digest) ? "true" : null);
+    }
+    b.emit();
+  }
+
+  /**
+   * The first 32 hex digits of the SHA-256 of a relation's canonical encoding: plan ids (RelationCommon and
+   * every {@code plan_id}, numbers a client hands out as it builds DataFrames) left out, so the same
+   * DataFrame built again, in this session or another, has the same digest. A parsed message re-encodes the
+   * same way each time (fields in number order, unknown fields kept).
+   */
+  static String planDigest(Message relation) {
+    try {
+      byte[] hash =
+          java.security.MessageDigest.getInstance("SHA-256")
+              .digest(withoutPlanIds(relation).toByteArray());
+      return java.util.HexFormat.of().formatHex(hash, 0, 16);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JVM", e);
+    }
+  }
+
+  /** Recursion as deep as the message, which was parsed within the inspector's nesting bound. */
+  private static Message withoutPlanIds(Message m) {
+    Message.Builder b = null;
+    for (var e : m.getAllFields().entrySet()) {
+      var fd = e.getKey();
+      boolean message =
+          fd.getJavaType() == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE;
+      if (fd.getName().equals("plan_id")
+          || (message && fd.getMessageType().getName().equals("RelationCommon"))) {
+        if (b == null) b = m.toBuilder();
+        b.clearField(fd);
+      } else if (message) {
+        if (b == null) b = m.toBuilder();
+        if (fd.isRepeated()) {
+          b.clearField(fd);
+          for (Object v : (List<?>) e.getValue())
+            b.addRepeatedField(fd, withoutPlanIds((Message) v));
+        } else {
+          b.setField(fd, withoutPlanIds((Message) e.getValue()));
+        }
+      }
+    }
+    return b == null ? m : b.build();
   }
 
   private static boolean isConfigOperation(Frame frame) {

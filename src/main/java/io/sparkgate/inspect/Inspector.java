@@ -130,6 +130,14 @@ public final class Inspector {
     return tracker.finish(config.maxFacts());
   }
 
+  /**
+   * How a session view names a persisted plan among the cache entries it may drop ({@link
+   * SessionView.Fixed#withState}): for policy tests that describe a session that persisted one.
+   */
+  public static String cachedPlanKey(Message relation) {
+    return CacheOwners.planKey(Detectors.planDigest(relation));
+  }
+
   /** Convenience for tools and tests: a SQL text as if sent in ExecutePlan's Relation.sql. */
   public Facts inspectSql(String sqlText, SessionView session) {
     FactSink sink = new FactSink(config.maxFacts());

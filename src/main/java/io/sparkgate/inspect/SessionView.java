@@ -48,7 +48,10 @@ public interface SessionView {
     return false;
   }
 
-  /** True if this session cached the table (CACHE TABLE, catalog.cacheTable), by qualified name. */
+  /**
+   * True if this session cached the table (CACHE TABLE, catalog.cacheTable; qualified name) and may drop it:
+   * no other session's cache entry reads it, as far as Sparkgate knows.
+   */
   default boolean cachedBySession(String table) {
     return false;
   }
@@ -56,6 +59,14 @@ public interface SessionView {
   /** How the server reads this session's strings: its substitution and parser settings. */
   default ParserSettings parser() {
     return ParserSettings.SPARK_4_DEFAULTS;
+  }
+
+  /**
+   * True if this session persisted the plan with this digest (df.persist) and may unpersist it: no other
+   * session's cache entry reads the same tables and paths, as far as Sparkgate knows.
+   */
+  default boolean persistedBySession(String planDigest) {
+    return false;
   }
 
   static SessionView of(String catalog, String database, Set<String> catalogs) {
@@ -102,7 +113,11 @@ public interface SessionView {
           null);
     }
 
-    /** This view with the session's own state replaced (the server's part unchanged). */
+    /**
+     * This view with the session's own state replaced (the server's part unchanged). {@code cachedTables}:
+     * the cache entries the session may drop, tables by qualified name in lower case and plans by {@code
+     * plan:<digest>}.
+     */
     public Fixed withState(
         String catalog,
         String database,
@@ -157,6 +172,11 @@ public interface SessionView {
     @Override
     public boolean cachedBySession(String table) {
       return !cached.isEmpty() && cached.contains(table.toLowerCase(Locale.ROOT));
+    }
+
+    @Override
+    public boolean persistedBySession(String planDigest) {
+      return !cached.isEmpty() && cached.contains(CacheOwners.planKey(planDigest));
     }
 
     @Override

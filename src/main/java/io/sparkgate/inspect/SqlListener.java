@@ -601,8 +601,9 @@ final class SqlListener extends SqlBaseParserBaseListener {
     String table = scope.resolve(parts).qualified();
     catalogOp(op, ctx)
         .put("table", table)
+        .put("target", "table " + table)
         .put(
-            "own",
+            "owned_by_session",
             op.equals("uncache_table") && scope.session.cachedBySession(table) ? "true" : null)
         .emit();
   }

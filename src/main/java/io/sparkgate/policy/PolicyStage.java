@@ -97,7 +97,8 @@ public final class PolicyStage implements AutoCloseable {
               return p == null ? BackendProfile.UNKNOWN : p;
             },
             Duration.ofHours(2),
-            Ticker.systemTicker());
+            Ticker.systemTicker(),
+            config.sessions().store() == io.sparkgate.config.SessionsConfig.Store.REDIS);
     PolicyEngine engine =
         new PolicyEngine(
             store::current, profiles, new SecretPatterns(config.auth().secretPatterns()));

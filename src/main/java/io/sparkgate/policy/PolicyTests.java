@@ -105,11 +105,13 @@ public final class PolicyTests {
                     "config_get",
                     "artifact",
                     "plan",
+                    "analyze",
                     "facts",
                     "catalog",
                     "database",
                     "session_functions",
                     "cached_tables",
+                    "cached_plans",
                     "backend",
                     "expect",
                     "rule")
@@ -149,16 +151,22 @@ public final class PolicyTests {
     if (m.containsKey("catalog")
         || m.containsKey("database")
         || m.containsKey("session_functions")
-        || m.containsKey("cached_tables")) {
-      // The session as if it had run USE / SET CATALOG, created these temporary SQL functions and
-      // cached these tables (qualified names) before.
+        || m.containsKey("cached_tables")
+        || m.containsKey("cached_plans")) {
+      // The session as if it had run USE / SET CATALOG, created these temporary SQL functions, and
+      // cached these tables (qualified names) and persisted these plans (relations in protobuf
+      // JSON) before, no other session sharing them.
+      Set<String> cached = new java.util.HashSet<>(lowerCase(m, "cached_tables"));
+      if (m.containsKey("cached_plans"))
+        for (YamlNode plan : m.get("cached_plans").items())
+          cached.add(Inspector.cachedPlanKey(TestRequest.relation(plan)));
       session =
           session.withState(
               m.containsKey("catalog") ? m.get("catalog").text() : session.currentCatalog(),
               m.containsKey("database") ? m.get("database").text() : "default",
               null,
               lowerCase(m, "session_functions"),
-              lowerCase(m, "cached_tables"));
+              cached);
     }
     String rpc;
     byte[] request;
@@ -181,6 +189,10 @@ public final class PolicyTests {
       inputs++;
       rpc = "ExecutePlan";
       request = TestRequest.plan(m.get("plan"), principal);
+    } else if (m.containsKey("analyze")) {
+      inputs++;
+      rpc = "AnalyzePlan";
+      request = TestRequest.analyze(m.get("analyze"), principal);
     } else if (m.containsKey("artifact")) {
       inputs++;
       rpc = "AddArtifacts";
@@ -194,10 +206,11 @@ public final class PolicyTests {
     if (m.containsKey("facts")) {
       if (inputs > 0)
         throw where.error(
-            "give either facts or a request (sql, config_set, config_get, artifact, plan)");
+            "give either facts or a request (sql, config_set, config_get, artifact, plan, analyze)");
       facts = inspector.inspect(rpc, request, session).plus(facts(m.get("facts")));
     } else {
-      if (inputs > 1) throw where.error("give one of sql, config_set, config_get, artifact, plan");
+      if (inputs > 1)
+        throw where.error("give one of sql, config_set, config_get, artifact, plan, analyze");
       facts = inspector.inspect(rpc, request, session, inspector.newArtifactTracker());
     }
     ProfileSource source =

@@ -2,6 +2,7 @@ package io.sparkgate.policy;
 
 import com.google.protobuf.ByteString;
 import io.sparkgate.proto.spark.AddArtifactsRequest;
+import io.sparkgate.proto.spark.AnalyzePlanRequest;
 import io.sparkgate.proto.spark.ConfigRequest;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.KeyValue;
@@ -55,6 +56,32 @@ final class TestRequest {
         .setPlan(plan)
         .build()
         .toByteArray();
+  }
+
+  /**
+   * An AnalyzePlan request written as protobuf JSON without its session and user: {@code {"persist":
+   * {"relation": {...}}}}, {@code {"unpersist": ...}}, {@code {"getStorageLevel": ...}}.
+   */
+  static byte[] analyze(YamlNode json, String user) {
+    AnalyzePlanRequest.Builder request = AnalyzePlanRequest.newBuilder();
+    try {
+      com.google.protobuf.util.JsonFormat.parser().merge(json.text(), request);
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw json.error(
+          "not a spark.connect.AnalyzePlanRequest in protobuf JSON: " + e.getMessage());
+    }
+    return request.setSessionId(SESSION).setUserContext(user(user)).build().toByteArray();
+  }
+
+  /** A relation written as protobuf JSON (cached_plans of a case). */
+  static Relation relation(YamlNode json) {
+    Relation.Builder relation = Relation.newBuilder();
+    try {
+      com.google.protobuf.util.JsonFormat.parser().merge(json.text(), relation);
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw json.error("not a spark.connect.Relation in protobuf JSON: " + e.getMessage());
+    }
+    return relation.build();
   }
 
   static byte[] configSet(Map<String, String> pairs, String user) {

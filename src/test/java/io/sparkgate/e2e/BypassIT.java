@@ -16,9 +16,11 @@ import java.util.Map;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.apache.spark.SparkUnsupportedOperationException;
+import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
+import org.apache.spark.storage.StorageLevel;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -33,8 +35,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * server's user, a temporary view reads a local file, a relative path reads the server's working directory,
  * {@code IDENTIFIER('reflect')} calls Java. Through Sparkgate every way in (script transforms in each SQL form,
  * local paths in SQL, options and the DataFrame API, config keys in backticks, Java calls under other names,
- * global temporary views) is refused under the rule that owns it, with a message that names the rule and says
- * what to do instead, while ordinary SQL and DataFrame work passes.
+ * global temporary views, dropping another session's entries from Spark's shared cache) is refused under the
+ * rule that owns it, with a message that names the rule and says what to do instead, while ordinary SQL and
+ * DataFrame work passes (including after a USE that Spark refused).
  *
  * <p>An attempt that would run a command or write a file aims it at a marker path, so a refusal that came only
  * after the damage was done (a failed query rather than a refused one) fails the test too.
@@ -47,6 +50,11 @@ class BypassIT {
   private static Sparkgate proxy;
   private static SparkSession direct;
   private static SparkSession spark;
+
+  /** Sessions whose cache entries the attacks aim at: one direct to the server, one through Sparkgate. */
+  private static SparkSession directVictim;
+
+  private static SparkSession victim;
 
   private static final List<String> SECRET_LINES =
       List.of("root-password=hunter2", "api-key=s3cr3t");
@@ -67,11 +75,19 @@ class BypassIT {
                 ProxyConfigs.policy("shared-server.yaml")));
     direct = SparkClients.connect(server.directUrl());
     spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
+    directVictim = SparkClients.connect(server.directUrl());
+    victim = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
+    // Tables whose cache entries are shared by every session: one for the attacks shown directly,
+    // one
+    // for those tried through Sparkgate, so that neither run disturbs the other's.
+    for (String t : List.of("bypass_cached_direct", "bypass_cached_proxied", "bypass_plain")) {
+      sql(direct, "CREATE TABLE IF NOT EXISTS " + t + " (a INT) USING parquet");
+    }
   }
 
   @AfterAll
   static void stop() throws Exception {
-    ProxyConfigs.closeAll(direct, spark, proxy);
+    ProxyConfigs.closeAll(direct, spark, directVictim, victim, proxy);
   }
 
   // --- direct to the server: what the policy must stop is real
@@ -206,6 +222,7 @@ class BypassIT {
     String javaCalls = "no-reflection";
     String globalViews = "no-global-temp-views";
     String substitution = "no-variable-substitution";
+    String sharedCache = "no-shared-cache-ops";
     return Stream.of(
         // Script transforms: a shell command run by the server's user.
         attack(
@@ -620,7 +637,48 @@ class BypassIT {
         attack(
             "DataFrame createOrReplaceGlobalTempView",
             globalViews,
-            (s, m) -> s.range(1).createOrReplaceGlobalTempView("gv")));
+            (s, m) -> s.range(1).createOrReplaceGlobalTempView("gv")),
+
+        // Spark's cache: one per server, shared by every session.
+        attack(
+            "df.unpersist() of a DataFrame another session persisted",
+            sharedCache,
+            (s, m) -> {
+              // Each run its own plan: the direct run drops its victim's entry, which must not be
+              // the proxied victim's.
+              long k = s == direct ? 7 : 11;
+              Dataset<Row> theirs = victimOf(s).range(100).selectExpr("id * " + k + " AS x");
+              theirs.persist();
+              assertTrue(theirs.storageLevel().useMemory(), "the victim's DataFrame is cached");
+              s.range(100).selectExpr("id * " + k + " AS x").unpersist();
+              assertEquals(
+                  StorageLevel.NONE(), theirs.storageLevel(), "the victim's entry is gone");
+            }),
+        attack(
+            "CACHE TABLE of a table another session cached, then UNCACHE TABLE",
+            sharedCache,
+            (s, m) -> {
+              String table = s == direct ? "bypass_cached_direct" : "bypass_cached_proxied";
+              sql(victimOf(s), "CACHE TABLE " + table);
+              sql(s, "CACHE TABLE " + table); // already cached: Spark does nothing
+              sql(s, "UNCACHE TABLE " + table);
+              assertFalse(victimOf(s).catalog().isCached(table), "the victim's entry is gone");
+            }),
+        attack(
+            "catalog.cacheTable of a table another session cached, then catalog.uncacheTable",
+            sharedCache,
+            (s, m) -> {
+              String table = s == direct ? "bypass_cached_direct" : "bypass_cached_proxied";
+              victimOf(s).catalog().cacheTable(table);
+              s.catalog().cacheTable(table);
+              s.catalog().uncacheTable(table);
+              assertFalse(victimOf(s).catalog().isCached(table), "the victim's entry is gone");
+            }));
+  }
+
+  /** The session whose cache entries an attack run as {@code attacker} aims at. */
+  private static SparkSession victimOf(SparkSession attacker) {
+    return attacker == direct ? directVictim : victim;
   }
 
   /**
@@ -749,6 +807,30 @@ class BypassIT {
               assertEquals(
                   "$1{a}",
                   spark.range(1).selectExpr("concat('$1', '{a}')").collectAsList().get(0).get(0));
+            }),
+        new Work(
+            "a USE Spark refuses changes nothing: REFRESH TABLE, DESCRIBE FUNCTION, CACHE TABLE AS pass",
+            () -> {
+              for (String use : List.of("USE no_such_db", "USE global_temp")) {
+                Exception e = assertThrows(Exception.class, () -> sql(spark, use), use);
+                assertFalse(String.valueOf(e.getMessage()).contains("SPARKGATE"), e.getMessage());
+                sql(spark, "REFRESH TABLE bypass_plain");
+                assertFalse(sql(spark, "DESCRIBE FUNCTION abs").isEmpty());
+                String view = "bypass_cte_" + use.length();
+                sql(spark, "CACHE TABLE " + view + " AS SELECT 1 AS a");
+                sql(spark, "UNCACHE TABLE " + view);
+                assertEquals("default", spark.catalog().currentDatabase());
+              }
+            }),
+        new Work(
+            "df.persist() then df.unpersist() of the session's own DataFrame",
+            () -> {
+              Dataset<Row> mine = spark.range(100).selectExpr("id * 13 AS x");
+              mine.persist();
+              assertEquals(100L, mine.count());
+              assertTrue(mine.storageLevel().useMemory());
+              mine.unpersist();
+              assertEquals(StorageLevel.NONE(), mine.storageLevel());
             }),
         new Work(
             "spark.range(10).selectExpr(id * 2)",

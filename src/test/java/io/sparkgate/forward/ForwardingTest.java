@@ -307,6 +307,37 @@ final class ForwardingTest {
     call.cancel("done", null);
   }
 
+  /** State a hook learns from the backend's answer is in place before the client can act on the answer. */
+  @Test
+  void onClosing_runsBeforeTheClientSeesTheStatus() throws Exception {
+    java.util.concurrent.atomic.AtomicReference<Status> closing =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    hooks =
+        (method, headers) ->
+            new CallHook() {
+              @Override
+              public void onClosing(Status status) {
+                try {
+                  Thread.sleep(200); // a client told first would have returned meanwhile
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                closing.set(status);
+              }
+            };
+    ManagedChannel client = proxy(null);
+
+    ClientCalls.blockingUnaryCall(client, CONFIG, CallOptions.DEFAULT, utf8("x"));
+    assertEquals(Status.Code.OK, closing.get().getCode());
+
+    backend.failWith = Status.NOT_FOUND.withDescription("[SCHEMA_NOT_FOUND] no_such_db");
+    closing.set(null);
+    assertThrows(
+        StatusRuntimeException.class,
+        () -> ClientCalls.blockingUnaryCall(client, CONFIG, CallOptions.DEFAULT, utf8("x")));
+    assertEquals(Status.Code.NOT_FOUND, closing.get().getCode());
+  }
+
   @Test
   void hookRefusal_clientGetsStatusAndTrailers_backendNeverSeesCall() throws Exception {
     Metadata trailers = new Metadata();

@@ -13,6 +13,7 @@ import io.sparkgate.proto.spark.AnalyzePlanResponse;
 import io.sparkgate.proto.spark.ConfigRequest;
 import io.sparkgate.proto.spark.ConfigResponse;
 import io.sparkgate.proto.spark.KeyValue;
+import io.sparkgate.proto.spark.Relation;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -124,6 +125,181 @@ final class SessionTrackerTest {
             .get(0)
             .get("session_function"),
         "a catalog function of that name");
+  }
+
+  /** Spark's cache is the server's: a table another session cached first is never this session's to drop. */
+  @Test
+  void cacheTable_alreadyCachedByAnotherSession_isNotTheSecondSessionsToUncache() {
+    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
+    sql(tracker, "a", "CACHE TABLE sales.Orders");
+    assertEquals("true", uncache(tracker, "a", "UNCACHE TABLE sales.orders"), "the first cacher");
+    sql(tracker, "b", "CACHE TABLE SALES.orders");
+    assertEquals(null, uncache(tracker, "b", "UNCACHE TABLE sales.orders"), "a no-op in Spark");
+    assertEquals(
+        null,
+        uncache(tracker, "b", "UNCACHE TABLE IF EXISTS spark_catalog.sales.ORDERS"),
+        "whatever the spelling");
+    // The owner drops it; then the table is free to be cached, and owned, by another session.
+    sql(tracker, "a", "UNCACHE TABLE sales.orders");
+    assertEquals(null, uncache(tracker, "a", "UNCACHE TABLE sales.orders"), "dropped");
+    sql(tracker, "b", "CACHE TABLE sales.orders");
+    assertEquals("true", uncache(tracker, "b", "UNCACHE TABLE sales.orders"));
+  }
+
+  @Test
+  void uncacheTable_whileAnotherSessionCachedAPlanReadingIt_isRefused() {
+    // UNCACHE TABLE cascades to every cached plan that reads the table.
+    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
+    sql(tracker, "a", "CACHE TABLE sales.orders");
+    tracker.observe("u", "b", analyze("b", persist(table("sales.orders", 7))));
+    assertEquals(null, uncache(tracker, "a", "UNCACHE TABLE sales.orders"));
+    tracker.observe("u", "b", analyze("b", unpersist(table("sales.orders", 7))));
+    assertEquals("true", uncache(tracker, "a", "UNCACHE TABLE sales.orders"));
+  }
+
+  @Test
+  void unpersist_ownPlan_isOwned_anotherSessionsPlan_isNot() {
+    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
+    Relation mine = table("sales.orders", 1);
+    tracker.observe("u", "a", analyze("a", persist(mine)));
+    assertEquals("true", unpersistOwned(tracker, "a", mine), "the session's own DataFrame");
+    assertEquals(null, unpersistOwned(tracker, "b", mine), "another session's");
+    // Persisting it again does not make it b's: Spark did nothing.
+    tracker.observe("u", "b", analyze("b", persist(mine)));
+    assertEquals(null, unpersistOwned(tracker, "b", mine));
+    // Nor does the same DataFrame with another plan id (the same plan to Sparkgate too).
+    Relation same = table("sales.orders", 2);
+    tracker.observe("u", "b", analyze("b", persist(same)));
+    assertEquals(null, unpersistOwned(tracker, "b", same));
+    assertEquals("true", unpersistOwned(tracker, "a", same), "a's, rebuilt");
+    // Nor does another plan over the same table: Spark's sameResult may equate them.
+    Relation filtered =
+        Relation.newBuilder()
+            .setFilter(
+                io.sparkgate.proto.spark.Filter.newBuilder()
+                    .setInput(same)
+                    .setCondition(
+                        io.sparkgate.proto.spark.Expression.newBuilder()
+                            .setExpressionString(
+                                io.sparkgate.proto.spark.Expression.ExpressionString.newBuilder()
+                                    .setExpression("true"))))
+            .build();
+    tracker.observe("u", "b", analyze("b", persist(filtered)));
+    assertEquals(null, unpersistOwned(tracker, "b", filtered));
+    assertEquals(null, unpersistOwned(tracker, "a", mine), "now b's entry shares its tables");
+    // An unrelated plan is b's own.
+    Relation other = table("sales.returns", 3);
+    tracker.observe("u", "b", analyze("b", persist(other)));
+    assertEquals("true", unpersistOwned(tracker, "b", other));
+    // The owner's unpersist, once answered, ends the ownership.
+    tracker.observe("u", "b", analyze("b", unpersist(other)));
+    assertEquals(null, unpersistOwned(tracker, "b", other));
+  }
+
+  @Test
+  void withReplicas_nothingIsDroppable_ownershipHereIsNotAllThereIs() {
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, true);
+    sql(tracker, "a", "CACHE TABLE sales.orders");
+    assertEquals(null, uncache(tracker, "a", "UNCACHE TABLE sales.orders"));
+  }
+
+  /** Two replicas of a pool behind one shared store: what one learns, the other sees. */
+  @Test
+  void sharedStore_replicasSeeEachOthersSessionsAndCacheOwners() {
+    MemorySessionStates store = new MemorySessionStates();
+    SessionTracker one = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, store);
+    SessionTracker two = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, store);
+    assertEquals("default", two.view("u", "a").currentDatabase(), "read once, nothing stored");
+    sql(one, "a", "USE iceberg.lake");
+    assertEquals("iceberg", two.view("u", "a").currentCatalog(), "told of the change");
+    assertEquals("lake", two.view("u", "a").currentDatabase());
+    sql(two, "a", "CREATE TEMPORARY FUNCTION f() RETURNS INT RETURN 1");
+    assertEquals(true, one.view("u", "a").isSessionFunction("F"));
+    assertEquals("lake", one.view("u", "a").currentDatabase(), "the state as a whole");
+
+    sql(one, "a", "CACHE TABLE spark_catalog.sales.orders");
+    sql(two, "b", "CACHE TABLE spark_catalog.sales.orders"); // seen first on the other replica
+    assertEquals(null, uncache(two, "b", "UNCACHE TABLE spark_catalog.sales.orders"));
+    assertEquals(null, uncache(one, "b", "UNCACHE TABLE spark_catalog.sales.orders"));
+    assertEquals("true", uncache(two, "a", "UNCACHE TABLE spark_catalog.sales.orders"));
+    sql(two, "a", "UNCACHE TABLE spark_catalog.sales.orders");
+    assertEquals(null, uncache(one, "a", "UNCACHE TABLE spark_catalog.sales.orders"), "dropped");
+
+    one.forget("u", "a");
+    assertEquals("spark_catalog", two.view("u", "a").currentCatalog(), "released everywhere");
+  }
+
+  @Test
+  void aRefusedRequest_changesNothing_onlyAnAppliedChangeDoes() {
+    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
+    Facts use = inspector.inspectSql("USE iceberg.lake", tracker.view("u", "s"));
+    SessionTracker.Change change = tracker.changes("ExecutePlan", "u", "s", use);
+    assertEquals("spark_catalog", tracker.view("u", "s").currentCatalog(), "not yet answered");
+    tracker.apply(change);
+    assertEquals("iceberg", tracker.view("u", "s").currentCatalog());
+    assertEquals(
+        null,
+        tracker.changes(
+            "ExecutePlan", "u", "s", inspector.inspectSql("SELECT 1", tracker.view("u", "s"))),
+        "nothing to learn");
+  }
+
+  private void sql(SessionTracker tracker, String session, String text) {
+    tracker.observe("u", session, inspector.inspectSql(text, tracker.view("u", session)));
+  }
+
+  private String uncache(SessionTracker tracker, String session, String text) {
+    return inspector
+        .inspectSql(text, tracker.view("u", session))
+        .ofKind(Fact.Kind.CATALOG_OP)
+        .get(0)
+        .get("owned_by_session");
+  }
+
+  private String unpersistOwned(SessionTracker tracker, String session, Relation plan) {
+    Facts facts =
+        inspector.inspect("AnalyzePlan", request(session, unpersist(plan)), tracker, null);
+    return facts.ofKind(Fact.Kind.CATALOG_OP).stream()
+        .filter(f -> f.subkind().equals("unpersist"))
+        .findFirst()
+        .orElseThrow()
+        .get("owned_by_session");
+  }
+
+  /** The facts of an AnalyzePlan request of user u in {@code session}, in a fresh view. */
+  private Facts analyze(String session, AnalyzePlanRequest.Builder request) {
+    return inspector.inspect("AnalyzePlan", request(session, request), SessionView.DEFAULT);
+  }
+
+  private static byte[] request(String session, AnalyzePlanRequest.Builder request) {
+    return request
+        .setSessionId(session)
+        .setUserContext(io.sparkgate.proto.spark.UserContext.newBuilder().setUserId("u"))
+        .build()
+        .toByteArray();
+  }
+
+  private static AnalyzePlanRequest.Builder persist(Relation relation) {
+    return AnalyzePlanRequest.newBuilder()
+        .setPersist(AnalyzePlanRequest.Persist.newBuilder().setRelation(relation));
+  }
+
+  private static AnalyzePlanRequest.Builder unpersist(Relation relation) {
+    return AnalyzePlanRequest.newBuilder()
+        .setUnpersist(AnalyzePlanRequest.Unpersist.newBuilder().setRelation(relation));
+  }
+
+  /** spark.table(name) as a client sends it, with its plan id. */
+  private static Relation table(String name, long planId) {
+    return Relation.newBuilder()
+        .setCommon(io.sparkgate.proto.spark.RelationCommon.newBuilder().setPlanId(planId))
+        .setRead(
+            io.sparkgate.proto.spark.Read.newBuilder()
+                .setNamedTable(
+                    io.sparkgate.proto.spark.Read.NamedTable.newBuilder()
+                        .setUnparsedIdentifier(name)))
+        .build();
   }
 
   @Test
