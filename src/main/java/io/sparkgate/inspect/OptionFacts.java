@@ -14,7 +14,12 @@ import java.util.Locale;
 final class OptionFacts {
   private OptionFacts() {}
 
-  /** A data source option ({@code OPTIONS}, {@code WITH (...)}, a reader's or writer's options). */
+  /**
+   * A data source option ({@code OPTIONS}, {@code WITH (...)}, a reader's or writer's options). Its key is
+   * reported as written and compared ignoring case ({@link Fact#caseSensitive} is false for subkind
+   * {@code option}), unlike a session setting's: Spark keeps options in a CaseInsensitiveMap, which sources
+   * read ignoring case and whose iteration lower-cases the keys it copies into the Hadoop configuration.
+   */
   static void option(
       FactSink sink, String key, String value, String context, String where, String defaultFs) {
     property(sink, key, value, context, where, defaultFs);
