@@ -434,6 +434,95 @@ final class InspectorTest {
     assertTrue(bomb.has(Fact.Kind.UNCLASSIFIED, "compressed_plan_too_large"));
   }
 
+  /**
+   * Options that make Spark open a file or URL (OptionFacts.PATH_OPTIONS) are PATH facts naming the option, in
+   * every form Spark hands them to the source: reader, writer, streaming reader and writer, SQL OPTIONS and
+   * table properties. A filter over the paths, or an inline schema, is not a path.
+   */
+  @Test
+  void options_that_open_files_are_paths() {
+    Relation avroRead =
+        Relation.newBuilder()
+            .setRead(
+                Read.newBuilder()
+                    .setDataSource(
+                        Read.DataSource.newBuilder()
+                            .setFormat("avro")
+                            .addPaths("s3a://b/x")
+                            .putOptions("avroSchemaUrl", "file:///etc/passwd")
+                            .putOptions("avroSchema", "{\"type\": \"string\"}")
+                            .putOptions("pathGlobFilter", "*.avro")))
+            .build();
+    assertLocal(
+        execute(Plan.newBuilder().setRoot(avroRead)), "file:///etc/passwd", "avroSchemaUrl");
+    Facts write =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setWriteOperation(
+                            WriteOperation.newBuilder()
+                                .setInput(range())
+                                .setSource("xml")
+                                .setPath("s3a://b/out")
+                                .putOptions("rowValidationXSDPath", "/etc/schema.xsd"))));
+    assertLocal(write, "/etc/schema.xsd", "rowValidationXSDPath");
+    Facts streamRead =
+        execute(
+            Plan.newBuilder()
+                .setRoot(
+                    Relation.newBuilder()
+                        .setRead(
+                            Read.newBuilder()
+                                .setIsStreaming(true)
+                                .setDataSource(
+                                    Read.DataSource.newBuilder()
+                                        .setFormat("json")
+                                        .addPaths("s3a://b/in")
+                                        .putOptions("cleanSource", "archive")
+                                        .putOptions("sourceArchiveDir", "/tmp/archive")))));
+    assertLocal(streamRead, "/tmp/archive", "sourceArchiveDir");
+    Facts streamWrite =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setWriteStreamOperationStart(
+                            WriteStreamOperationStart.newBuilder()
+                                .setInput(range())
+                                .setFormat("avro")
+                                .setPath("s3a://b/out")
+                                .putOptions("checkpointLocation", "s3a://b/cp")
+                                .putOptions("AVROSCHEMAURL", "/etc/shadow"))));
+    assertLocal(streamWrite, "/etc/shadow", "AVROSCHEMAURL");
+    assertLocal(
+        inspector.inspectSql(
+            "CREATE TEMPORARY VIEW v USING avro OPTIONS (path 's3a://b/x', avroSchemaUrl '/etc/passwd')",
+            SessionView.DEFAULT),
+        "/etc/passwd",
+        "avroSchemaUrl");
+    assertLocal(
+        inspector.inspectSql(
+            "CREATE TABLE t (a INT) STORED AS AVRO TBLPROPERTIES ('avro.schema.url' = 'file:/etc/passwd')",
+            SessionView.DEFAULT),
+        "file:/etc/passwd",
+        "avro.schema.url");
+  }
+
+  private static void assertLocal(Facts f, String path, String option) {
+    assertTrue(
+        f.any(
+            Fact.Kind.PATH,
+            p ->
+                path.equals(p.get("path"))
+                    && p.get("context").endsWith("." + option)
+                    && p.get("scheme").equals("file")),
+        f.toString());
+    assertFalse(
+        f.any(Fact.Kind.PATH, p -> p.get("path").startsWith("{") || p.get("path").startsWith("*")),
+        "an inline schema or a glob filter is not a path: " + f);
+  }
+
   @Test
   void unknown_fields_garbage_and_unknown_methods_are_facts() {
     byte[] withUnknown =
