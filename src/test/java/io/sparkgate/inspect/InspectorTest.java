@@ -523,6 +523,91 @@ final class InspectorTest {
         "an inline schema or a glob filter is not a path: " + f);
   }
 
+  /**
+   * addListener with no listener in it is refused as unreadable (the server would deserialize an empty
+   * payload); removeListener carries only the id, and a Python listener is user code as before.
+   */
+  @Test
+  void an_empty_add_listener_is_unclassified_remove_listener_is_not() {
+    Facts empty =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setStreamingQueryManagerCommand(
+                            StreamingQueryManagerCommand.newBuilder()
+                                .setAddListener(
+                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
+                                        .getDefaultInstance()))));
+    assertTrue(
+        empty.any(
+            Fact.Kind.UNCLASSIFIED,
+            f ->
+                f.subkind().equals("empty_message")
+                    && f.get("where").endsWith("add_listener")
+                    && f.get("message")
+                        .equals(
+                            "spark.connect.StreamingQueryManagerCommand.StreamingQueryListenerCommand")),
+        empty.toString());
+    Facts idOnly =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setStreamingQueryManagerCommand(
+                            StreamingQueryManagerCommand.newBuilder()
+                                .setAddListener(
+                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
+                                        .newBuilder()
+                                        .setId("l1")))));
+    assertTrue(idOnly.has(Fact.Kind.UNCLASSIFIED, "empty_message"), idOnly.toString());
+    Facts remove =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setStreamingQueryManagerCommand(
+                            StreamingQueryManagerCommand.newBuilder()
+                                .setRemoveListener(
+                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
+                                        .newBuilder()
+                                        .setId("l1")))));
+    assertFalse(remove.has(Fact.Kind.UNCLASSIFIED), remove.toString());
+    Facts python =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setStreamingQueryManagerCommand(
+                            StreamingQueryManagerCommand.newBuilder()
+                                .setAddListener(
+                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
+                                        .newBuilder()
+                                        .setId("l1")
+                                        .setPythonListenerPayload(
+                                            PythonUDF.newBuilder()
+                                                .setCommand(ByteString.copyFromUtf8("x"))
+                                                .setPythonVer("3.11"))))));
+    assertFalse(python.has(Fact.Kind.UNCLASSIFIED), python.toString());
+    assertEquals("streaming_listener", python.ofKind(Fact.Kind.USER_CODE).get(0).subkind());
+    // The same empty command as raw bytes: plan(3) { command(2) {
+    // streaming_query_manager_command(9) {
+    // add_listener(5) {} } } }.
+    byte[] raw = concat(field(1, utf8("s1")), field(3, field(2, field(9, field(5, new byte[0])))));
+    Facts fromBytes = inspector.inspect("ExecutePlan", raw, SessionView.DEFAULT);
+    assertTrue(fromBytes.has(Fact.Kind.UNCLASSIFIED, "empty_message"), fromBytes.toString());
+    // No case at all in the manager command, and an empty command.
+    for (byte[] nothing :
+        new byte[][] {
+          concat(field(1, utf8("s1")), field(3, field(2, field(9, new byte[0])))),
+          concat(field(1, utf8("s1")), field(3, field(2, new byte[0]))),
+          concat(field(1, utf8("s1")), field(3, new byte[0]))
+        }) {
+      Facts f = inspector.inspect("ExecutePlan", nothing, SessionView.DEFAULT);
+      assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "no_case"), f.toString());
+    }
+  }
+
   @Test
   void unknown_fields_garbage_and_unknown_methods_are_facts() {
     byte[] withUnknown =
