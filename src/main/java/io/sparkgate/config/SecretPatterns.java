@@ -6,7 +6,9 @@ import java.util.regex.Pattern;
 /**
  * Spark conf keys whose values never reach a client ({@code auth.secret_patterns}): globs where {@code *}
  * matches anything, any case. Config answers are redacted with them, and the policy's CONFIG_READ facts carry
- * {@code secret=true} for the keys they match.
+ * {@code secret=true} for the keys they match. Any case, although Spark compares keys exactly: a pattern names
+ * a family of keys ({@code *password*}) that whoever set one may have spelt in any case, and matching more
+ * keys only redacts or refuses more.
  */
 public final class SecretPatterns {
   /** What Spark itself shows for redacted values, so users recognise it. */

@@ -190,6 +190,68 @@ final class Coverage {
    */
   static final Set<String> DELIBERATELY_UNCLASSIFIED = Set.of(r("unknown"));
 
+  /**
+   * Oneofs that say what the server is to do (an operation, a plan node, a code carrier, a data source): one
+   * with no case set is an UNCLASSIFIED no_case fact. The server would refuse most of them itself, but the
+   * inspector has nothing to read there, and what it cannot read it refuses ("refuse what you cannot read"
+   * holds for empty messages too). No client sends them empty; CoverageTest builds each.
+   */
+  static final Set<String> REQUIRED_ONEOFS =
+      Set.of(
+          "spark.connect.Plan.op_type",
+          "spark.connect.Relation.rel_type",
+          "spark.connect.Command.command_type",
+          "spark.connect.Expression.expr_type",
+          "spark.connect.AnalyzePlanRequest.analyze",
+          "spark.connect.AddArtifactsRequest.payload",
+          "spark.connect.ReleaseExecuteRequest.release",
+          "spark.connect.ConfigRequest.Operation.op_type",
+          "spark.connect.Read.read_type",
+          "spark.connect.Catalog.cat_type",
+          "spark.connect.CommonInlineUserDefinedFunction.function",
+          "spark.connect.CommonInlineUserDefinedTableFunction.function",
+          "spark.connect.CommonInlineUserDefinedDataSource.data_source",
+          "spark.connect.StreamingForeachFunction.function",
+          "spark.connect.StreamingQueryCommand.command",
+          "spark.connect.StreamingQueryManagerCommand.command",
+          "spark.connect.StreamingQueryListenerBusCommand.command",
+          "spark.connect.MlCommand.command",
+          "spark.connect.MlCommand.Write.type",
+          "spark.connect.MlRelation.ml_type",
+          "spark.connect.MlRelation.Transform.operator",
+          "spark.connect.PipelineCommand.command_type");
+
+  /**
+   * Oneofs that may be left unset: a default the server applies (no trigger, save() without a path or table,
+   * Interrupt of all operations, a pipeline output without details such as a temporary view, an empty request
+   * option, which the server skips), or a value, a type or metadata the server reads as data and refuses
+   * itself when it is missing.
+   */
+  static final Set<String> OPTIONAL_ONEOFS =
+      Set.of(
+          "spark.connect.InterruptRequest.interrupt",
+          "spark.connect.ExecutePlanRequest.RequestOption.request_option",
+          "spark.connect.WriteOperation.save_type",
+          "spark.connect.WriteStreamOperationStart.trigger",
+          "spark.connect.WriteStreamOperationStart.sink_destination",
+          "spark.connect.PipelineCommand.DefineOutput.details",
+          "spark.connect.PipelineCommand.DefineFlow.details",
+          "spark.connect.PipelineCommand.DefineOutput.TableDetails.schema",
+          "spark.connect.Origin.function",
+          "spark.connect.Expression.Literal.literal_type",
+          "spark.connect.Expression.Literal.SpecializedArray.value_type",
+          "spark.connect.Expression.Cast.cast_to_type",
+          "spark.connect.Expression.Window.WindowFrame.FrameBoundary.boundary",
+          "spark.connect.DataType.kind",
+          "spark.connect.Fetch.Method.Args.args_type");
+
+  /**
+   * Message fields a request must have for the server to do anything: without them it has nothing to run,
+   * and the inspector nothing to read (UNCLASSIFIED missing_field).
+   */
+  static final Set<String> REQUIRED_FIELDS =
+      Set.of("spark.connect.ExecutePlanRequest.plan", "spark.connect.ConfigRequest.operation");
+
   /** True if the walker handles this case; false means an UNCLASSIFIED unknown_case fact. */
   static boolean isHandled(String oneofFullName, String caseName) {
     String key = oneofFullName + "." + caseName;

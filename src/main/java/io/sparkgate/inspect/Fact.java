@@ -120,6 +120,22 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
     return attrs.get(key);
   }
 
+  /**
+   * Whether Spark compares this attribute's value exactly, case included, so a policy must too: the
+   * {@code key} of CONFIG_SET, CONFIG_UNSET and CONFIG_READ. SQLConf and Hadoop's Configuration look keys up
+   * as written ({@code Spark.Sql.Shuffle.Partitions} is a new key that no setting reads), so matching it
+   * against an allowlist ignoring case would let an unreviewed key through as if it were a listed one. Not a
+   * dotted data source option's key (subkind {@code option}): Spark reads data source options through a
+   * CaseInsensitiveMap, whose iteration lower-cases the keys on their way into the Hadoop configuration, so
+   * those compare ignoring case. Every other attribute compares ignoring case too (names Spark resolves so).
+   */
+  public boolean caseSensitive(String attr) {
+    return attr.equals("key")
+        && (kind == Kind.CONFIG_UNSET
+            || kind == Kind.CONFIG_READ
+            || (kind == Kind.CONFIG_SET && !subkind.equals("option")));
+  }
+
   /** An integer attribute (spans), or -1 when absent. */
   public int intAttr(String key) {
     String v = attrs.get(key);

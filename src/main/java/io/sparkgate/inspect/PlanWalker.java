@@ -162,6 +162,12 @@ final class PlanWalker {
             .emit();
       }
     }
+    for (OneofDescriptor oneof : frame.shape.requiredOneofs) {
+      if (m.getOneofFieldDescriptor(oneof) == null) noCase(frame, oneof);
+    }
+    for (FieldDescriptor field : frame.shape.requiredFields) {
+      if (!m.hasField(field)) missingField(frame, field);
+    }
     detectors.detect(frame, session, this);
     pushChildren(frame);
   }
@@ -200,12 +206,34 @@ final class PlanWalker {
             .emit();
       }
     }
+    for (OneofDescriptor oneof : shape.requiredOneofs) {
+      if (wire.oneofCase(oneof) == null) noCase(frame(depth), oneof);
+    }
+    for (FieldDescriptor field : shape.requiredFields) {
+      if (!wire.saw(field)) missingField(frame(depth), field);
+    }
     if (!shape.undetected && !detectors.detect(frame(depth), session, this))
       shape.undetected = true;
     // Pushed last first, as in pushChildren; Wire found them in field-number order.
     for (int i = wire.count - 1; i >= 0; i--) {
       pushEncoded(wire.starts[i], wire.ends[i], wire.slots[i], wire.indexes[i], depth + 1);
     }
+  }
+
+  /** A oneof that says what the server is to do, with no case set (Coverage.REQUIRED_ONEOFS). */
+  private void noCase(Frame frame, OneofDescriptor oneof) {
+    sink.fact(Fact.Kind.UNCLASSIFIED, "no_case")
+        .put("where", frame.path())
+        .put("oneof", oneof.getFullName())
+        .emit();
+  }
+
+  /** A message field without which the server has nothing to do (Coverage.REQUIRED_FIELDS). */
+  private void missingField(Frame frame, FieldDescriptor field) {
+    sink.fact(Fact.Kind.UNCLASSIFIED, "missing_field")
+        .put("where", frame.path())
+        .put("field", field.getFullName())
+        .emit();
   }
 
   /** The frame of the message at this depth of the current path, built (with its ancestors') on first use. */

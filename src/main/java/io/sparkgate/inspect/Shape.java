@@ -62,6 +62,12 @@ final class Shape {
   /** The oneofs Coverage reviews, in declaration order. */
   final OneofDescriptor[] reviewedOneofs;
 
+  /** The oneofs Coverage requires a case of, in declaration order. */
+  final OneofDescriptor[] requiredOneofs;
+
+  /** The message fields Coverage requires, in declaration order. */
+  final FieldDescriptor[] requiredFields;
+
   /** Message-typed fields outside real oneofs (repeated and map fields included). */
   final FieldDescriptor[] messageFields;
 
@@ -91,12 +97,19 @@ final class Shape {
     this.messageMap =
         type.getFields().stream().anyMatch(f -> f.isMapField() && isMessage(mapValue(f)));
     List<OneofDescriptor> reviewed = new ArrayList<>();
+    List<OneofDescriptor> required = new ArrayList<>();
     List<OneofDescriptor> messageOneofs = new ArrayList<>();
     for (OneofDescriptor o : type.getRealOneofs()) {
       if (Coverage.REVIEWED_ONEOFS.contains(o.getFullName())) reviewed.add(o);
+      if (Coverage.REQUIRED_ONEOFS.contains(o.getFullName())) required.add(o);
       if (o.getFields().stream().anyMatch(Shape::isMessage)) messageOneofs.add(o);
     }
     this.reviewedOneofs = reviewed.toArray(new OneofDescriptor[0]);
+    this.requiredOneofs = required.toArray(new OneofDescriptor[0]);
+    this.requiredFields =
+        type.getFields().stream()
+            .filter(f -> Coverage.REQUIRED_FIELDS.contains(f.getFullName()))
+            .toArray(FieldDescriptor[]::new);
     this.messageOneofs = messageOneofs.toArray(new OneofDescriptor[0]);
     this.messageFields =
         type.getFields().stream()

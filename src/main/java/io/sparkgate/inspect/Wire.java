@@ -1,5 +1,6 @@
 package io.sparkgate.inspect;
 
+import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Descriptors.OneofDescriptor;
 import com.google.protobuf.UnsafeByteOperations;
 import com.google.protobuf.WireFormat;
@@ -108,6 +109,12 @@ final class Wire {
       }
     }
     return true;
+  }
+
+  /** Whether the last scan saw a message-typed field. */
+  boolean saw(FieldDescriptor field) {
+    for (int i = 0; i < count; i++) if (slots[i].field == field) return true;
+    return false;
   }
 
   /** The case of this oneof the last scan saw, or null. */

@@ -22,8 +22,8 @@ final class Conditions {
       Set<Fact.Kind> kinds,
       StringMatcher subkind,
       StringMatcher subkindNot,
-      Map<String, StringMatcher> attrs,
-      Map<String, StringMatcher> attrsNot)
+      Map<String, AttrMatcher> attrs,
+      Map<String, AttrMatcher> attrsNot)
       implements Condition {
     FactCondition {
       kinds = Set.copyOf(kinds);
@@ -44,13 +44,11 @@ final class Conditions {
     private boolean matches(Fact f) {
       if (subkind != null && !subkind.matches(f.subkind())) return false;
       if (subkindNot != null && subkindNot.matches(f.subkind())) return false;
-      for (Map.Entry<String, StringMatcher> a : attrs.entrySet()) {
-        if (!a.getValue().matches(f.get(a.getKey())))
-          return false; // a missing attribute never matches
+      for (Map.Entry<String, AttrMatcher> a : attrs.entrySet()) {
+        if (!a.getValue().matches(f, a.getKey())) return false; // a missing attribute never matches
       }
-      for (Map.Entry<String, StringMatcher> a : attrsNot.entrySet()) {
-        String v = f.get(a.getKey());
-        if (v != null && a.getValue().matches(v)) return false;
+      for (Map.Entry<String, AttrMatcher> a : attrsNot.entrySet()) {
+        if (a.getValue().matches(f, a.getKey())) return false;
       }
       return true;
     }
@@ -68,7 +66,7 @@ final class Conditions {
       if (subkind != null && subkind.literals() != null)
         return new Guard.Key(kind, null, subkind.literals());
       for (String attr : new TreeSet<>(attrs.keySet())) {
-        StringMatcher.Literals literals = attrs.get(attr).literals();
+        StringMatcher.Literals literals = attrs.get(attr).anyCase().literals();
         if (literals != null) return new Guard.Key(kind, attr, literals);
       }
       return new Guard.Key(kind, null, null);
@@ -77,6 +75,20 @@ final class Conditions {
     @Override
     public boolean needsProfile() {
       return false;
+    }
+  }
+
+  /**
+   * An attribute's matcher, compiled twice: ignoring case, and exact for the facts whose value Spark compares
+   * exactly ({@link Fact#caseSensitive}: configuration keys). The fact decides which applies, so that one
+   * condition over several kinds reads each the way Spark does.
+   */
+  record AttrMatcher(StringMatcher anyCase, StringMatcher exactCase) {
+    /** False for a missing attribute. */
+    boolean matches(Fact f, String attr) {
+      String v = f.get(attr);
+      if (v == null) return false;
+      return (f.caseSensitive(attr) ? exactCase : anyCase).matches(v);
     }
   }
 

@@ -303,9 +303,14 @@ public final class PolicyCompiler {
     return node == null ? null : matcher(node);
   }
 
-  /** A glob, a {regex: ...}, or a list of either. */
+  /** A glob, a {regex: ...}, or a list of either; globs ignore case. */
   static StringMatcher matcher(YamlNode node) {
-    if (node.isScalar()) return StringMatcher.glob(node.text());
+    return matcher(node, true);
+  }
+
+  /** As above; with {@code ignoreCase} false, globs match case as written (regexes always do). */
+  static StringMatcher matcher(YamlNode node, boolean ignoreCase) {
+    if (node.isScalar()) return StringMatcher.glob(node.text(), ignoreCase);
     if (node.isMapping()) {
       Map<String, YamlNode> m = node.allowOnly("regex").entries();
       if (!m.containsKey("regex")) throw node.error("a matcher mapping needs 'regex'");
@@ -319,10 +324,10 @@ public final class PolicyCompiler {
     List<StringMatcher> any = new ArrayList<>();
     for (YamlNode item : node.items()) {
       if (item.isSequence()) throw item.error("nested lists are not allowed");
-      any.add(matcher(item));
+      any.add(matcher(item, ignoreCase));
     }
     if (any.isEmpty()) throw node.error("must not be an empty list");
-    return StringMatcher.anyOf(any);
+    return StringMatcher.anyOf(any, ignoreCase);
   }
 
   /** A condition mapping, or a list of them (all must hold). */
@@ -370,12 +375,12 @@ public final class PolicyCompiler {
   }
 
   /** A fact condition's {@code attr} or {@code attr_not}: attribute name to matcher; empty when absent. */
-  private static Map<String, StringMatcher> attrs(YamlNode node) {
-    Map<String, StringMatcher> out = new LinkedHashMap<>();
+  private static Map<String, Conditions.AttrMatcher> attrs(YamlNode node) {
+    Map<String, Conditions.AttrMatcher> out = new LinkedHashMap<>();
     if (node == null) return out;
     Map<String, YamlNode> m = node.entries();
     if (m.isEmpty()) throw node.error("must not be empty");
-    m.forEach((k, v) -> out.put(k, matcher(v)));
+    m.forEach((k, v) -> out.put(k, new Conditions.AttrMatcher(matcher(v), matcher(v, false))));
     return out;
   }
 

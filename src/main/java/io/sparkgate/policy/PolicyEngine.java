@@ -52,6 +52,8 @@ public final class PolicyEngine {
   public Decision decide(
       String rpc, String principal, List<String> groups, String tenant, Facts enriched) {
     try {
+      // Ignoring case, although Spark reads only the exact key: refusing a key that cannot be the
+      // token costs nothing, and this refusal must hold whatever else is true.
       if (enriched.any(
           Fact.Kind.CONFIG_READ, f -> AuthConfig.SPARK_TOKEN_KEY.equalsIgnoreCase(f.get("key")))) {
         return Decision.refusal(

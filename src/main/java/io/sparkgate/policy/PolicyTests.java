@@ -199,9 +199,10 @@ public final class PolicyTests {
       request = TestRequest.artifact(m.get("artifact").text(), principal);
     } else {
       rpc = "ExecutePlan";
-      request = TestRequest.bare(principal);
+      request = null;
     }
     if (m.containsKey("rpc")) rpc = m.get("rpc").text();
+    if (request == null) request = TestRequest.bare(rpc, principal);
     Facts facts;
     if (m.containsKey("facts")) {
       if (inputs > 0)

@@ -8,7 +8,8 @@ import java.util.regex.Pattern;
 
 /**
  * A test on one string value: a glob ({@code *} any run, {@code ?} one character; case-insensitive, because
- * Spark matches most names case-insensitively and a policy must not be bypassed by case), a regex (full
+ * Spark matches most names case-insensitively and a policy must not be bypassed by case, but exact where
+ * Spark compares the value exactly: see {@link io.sparkgate.inspect.Fact#caseSensitive}), a regex (full
  * match, case-sensitive unless written with {@code (?i)}), or a list of these (any of them).
  */
 interface StringMatcher {
@@ -31,10 +32,20 @@ interface StringMatcher {
   }
 
   static StringMatcher glob(String glob) {
+    return glob(glob, true);
+  }
+
+  /**
+   * With {@code ignoreCase} false, the glob's letters match only themselves. Its literals are the same either
+   * way: an exact match is also a match ignoring case, so a {@link LiteralIndex} still finds a superset.
+   */
+  static StringMatcher glob(String glob, boolean ignoreCase) {
     if (glob.indexOf('*') < 0 && glob.indexOf('?') < 0) {
       String lower = glob.toLowerCase(Locale.ROOT);
       return withLiterals(
-          v -> v != null && v.toLowerCase(Locale.ROOT).equals(lower),
+          ignoreCase
+              ? v -> v != null && v.toLowerCase(Locale.ROOT).equals(lower)
+              : v -> v != null && v.equals(glob),
           new Literals(Set.of(glob), Set.of()));
     }
     StringBuilder re = new StringBuilder();
@@ -48,7 +59,10 @@ interface StringMatcher {
     }
     Pattern p =
         Pattern.compile(
-            re.toString(), Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE | Pattern.DOTALL);
+            re.toString(),
+            ignoreCase
+                ? Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE | Pattern.DOTALL
+                : Pattern.DOTALL);
     StringMatcher test = v -> v != null && p.matcher(v).matches();
     // The prefix also stops at a surrogate: LiteralIndex folds case one char at a time, as the
     // regex compares characters of the Basic Multilingual Plane (others it compares as whole code
@@ -73,13 +87,19 @@ interface StringMatcher {
    * in one set, so an allowlist of hundreds of names costs one lookup, not one comparison per name.
    */
   static StringMatcher anyOf(List<StringMatcher> matchers) {
+    return anyOf(matchers, true);
+  }
+
+  /** As above, for matchers all made with this {@code ignoreCase}: the exact names are compared the same way. */
+  static StringMatcher anyOf(List<StringMatcher> matchers, boolean ignoreCase) {
     List<StringMatcher> copy = List.copyOf(matchers);
     Set<String> exact = new HashSet<>();
     List<StringMatcher> others = new java.util.ArrayList<>();
     for (StringMatcher m : copy) {
       Literals l = m.literals();
       if (l != null && l.prefixes().isEmpty() && l.values().size() == 1) {
-        exact.add(l.values().iterator().next().toLowerCase(Locale.ROOT));
+        String name = l.values().iterator().next();
+        exact.add(ignoreCase ? name.toLowerCase(Locale.ROOT) : name);
       } else {
         others.add(m);
       }
@@ -87,7 +107,8 @@ interface StringMatcher {
     StringMatcher any =
         v -> {
           if (v == null) return false;
-          if (!exact.isEmpty() && exact.contains(v.toLowerCase(Locale.ROOT))) return true;
+          if (!exact.isEmpty() && exact.contains(ignoreCase ? v.toLowerCase(Locale.ROOT) : v))
+            return true;
           for (StringMatcher m : others) if (m.matches(v)) return true;
           return false;
         };

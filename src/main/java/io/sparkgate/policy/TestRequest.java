@@ -126,12 +126,19 @@ final class TestRequest {
         .toByteArray();
   }
 
-  /** A request with only a session and user: ReleaseSession, Interrupt, ... (fields 1 and 2 in every RPC). */
-  static byte[] bare(String user) {
-    return ExecutePlanRequest.newBuilder()
-        .setSessionId(SESSION)
-        .setUserContext(user(user))
-        .build()
-        .toByteArray();
+  /**
+   * A request with only a session and user: ReleaseSession, Interrupt, ... (fields 1 and 2 in every RPC). An
+   * ExecutePlan gets a plan that yields no fact (range), since one without a plan is itself unreadable.
+   */
+  static byte[] bare(String rpc, String user) {
+    ExecutePlanRequest.Builder b =
+        ExecutePlanRequest.newBuilder().setSessionId(SESSION).setUserContext(user(user));
+    if (rpc.equals("ExecutePlan"))
+      b.setPlan(
+          io.sparkgate.proto.spark.Plan.newBuilder()
+              .setRoot(
+                  io.sparkgate.proto.spark.Relation.newBuilder()
+                      .setRange(io.sparkgate.proto.spark.Range.newBuilder().setEnd(1))));
+    return b.build().toByteArray();
   }
 }

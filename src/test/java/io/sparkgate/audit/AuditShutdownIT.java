@@ -13,6 +13,9 @@ import io.grpc.stub.ClientCalls;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ArtifactStatusesRequest;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
+import io.sparkgate.proto.spark.Plan;
+import io.sparkgate.proto.spark.Range;
+import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.testing.FakeSparkConnect;
 import java.io.IOException;
 import java.net.Socket;
@@ -94,6 +97,12 @@ final class AuditShutdownIT {
                             CallOptions.DEFAULT,
                             ExecutePlanRequest.newBuilder()
                                 .setSessionId(session)
+                                // A request without a plan is refused as unreadable.
+                                .setPlan(
+                                    Plan.newBuilder()
+                                        .setRoot(
+                                            Relation.newBuilder()
+                                                .setRange(Range.newBuilder().setEnd(1))))
                                 .build()
                                 .toByteArray());
                     it.forEachRemaining(b -> {});

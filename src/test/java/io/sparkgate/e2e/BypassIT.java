@@ -47,6 +47,8 @@ class BypassIT {
   @TempDir static Path dir;
   private static Path secret;
   private static String serverLogName;
+  private static Path xsd;
+  private static int serverPort;
   private static Sparkgate proxy;
   private static SparkSession direct;
   private static SparkSession spark;
@@ -66,6 +68,16 @@ class BypassIT {
     // The server runs in its work directory, where it writes its log: a relative path a user can
     // guess.
     serverLogName = server.logFile().getFileName().toString();
+    serverPort = server.port();
+    // An XML schema on the server's file system: rows whose <a> is not an integer fail it.
+    xsd = dir.resolve("rows.xsd");
+    Files.writeString(
+        xsd,
+        "<?xml version=\"1.0\"?>"
+            + "<xs:schema xmlns:xs=\"http://www.w3.org/2001/XMLSchema\">"
+            + "<xs:element name=\"row\"><xs:complexType><xs:sequence>"
+            + "<xs:element name=\"a\" type=\"xs:int\"/>"
+            + "</xs:sequence></xs:complexType></xs:element></xs:schema>");
     proxy =
         Sparkgate.start(
             ProxyConfigs.write(
@@ -74,6 +86,14 @@ class BypassIT {
                 ProxyConfigs.backend(server.port()),
                 ProxyConfigs.policy("shared-server.yaml")));
     direct = SparkClients.connect(server.directUrl());
+    // An XML table both rows of which read without the XSD, made around the proxy.
+    Path xml = dir.resolve("rows.xml");
+    Files.writeString(xml, "<rows><row><a>1</a></row><row><a>x</a></row></rows>");
+    direct.sql(
+        "CREATE TABLE IF NOT EXISTS bypass_xml (a STRING) USING xml OPTIONS (rowTag 'row', path '"
+            + xml
+            + "')");
+    if (direct.table("bypass_xml").count() != 2) throw new AssertionError("bypass_xml: not 2 rows");
     spark = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
     directVictim = SparkClients.connect(server.directUrl());
     victim = SparkClients.connect("sc://127.0.0.1:" + proxy.port());
@@ -87,6 +107,7 @@ class BypassIT {
 
   @AfterAll
   static void stop() throws Exception {
+    if (direct != null) direct.sql("DROP TABLE IF EXISTS bypass_xml");
     ProxyConfigs.closeAll(direct, spark, directVictim, victim, proxy);
   }
 
@@ -471,6 +492,22 @@ class BypassIT {
             "DataFrame write.text('<local dir>')",
             paths,
             (s, m) -> s.range(1).selectExpr("'x' AS value").write().text(m.toString())),
+        attack(
+            "spark.read.option(rowValidationXSDPath, <local file>).table(t): an option that opens a file",
+            paths,
+            (s, m) -> {
+              // The table is an ordinary one (made directly, in start()), so the only path in the
+              // request is the option's; that the server read the XSD shows in the row it dropped.
+              List<Row> valid =
+                  s.read()
+                      .option("mode", "DROPMALFORMED")
+                      .option("rowValidationXSDPath", xsd.toString())
+                      .table("bypass_xml")
+                      .collectAsList();
+              assertEquals(
+                  1, valid.size(), "only the row the server's local XSD accepts: " + valid);
+              assertEquals("1", valid.get(0).getString(0));
+            }),
 
         // Session configuration.
         attack(
@@ -489,6 +526,19 @@ class BypassIT {
             "spark.conf.set(spark.sql.catalog.x, ...)",
             config,
             (s, m) -> s.conf().set("spark.sql.catalog.x", "com.example.Evil")),
+        // A listed key in another case is another key to Spark (keys are case-sensitive): not the
+        // reviewed setting, and not even validated, as the value shows.
+        attack(
+            "spark.conf.set(Spark.Sql.Shuffle.Partitions, ...), a listed key in another case",
+            config,
+            (s, m) -> {
+              s.conf().set("Spark.Sql.Shuffle.Partitions", "not-a-number");
+              assertEquals("not-a-number", s.conf().get("Spark.Sql.Shuffle.Partitions"));
+            }),
+        attack(
+            "SET SPARK.SQL.SHUFFLE.PARTITIONS=..., a listed key in upper case",
+            config,
+            (s, m) -> sql(s, "SET SPARK.SQL.SHUFFLE.PARTITIONS=not-a-number")),
 
         // Functions that call Java.
         attack("SELECT reflect(...)", javaCalls, (s, m) -> sql(s, "SELECT reflect" + REFLECT_ARGS)),
@@ -730,6 +780,74 @@ class BypassIT {
     assertTrue(REMEDY.matcher(reason).find(), name + ": no remedy in: " + shown);
   }
 
+  // --- an empty addListener, as raw protos (no client sends it)
+  // -------------------------------------------------------------------------------------------------------
+
+  /** StreamingQueryManagerCommand.add_listener with no listener in it, as an ExecutePlan request. */
+  private static byte[] emptyAddListener() {
+    return io.sparkgate.proto.spark.ExecutePlanRequest.newBuilder()
+        .setSessionId(java.util.UUID.randomUUID().toString())
+        .setUserContext(io.sparkgate.proto.spark.UserContext.newBuilder().setUserId("bypass"))
+        .setPlan(
+            io.sparkgate.proto.spark.Plan.newBuilder()
+                .setCommand(
+                    io.sparkgate.proto.spark.Command.newBuilder()
+                        .setStreamingQueryManagerCommand(
+                            io.sparkgate.proto.spark.StreamingQueryManagerCommand.newBuilder()
+                                .setAddListener(
+                                    io.sparkgate.proto.spark.StreamingQueryManagerCommand
+                                        .StreamingQueryListenerCommand.getDefaultInstance()))))
+        .build()
+        .toByteArray();
+  }
+
+  /** Sends one ExecutePlan request and returns how the call ended. */
+  private static io.grpc.Status execute(int port, byte[] request) throws Exception {
+    io.grpc.ManagedChannel channel =
+        io.grpc.Grpc.newChannelBuilderForAddress(
+                "127.0.0.1", port, io.grpc.InsecureChannelCredentials.create())
+            .build();
+    try {
+      java.util.Iterator<byte[]> responses =
+          io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+              channel,
+              ConnectRequests.EXECUTE_PLAN,
+              io.grpc.CallOptions.DEFAULT.withDeadlineAfter(
+                  60, java.util.concurrent.TimeUnit.SECONDS),
+              request);
+      responses.forEachRemaining(r -> {});
+      return io.grpc.Status.OK;
+    } catch (io.grpc.StatusRuntimeException e) {
+      return e.getStatus();
+    } finally {
+      channel.shutdownNow().awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * The server takes an empty addListener and acts on it: it runs Java deserialization over the missing
+   * payload (and fails there, in the server's own code, not with a refusal).
+   */
+  @Test
+  void directEmptyAddListenerReachesTheServersListenerCode() throws Exception {
+    io.grpc.Status status = execute(serverPort, emptyAddListener());
+    System.out.println("empty addListener, direct: " + status);
+    assertFalse(status.isOk(), "an empty listener cannot be added: " + status);
+    assertTrue(
+        status.getCode() != io.grpc.Status.Code.PERMISSION_DENIED
+            && !String.valueOf(status.getDescription()).contains("SPARKGATE"),
+        status.toString());
+  }
+
+  @Test
+  void emptyAddListenerIsRefusedAsUnreadable() throws Exception {
+    io.grpc.Status status = execute(proxy.port(), emptyAddListener());
+    System.out.println("empty addListener, through Sparkgate: " + status);
+    assertEquals(io.grpc.Status.Code.PERMISSION_DENIED, status.getCode(), status.toString());
+    assertTrue(
+        String.valueOf(status.getDescription()).contains("no-unclassified"), status.toString());
+  }
+
   // --- ordinary work still passes through Sparkgate
   // -------------------------------------------------------------
 
@@ -755,6 +873,12 @@ class BypassIT {
             () -> {
               sql(spark, "SET spark.sql.shuffle.partitions=8");
               assertEquals("8", spark.conf().get("spark.sql.shuffle.partitions"));
+            }),
+        new Work(
+            "SET `spark.sql.shuffle.partitions` = 9 (the listed key, unquoted and trimmed as Spark does)",
+            () -> {
+              sql(spark, "SET `spark.sql.shuffle.partitions` =  9");
+              assertEquals("9", spark.conf().get("spark.sql.shuffle.partitions"));
             }),
         new Work(
             "SET TIME ZONE 'UTC'",

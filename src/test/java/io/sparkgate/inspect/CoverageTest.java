@@ -190,6 +190,154 @@ final class CoverageTest {
     }
   }
 
+  /** Every real oneof of every type a request can hold, by full name, with its type. */
+  private static java.util.Map<String, OneofDescriptor> reachableOneofs() {
+    java.util.Map<String, OneofDescriptor> out = new java.util.TreeMap<>();
+    for (Descriptor t : reachableTypes().keySet())
+      for (OneofDescriptor o : t.getRealOneofs()) out.put(o.getFullName(), o);
+    return out;
+  }
+
+  /**
+   * Every message type reachable from a request, with a way there: the method and the fields from its
+   * request (the first found, breadth first; map fields are not followed).
+   */
+  private static java.util.Map<Descriptor, Route> reachableTypes() {
+    java.util.Map<Descriptor, Route> routes = new java.util.LinkedHashMap<>();
+    java.util.ArrayDeque<Descriptor> todo = new java.util.ArrayDeque<>();
+    new java.util.TreeMap<>(Requests.byMethod())
+        .forEach(
+            (method, prototype) -> {
+              Descriptor t = prototype.getDescriptorForType();
+              if (routes.putIfAbsent(t, new Route(method, List.of())) == null) todo.add(t);
+            });
+    while (!todo.isEmpty()) {
+      Descriptor t = todo.poll();
+      for (FieldDescriptor f : t.getFields()) {
+        if (f.getJavaType() != FieldDescriptor.JavaType.MESSAGE || f.isMapField()) continue;
+        Descriptor child = f.getMessageType();
+        if (routes.containsKey(child)) continue;
+        List<FieldDescriptor> path = new ArrayList<>(routes.get(t).fields());
+        path.add(f);
+        routes.put(child, new Route(routes.get(t).method(), path));
+        todo.add(child);
+      }
+    }
+    return routes;
+  }
+
+  private record Route(String method, List<FieldDescriptor> fields) {}
+
+  /** The route's request with an empty message at its end (every message on the way holds only the next). */
+  private static byte[] emptyAt(Route route, Descriptor requestType) {
+    return build(requestType, route.fields(), 0).toByteArray();
+  }
+
+  private static Message build(Descriptor type, List<FieldDescriptor> path, int i) {
+    com.google.protobuf.DynamicMessage.Builder b =
+        com.google.protobuf.DynamicMessage.newBuilder(type);
+    if (i < path.size()) {
+      FieldDescriptor f = path.get(i);
+      Message child = build(f.getMessageType(), path, i + 1);
+      if (f.isRepeated()) b.addRepeatedField(f, child);
+      else b.setField(f, child);
+    }
+    return b.build();
+  }
+
+  @Test
+  void every_oneof_a_request_can_hold_is_reviewed_as_required_or_optional() {
+    java.util.Map<String, OneofDescriptor> all = reachableOneofs();
+    List<String> problems = new ArrayList<>();
+    for (String name : all.keySet()) {
+      boolean required = Coverage.REQUIRED_ONEOFS.contains(name);
+      boolean optional = Coverage.OPTIONAL_ONEOFS.contains(name);
+      if (required == optional)
+        problems.add(
+            name
+                + (required
+                    ? " is both required and optional"
+                    : " is new: add it to Coverage.REQUIRED_ONEOFS or OPTIONAL_ONEOFS"));
+    }
+    for (String name : Coverage.REQUIRED_ONEOFS)
+      if (!all.containsKey(name)) problems.add("stale REQUIRED_ONEOFS entry " + name);
+    for (String name : Coverage.OPTIONAL_ONEOFS)
+      if (!all.containsKey(name)) problems.add("stale OPTIONAL_ONEOFS entry " + name);
+    assertTrue(problems.isEmpty(), String.join("\n", problems));
+  }
+
+  /**
+   * A message whose required oneof has no case is UNCLASSIFIED no_case, read from the encoding or the parse
+   * alike; an optional one unset is not.
+   */
+  @Test
+  void an_unset_required_oneof_is_unclassified_and_an_optional_one_is_not() {
+    java.util.Map<Descriptor, Route> routes = reachableTypes();
+    List<String> problems = new ArrayList<>();
+    for (OneofDescriptor oneof : reachableOneofs().values()) {
+      Descriptor type = oneof.getContainingType();
+      Route route = routes.get(type);
+      Descriptor requestType = Requests.prototype(route.method()).getDescriptorForType();
+      byte[] bytes = emptyAt(route, requestType);
+      for (boolean fromEncoding : List.of(true, false)) {
+        Facts facts =
+            inspector.inspect(route.method(), bytes, SessionView.DEFAULT, null, fromEncoding);
+        boolean noCase =
+            facts.any(
+                Fact.Kind.UNCLASSIFIED,
+                x -> x.subkind().equals("no_case") && oneof.getFullName().equals(x.get("oneof")));
+        if (noCase != Coverage.REQUIRED_ONEOFS.contains(oneof.getFullName()))
+          problems.add(
+              oneof.getFullName()
+                  + (fromEncoding ? " (encoding)" : " (parse)")
+                  + (noCase ? ": no_case for an optional oneof" : ": no no_case")
+                  + " "
+                  + facts);
+        if (facts.any(Fact.Kind.UNCLASSIFIED, x -> x.subkind().equals("inspector_error")))
+          problems.add(oneof.getFullName() + ": " + facts);
+      }
+    }
+    assertTrue(problems.isEmpty(), String.join("\n", problems));
+  }
+
+  @Test
+  void a_request_without_what_the_server_would_run_is_unclassified() {
+    Facts noPlan =
+        inspector.inspect(
+            "ExecutePlan",
+            ExecutePlanRequest.newBuilder().setSessionId("s").build().toByteArray(),
+            SessionView.DEFAULT);
+    assertTrue(
+        noPlan.any(
+            Fact.Kind.UNCLASSIFIED,
+            x ->
+                x.subkind().equals("missing_field")
+                    && "spark.connect.ExecutePlanRequest.plan".equals(x.get("field"))),
+        noPlan.toString());
+    Facts noOperation =
+        inspector.inspect(
+            "Config",
+            io.sparkgate.proto.spark.ConfigRequest.newBuilder()
+                .setSessionId("s")
+                .build()
+                .toByteArray(),
+            SessionView.DEFAULT);
+    assertTrue(noOperation.has(Fact.Kind.UNCLASSIFIED, "missing_field"), noOperation.toString());
+    Facts get =
+        inspector.inspect(
+            "Config",
+            io.sparkgate.proto.spark.ConfigRequest.newBuilder()
+                .setSessionId("s")
+                .setOperation(
+                    io.sparkgate.proto.spark.ConfigRequest.Operation.newBuilder()
+                        .setGetAll(
+                            io.sparkgate.proto.spark.ConfigRequest.GetAll.getDefaultInstance()))
+                .build()
+                .toByteArray(),
+            SessionView.DEFAULT);
+    assertFalse(get.has(Fact.Kind.UNCLASSIFIED), "get_all with no prefix is ordinary: " + get);
+  }
+
   @Test
   void detector_cases_yield_their_facts() {
     // Cases whose empty message already says what they are.

@@ -432,6 +432,180 @@ final class InspectorTest {
     assertTrue(bomb.has(Fact.Kind.UNCLASSIFIED, "compressed_plan_too_large"));
   }
 
+  /**
+   * Options that make Spark open a file or URL (OptionFacts.PATH_OPTIONS) are PATH facts naming the option, in
+   * every form Spark hands them to the source: reader, writer, streaming reader and writer, SQL OPTIONS and
+   * table properties. A filter over the paths, or an inline schema, is not a path.
+   */
+  @Test
+  void options_that_open_files_are_paths() {
+    Relation avroRead =
+        Relation.newBuilder()
+            .setRead(
+                Read.newBuilder()
+                    .setDataSource(
+                        Read.DataSource.newBuilder()
+                            .setFormat("avro")
+                            .addPaths("s3a://b/x")
+                            .putOptions("avroSchemaUrl", "file:///etc/passwd")
+                            .putOptions("avroSchema", "{\"type\": \"string\"}")
+                            .putOptions("pathGlobFilter", "*.avro")))
+            .build();
+    assertLocal(
+        execute(Plan.newBuilder().setRoot(avroRead)), "file:///etc/passwd", "avroSchemaUrl");
+    Facts write =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setWriteOperation(
+                            WriteOperation.newBuilder()
+                                .setInput(range())
+                                .setSource("xml")
+                                .setPath("s3a://b/out")
+                                .putOptions("rowValidationXSDPath", "/etc/schema.xsd"))));
+    assertLocal(write, "/etc/schema.xsd", "rowValidationXSDPath");
+    Facts streamRead =
+        execute(
+            Plan.newBuilder()
+                .setRoot(
+                    Relation.newBuilder()
+                        .setRead(
+                            Read.newBuilder()
+                                .setIsStreaming(true)
+                                .setDataSource(
+                                    Read.DataSource.newBuilder()
+                                        .setFormat("json")
+                                        .addPaths("s3a://b/in")
+                                        .putOptions("cleanSource", "archive")
+                                        .putOptions("sourceArchiveDir", "/tmp/archive")))));
+    assertLocal(streamRead, "/tmp/archive", "sourceArchiveDir");
+    Facts streamWrite =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setWriteStreamOperationStart(
+                            WriteStreamOperationStart.newBuilder()
+                                .setInput(range())
+                                .setFormat("avro")
+                                .setPath("s3a://b/out")
+                                .putOptions("checkpointLocation", "s3a://b/cp")
+                                .putOptions("AVROSCHEMAURL", "/etc/shadow"))));
+    assertLocal(streamWrite, "/etc/shadow", "AVROSCHEMAURL");
+    assertLocal(
+        inspector.inspectSql(
+            "CREATE TEMPORARY VIEW v USING avro OPTIONS (path 's3a://b/x', avroSchemaUrl '/etc/passwd')",
+            SessionView.DEFAULT),
+        "/etc/passwd",
+        "avroSchemaUrl");
+    assertLocal(
+        inspector.inspectSql(
+            "CREATE TABLE t (a INT) STORED AS AVRO TBLPROPERTIES ('avro.schema.url' = 'file:/etc/passwd')",
+            SessionView.DEFAULT),
+        "file:/etc/passwd",
+        "avro.schema.url");
+  }
+
+  private static void assertLocal(Facts f, String path, String option) {
+    assertTrue(
+        f.any(
+            Fact.Kind.PATH,
+            p ->
+                path.equals(p.get("path"))
+                    && p.get("context").endsWith("." + option)
+                    && p.get("scheme").equals("file")),
+        f.toString());
+    assertFalse(
+        f.any(Fact.Kind.PATH, p -> p.get("path").startsWith("{") || p.get("path").startsWith("*")),
+        "an inline schema or a glob filter is not a path: " + f);
+  }
+
+  /**
+   * addListener with no listener in it is refused as unreadable (the server would deserialize an empty
+   * payload); removeListener carries only the id, and a Python listener is user code as before.
+   */
+  @Test
+  void an_empty_add_listener_is_unclassified_remove_listener_is_not() {
+    Facts empty =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setStreamingQueryManagerCommand(
+                            StreamingQueryManagerCommand.newBuilder()
+                                .setAddListener(
+                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
+                                        .getDefaultInstance()))));
+    assertTrue(
+        empty.any(
+            Fact.Kind.UNCLASSIFIED,
+            f ->
+                f.subkind().equals("empty_message")
+                    && f.get("where").endsWith("add_listener")
+                    && f.get("message")
+                        .equals(
+                            "spark.connect.StreamingQueryManagerCommand.StreamingQueryListenerCommand")),
+        empty.toString());
+    Facts idOnly =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setStreamingQueryManagerCommand(
+                            StreamingQueryManagerCommand.newBuilder()
+                                .setAddListener(
+                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
+                                        .newBuilder()
+                                        .setId("l1")))));
+    assertTrue(idOnly.has(Fact.Kind.UNCLASSIFIED, "empty_message"), idOnly.toString());
+    Facts remove =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setStreamingQueryManagerCommand(
+                            StreamingQueryManagerCommand.newBuilder()
+                                .setRemoveListener(
+                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
+                                        .newBuilder()
+                                        .setId("l1")))));
+    assertFalse(remove.has(Fact.Kind.UNCLASSIFIED), remove.toString());
+    Facts python =
+        execute(
+            Plan.newBuilder()
+                .setCommand(
+                    Command.newBuilder()
+                        .setStreamingQueryManagerCommand(
+                            StreamingQueryManagerCommand.newBuilder()
+                                .setAddListener(
+                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
+                                        .newBuilder()
+                                        .setId("l1")
+                                        .setPythonListenerPayload(
+                                            PythonUDF.newBuilder()
+                                                .setCommand(ByteString.copyFromUtf8("x"))
+                                                .setPythonVer("3.11"))))));
+    assertFalse(python.has(Fact.Kind.UNCLASSIFIED), python.toString());
+    assertEquals("streaming_listener", python.ofKind(Fact.Kind.USER_CODE).get(0).subkind());
+    // The same empty command as raw bytes: plan(3) { command(2) {
+    // streaming_query_manager_command(9) {
+    // add_listener(5) {} } } }.
+    byte[] raw = concat(field(1, utf8("s1")), field(3, field(2, field(9, field(5, new byte[0])))));
+    Facts fromBytes = inspector.inspect("ExecutePlan", raw, SessionView.DEFAULT);
+    assertTrue(fromBytes.has(Fact.Kind.UNCLASSIFIED, "empty_message"), fromBytes.toString());
+    // No case at all in the manager command, and an empty command.
+    for (byte[] nothing :
+        new byte[][] {
+          concat(field(1, utf8("s1")), field(3, field(2, field(9, new byte[0])))),
+          concat(field(1, utf8("s1")), field(3, field(2, new byte[0]))),
+          concat(field(1, utf8("s1")), field(3, new byte[0]))
+        }) {
+      Facts f = inspector.inspect("ExecutePlan", nothing, SessionView.DEFAULT);
+      assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "no_case"), f.toString());
+    }
+  }
+
   @Test
   void unknown_fields_garbage_and_unknown_methods_are_facts() {
     byte[] withUnknown =

@@ -60,16 +60,78 @@ final class PolicyLanguageTest {
   @Test
   void globsAreCaseInsensitive_regexesAreNot_valuesAreNeverShown() {
     Policy p = compile(RULES);
+    // A data source option's key: Spark reads options ignoring case, and so do globs.
     Decision d =
-        decide(p, fact(Kind.CONFIG_SET, "", "key", "SPARK.SQL.LEGACY.x", "value", "hunter2"));
+        decide(p, fact(Kind.CONFIG_SET, "option", "key", "SPARK.SQL.LEGACY.x", "value", "hunter2"));
     assertEquals("no-legacy", d.rule());
     assertEquals("cannot set SPARK.SQL.LEGACY.x to <value not shown>", d.message());
     assertEquals(
         "no-legacy",
-        decide(p, fact(Kind.CONFIG_SET, "", "key", "spark.datasource.jdbc.url")).rule());
+        decide(p, fact(Kind.CONFIG_SET, "option", "key", "spark.datasource.jdbc.url")).rule());
     assertEquals(
         Effect.ALLOW,
-        decide(p, fact(Kind.CONFIG_SET, "", "key", "SPARK.DATASOURCE.jdbc.url")).effect());
+        decide(p, fact(Kind.CONFIG_SET, "option", "key", "SPARK.DATASOURCE.jdbc.url")).effect());
+  }
+
+  /**
+   * Spark looks configuration keys up as written: to it SPARK.SQL.LEGACY.x is not a legacy flag, and
+   * Spark.Sql.Shuffle.Partitions not the listed key, so globs on a config key compare case as well, in
+   * allowlists (attr_not) as in denylists; a data source option's key still ignores case.
+   */
+  @Test
+  void configKeys_compareExactly_optionKeysIgnoreCase() {
+    Policy p = compile(RULES);
+    for (Kind kind : List.of(Kind.CONFIG_SET, Kind.CONFIG_UNSET, Kind.CONFIG_READ)) {
+      Policy deny =
+          compile(
+              """
+              default: allow
+              rules:
+                - name: no-legacy
+                  description: d
+                  effect: deny
+                  when: {fact: %s, attr: {key: "spark.sql.legacy.*"}}
+              """
+                  .formatted(kind));
+      assertEquals(
+          "no-legacy", decide(deny, fact(kind, "sql", "key", "spark.sql.legacy.x")).rule());
+      assertEquals("default", decide(deny, fact(kind, "sql", "key", "SPARK.SQL.LEGACY.x")).rule());
+    }
+    Policy allowlist =
+        compile(
+            """
+            default: allow
+            rules:
+              - name: config-allowlist
+                description: d
+                effect: deny
+                when:
+                  fact: CONFIG_SET
+                  attr_not: {key: [spark.sql.shuffle.partitions, "spark.sql.adaptive.*"]}
+            """);
+    for (String subkind : List.of("config_rpc", "sql", "pipeline")) {
+      assertEquals(
+          "default",
+          decide(allowlist, fact(Kind.CONFIG_SET, subkind, "key", "spark.sql.shuffle.partitions"))
+              .rule());
+      assertEquals(
+          "default",
+          decide(allowlist, fact(Kind.CONFIG_SET, subkind, "key", "spark.sql.adaptive.enabled"))
+              .rule());
+      assertEquals(
+          "config-allowlist",
+          decide(allowlist, fact(Kind.CONFIG_SET, subkind, "key", "Spark.Sql.Shuffle.Partitions"))
+              .rule());
+      assertEquals(
+          "config-allowlist",
+          decide(allowlist, fact(Kind.CONFIG_SET, subkind, "key", "spark.sql.Adaptive.enabled"))
+              .rule());
+    }
+    assertEquals(
+        "default",
+        decide(allowlist, fact(Kind.CONFIG_SET, "option", "key", "SPARK.SQL.SHUFFLE.PARTITIONS"))
+            .rule());
+    assertEquals(Effect.ALLOW, decide(p, fact(Kind.CONFIG_SET, "sql", "key", "x")).effect());
   }
 
   @Test

@@ -28,4 +28,23 @@ final class StringMatcherTest {
     assertFalse(m.matches(null), "a missing attribute never matches");
     assertFalse(m.matches(""));
   }
+
+  @Test
+  void exactGlobs_matchCaseAsWritten_andKeepTheirLiterals() {
+    StringMatcher m =
+        StringMatcher.anyOf(
+            List.of(
+                StringMatcher.glob("spark.sql.shuffle.partitions", false),
+                StringMatcher.glob("spark.sql.adaptive.*", false)),
+            false);
+    assertTrue(m.matches("spark.sql.shuffle.partitions"));
+    assertTrue(m.matches("spark.sql.adaptive.enabled"));
+    assertTrue(m.matches("spark.sql.adaptive.Enabled"), "the wildcard's part is any text");
+    assertFalse(m.matches("Spark.Sql.Shuffle.Partitions"));
+    assertFalse(m.matches("SPARK.sql.adaptive.enabled"));
+    assertFalse(m.matches(null));
+    // Filed as the globs ignoring case: a superset for the index.
+    assertTrue(m.literals().values().contains("spark.sql.shuffle.partitions"));
+    assertTrue(m.literals().prefixes().contains("spark.sql.adaptive."));
+  }
 }
