@@ -55,6 +55,68 @@ final class Mutations {
           "transform(array(1), x -> reflect('a', x))",
           "CAST(a AS STRING) || '/* not a comment */'");
 
+  /**
+   * Keyword syntax for expressions, each read as is: Spark's AstBuilder turns some into calls by name
+   * (EXTRACT, BETWEEN), which the inspector must report like written calls.
+   */
+  static final List<String> SYNTAX =
+      List.of(
+          "TRIM(BOTH 'a' FROM 'b')",
+          "SUBSTRING('abc' FROM 1 FOR 2)",
+          "POSITION('a' IN 'b')",
+          "OVERLAY('abc' PLACING 'x' FROM 1 FOR 1)",
+          "TIMESTAMPADD(HOUR, 1, now())",
+          "TIMESTAMPDIFF(HOUR, a, b)",
+          "DATEADD(HOUR, 1, a)",
+          "DATEDIFF(DAY, a, b)",
+          "PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x)",
+          "COUNT(*)",
+          "a LIKE ANY ('a', 'b')",
+          "a ILIKE 'x'",
+          "a RLIKE 'x'",
+          "a IS DISTINCT FROM b",
+          "a NOT BETWEEN 1 AND 2",
+          "EXTRACT(YEAR FROM a)",
+          "CURRENT_DATE",
+          "CURRENT_USER",
+          "a || b",
+          "a COLLATE UTF8_LCASE",
+          "a::int",
+          "TRY_CAST(a AS INT)",
+          "a <=> b",
+          "a DIV b",
+          "a REGEXP 'x'",
+          "x -> x + 1",
+          "ANY_VALUE(a)",
+          "FIRST(a IGNORE NULLS)",
+          "INTERVAL 1 DAY",
+          "a[1]",
+          "a.b.c",
+          "CASE WHEN a THEN b END",
+          "EXISTS (SELECT 1 FROM t)",
+          "count(DISTINCT a) FILTER (WHERE a > 1)",
+          "sum(a) OVER (PARTITION BY b)",
+          "listagg(a) WITHIN GROUP (ORDER BY a)",
+          "session_user",
+          "grouping(a)",
+          "IDENTIFIER('reflect')('a')",
+          "`system`.`builtin`.reflect('a')",
+          "builtin.java_method('a')",
+          "session.f(1)",
+          "cat.db.f(1)",
+          "struct(a AS b)",
+          "named_struct('a', reflect('x'))",
+          "a IN (SELECT b FROM t)",
+          "(SELECT 1) + 1",
+          "transform(x, (a, i) -> a)",
+          "try_reflect('a')",
+          "\"reflect\"('a')",
+          "`reflect`('a')",
+          "reflect /* c */ ('a')",
+          "ReFlEcT('a')",
+          "reflect\n('a')",
+          "db . f (1)");
+
   static final List<String> NAMES =
       List.of(
           "text.`/etc/passwd`",
@@ -66,14 +128,93 @@ final class Mutations {
   /** Pieces inserted or swapped in: the characters two readers of SQL most easily disagree about. */
   static final List<String> PIECES =
       List.of(
-          "'", "\"", "`", "''", "\"\"", "``", "\\", "\\'", "\\\"", "\\\\", "\\u0027", "\\u0060",
-          "\\n", "r'", "R'", "r\"", "X'", "${", "$", "${x}", "${spark:x}", "${env:HOME}", "$${x}",
-          "--", "-- c\n", "/*", "*/", "/* c */", "/* /* */ */", "/*+ ", "/*+ hint */", "/*/", "/**/",
-          "\uFF07", "\uFF40", "\uFF02", "\uD83D\uDE00", "\u200B", "\uFEFF", "\u0000", "\t", "\r", "\f",
-          "\u000B", "\u00A0", "\u2028", "\u2029", "\n", "\r\n", " ", ";", ";;", ",", ".", "(", ")",
-          "a", "A", "_", "0", "1e3", "e", "0x", "U&", "?", ":", ":x", "|>", "||", "->", "=", "!",
-          "AS", "FROM", "SELECT", "reflect(1)", "t", "`x`", "\"x\"", "'x'", "r'x'", "/*'*/", "'/*'",
-          "`/*`", "--'", "'--'", "\\`");
+          "'",
+          "\"",
+          "`",
+          "''",
+          "\"\"",
+          "``",
+          "\\",
+          "\\'",
+          "\\\"",
+          "\\\\",
+          "\\u0027",
+          "\\u0060",
+          "\\n",
+          "r'",
+          "R'",
+          "r\"",
+          "X'",
+          "${",
+          "$",
+          "${x}",
+          "${spark:x}",
+          "${env:HOME}",
+          "$${x}",
+          "--",
+          "-- c\n",
+          "/*",
+          "*/",
+          "/* c */",
+          "/* /* */ */",
+          "/*+ ",
+          "/*+ hint */",
+          "/*/",
+          "/**/",
+          "\uFF07",
+          "\uFF40",
+          "\uFF02",
+          "\uD83D\uDE00",
+          "\u200B",
+          "\uFEFF",
+          "\u0000",
+          "\t",
+          "\r",
+          "\f",
+          "\u000B",
+          "\u00A0",
+          "\u2028",
+          "\u2029",
+          "\n",
+          "\r\n",
+          " ",
+          ";",
+          ";;",
+          ",",
+          ".",
+          "(",
+          ")",
+          "a",
+          "A",
+          "_",
+          "0",
+          "1e3",
+          "e",
+          "0x",
+          "U&",
+          "?",
+          ":",
+          ":x",
+          "|>",
+          "||",
+          "->",
+          "=",
+          "!",
+          "AS",
+          "FROM",
+          "SELECT",
+          "reflect(1)",
+          "t",
+          "`x`",
+          "\"x\"",
+          "'x'",
+          "r'x'",
+          "/*'*/",
+          "'/*'",
+          "`/*`",
+          "--'",
+          "'--'",
+          "\\`");
 
   private Mutations() {}
 
@@ -81,13 +222,21 @@ final class Mutations {
   static List<SparkOracle.Request> campaign(long seed, int count) {
     Random random = new Random(seed);
     Set<SparkOracle.Request> out = new LinkedHashSet<>();
+    for (String e : SYNTAX) {
+      for (SqlParserFlags f : SparkParserDifferentialTest.VARIANTS)
+        out.add(new SparkOracle.Request(SparkOracle.Mode.EXPR, f, e));
+    }
     int attempts = 0;
     while (out.size() < count && attempts++ < count * 4) {
       int kind = random.nextInt(10);
       SparkOracle.Mode mode =
-          kind < 7 ? SparkOracle.Mode.PLAN : kind < 9 ? SparkOracle.Mode.EXPR : SparkOracle.Mode.IDENT;
+          kind < 7
+              ? SparkOracle.Mode.PLAN
+              : kind < 9 ? SparkOracle.Mode.EXPR : SparkOracle.Mode.IDENT;
       List<String> seeds =
-          mode == SparkOracle.Mode.PLAN ? STATEMENTS : mode == SparkOracle.Mode.EXPR ? EXPRESSIONS : NAMES;
+          mode == SparkOracle.Mode.PLAN
+              ? STATEMENTS
+              : mode == SparkOracle.Mode.EXPR ? EXPRESSIONS : NAMES;
       String text = seeds.get(random.nextInt(seeds.size()));
       int edits = 1 + random.nextInt(3);
       for (int e = 0; e < edits; e++) text = mutate(text, random);
@@ -119,13 +268,16 @@ final class Mutations {
         return switch (random.nextInt(3)) {
           case 0 -> text.substring(0, q + 1) + text.charAt(q) + text.substring(q + 1);
           case 1 -> text.substring(0, q) + text.substring(q + 1);
-          default -> text.substring(0, q) + quotes.charAt(random.nextInt(3)) + text.substring(q + 1);
+          default ->
+              text.substring(0, q) + quotes.charAt(random.nextInt(3)) + text.substring(q + 1);
         };
       }
       case 4 -> {
-        // Changes the case of a letter: keywords and names are case-insensitive, quoted text is not.
+        // Changes the case of a letter: keywords and names are case-insensitive, quoted text is
+        // not.
         char c = text.charAt(at);
-        char swapped = Character.isUpperCase(c) ? Character.toLowerCase(c) : Character.toUpperCase(c);
+        char swapped =
+            Character.isUpperCase(c) ? Character.toLowerCase(c) : Character.toUpperCase(c);
         return text.substring(0, at) + swapped + text.substring(at + 1);
       }
       case 5 -> {
@@ -143,7 +295,9 @@ final class Mutations {
         int sp = text.indexOf(' ', at);
         if (sp < 0) sp = text.lastIndexOf(' ');
         if (sp < 0) return text + piece;
-        String[] ws = {"\t", "\n", "\r", "\f", "\u00A0", "\u2028", "\u3000", "/**/", "--\n", "\u000B"};
+        String[] ws = {
+          "\t", "\n", "\r", "\f", "\u00A0", "\u2028", "\u3000", "/**/", "--\n", "\u000B"
+        };
         return text.substring(0, sp) + ws[random.nextInt(ws.length)] + text.substring(sp + 1);
       }
     }

@@ -68,8 +68,10 @@ final class ParserDifferential {
         unclassified.contains("unparseable_sql") || unclassified.contains("unparseable_identifier");
 
     if (substitutes) {
-      // Statements: the inspector refuses any ${ today (variable_substitution). Expressions and names
-      // reach Spark's session parser through the request entry point, which refuses a match before the
+      // Statements: the inspector refuses any ${ today (variable_substitution). Expressions and
+      // names
+      // reach Spark's session parser through the request entry point, which refuses a match before
+      // the
       // inspector sees the string, so their refusal is not visible in these facts.
       if (request.mode() == SparkOracle.Mode.PLAN
           && !unparseable
@@ -118,8 +120,7 @@ final class ParserDifferential {
               Relation.newBuilder()
                   .setProject(
                       Project.newBuilder()
-                          .setInput(
-                              Relation.newBuilder().setRange(Range.newBuilder().setEnd(1)))
+                          .setInput(Relation.newBuilder().setRange(Range.newBuilder().setEnd(1)))
                           .addExpressions(
                               Expression.newBuilder()
                                   .setExpressionString(
@@ -133,8 +134,7 @@ final class ParserDifferential {
                   .setRead(
                       Read.newBuilder()
                           .setNamedTable(
-                              Read.NamedTable.newBuilder()
-                                  .setUnparsedIdentifier(request.text())))
+                              Read.NamedTable.newBuilder().setUnparsedIdentifier(request.text())))
                   .build());
     };
   }
@@ -161,7 +161,8 @@ final class ParserDifferential {
     if (request.mode() == SparkOracle.Mode.IDENT) {
       List<String> parts = strings(spark.path("ident"));
       if (!hasTable(facts, parts, Set.of(Fact.Kind.TABLE_READ)))
-        problems.add("name " + parts + " not read as that table: " + facts.ofKind(Fact.Kind.TABLE_READ));
+        problems.add(
+            "name " + parts + " not read as that table: " + facts.ofKind(Fact.Kind.TABLE_READ));
       return problems;
     }
     for (JsonNode fn : spark.path("functions")) {
@@ -189,10 +190,10 @@ final class ParserDifferential {
     for (JsonNode p : spark.path("paths")) {
       String path = p.asText();
       if (path.isBlank()) continue;
-      if (!hasAttr(facts, Fact.Kind.PATH, "path", path)
-          && !hasAttr(facts, Fact.Kind.ADD_RESOURCE, "path", path)
-          && !hasAttr(facts, Fact.Kind.PATH, "path", decoded(path)))
-        problems.add("path " + path);
+      boolean found = false;
+      for (Fact f : facts.ofKind(Fact.Kind.PATH)) found |= samePath(path, f.get("path"));
+      for (Fact f : facts.ofKind(Fact.Kind.ADD_RESOURCE)) found |= samePath(path, f.get("path"));
+      if (!found) problems.add("path " + path);
     }
     for (JsonNode p : spark.path("providers")) {
       boolean found = false;
@@ -209,20 +210,46 @@ final class ParserDifferential {
       List<String> conf = strings(c);
       boolean found =
           switch (conf.get(0)) {
+            // SET -v lists every setting, as SET does.
             case "set" ->
                 conf.get(2).equals("\u0000none")
-                    ? hasAttr(facts, Fact.Kind.CONFIG_READ, "key", conf.get(1))
-                    : facts.ofKind(Fact.Kind.CONFIG_SET).stream()
-                        .anyMatch(
-                            f ->
-                                conf.get(1).equals(f.get("key"))
-                                    && conf.get(2).equals(f.get("value")));
+                    ? hasAttr(
+                        facts,
+                        Fact.Kind.CONFIG_READ,
+                        "key",
+                        conf.get(1).equals("-v") ? "*" : conf.get(1))
+                    // SET TIME ZONE's value is computed by Spark (an interval's offset, the
+                    // server's
+                    // zone for LOCAL); the key is what the policy decides on.
+                    : conf.get(1).equals("spark.sql.session.timeZone")
+                        ? hasAttr(facts, Fact.Kind.CONFIG_SET, "key", conf.get(1))
+                        : facts.ofKind(Fact.Kind.CONFIG_SET).stream()
+                            .anyMatch(
+                                f ->
+                                    conf.get(1).equals(f.get("key"))
+                                        && conf.get(2).equals(f.get("value")));
             case "reset" -> hasAttr(facts, Fact.Kind.CONFIG_UNSET, "key", conf.get(1));
             default -> hasAttr(facts, Fact.Kind.CONFIG_READ, "key", "*");
           };
       if (!found) problems.add("config " + conf);
     }
     return problems;
+  }
+
+  /**
+   * The same path, allowing for what Spark's own handling does to it before it is stored: a directory's
+   * path becomes a Hadoop Path's URI (doubled slashes collapsed, escaped characters).
+   */
+  static boolean samePath(String spark, String sparkgate) {
+    if (sparkgate == null) return false;
+    if (spark.equals(sparkgate)) return true;
+    String a = normalized(decoded(spark));
+    return a.equals(normalized(sparkgate)) || a.equals(normalized(decoded(sparkgate)));
+  }
+
+  private static String normalized(String path) {
+    String p = path.replaceAll("(?<!:)/{2,}", "/");
+    return p.length() > 1 && p.endsWith("/") ? p.substring(0, p.length() - 1) : p;
   }
 
   private static String decoded(String path) {

@@ -53,8 +53,7 @@ final class SparkParserDifferentialTest {
   static void start() {
     long t0 = System.nanoTime();
     oracle = SparkOracle.get();
-    report.append(
-        String.format("oracle started in %.1f s%n", (System.nanoTime() - t0) / 1e9));
+    report.append(String.format("oracle started in %.1f s%n", (System.nanoTime() - t0) / 1e9));
   }
 
   @AfterAll
@@ -100,7 +99,8 @@ final class SparkParserDifferentialTest {
         requests.add(new SparkOracle.Request(SparkOracle.Mode.PLAN, f, sql));
     }
     for (BypassSuite.Entry e : BypassSuite.bypassIt()) {
-      for (SqlParserFlags f : VARIANTS) requests.add(new SparkOracle.Request(e.mode(), f, e.text()));
+      for (SqlParserFlags f : VARIANTS)
+        requests.add(new SparkOracle.Request(e.mode(), f, e.text()));
     }
     assertTrue(requests.size() > 300, "bypass suite too small: " + requests.size());
     run("standing bypass suite (shared-server_test.yaml, BypassIT) x 3 parser settings", requests)
@@ -150,7 +150,8 @@ final class SparkParserDifferentialTest {
       outcomes.merge(result.outcome(), 1, Integer::sum);
       switch (result.outcome()) {
         case DISAGREE -> {
-          String s = r.mode() + " " + r.flags() + "\n    " + r.text() + "\n    " + result.problems();
+          String s =
+              r.mode() + " " + r.flags() + "\n    " + r.text() + "\n    " + result.problems();
           bypasses.add(s);
           details.append("DISAGREE ").append(s).append('\n');
         }
@@ -175,9 +176,7 @@ final class SparkParserDifferentialTest {
 
     String summary() {
       int total = outcomes.values().stream().mapToInt(Integer::intValue).sum();
-      return String.format(
-          "%s: %d strings in %.1f s: %s%n",
-          corpus, total, seconds, outcomes);
+      return String.format("%s: %d strings in %.1f s: %s%n", corpus, total, seconds, outcomes);
     }
 
     void assertNoBypass() {
