@@ -301,6 +301,22 @@ final class SqlListener extends SqlBaseParserBaseListener {
     for (var arg : ctx.functionTableArgument()) pathLiterals(arg, "table_function_argument");
   }
 
+  /**
+   * LATERAL VIEW f(...): Spark calls the generator {@code f} by its qualified name (an UnresolvedGenerator,
+   * resolved through the function registry like any call), so a catalog function can run here too.
+   */
+  @Override
+  public void enterLateralView(SqlBaseParser.LateralViewContext ctx) {
+    List<String> parts = new ArrayList<>();
+    for (var id : ctx.qualifiedName().identifier())
+      parts.add(SqlText.unquoteIdentifier(id.getText()));
+    FunctionNames.fact(sink, "generator", parts, scope.session)
+        .put("written", text.text(ctx.qualifiedName()))
+        .put("source", "sql")
+        .put("where", where)
+        .emit();
+  }
+
   private void function(SqlBaseParser.FunctionNameContext fn, boolean tableValued) {
     List<String> parts;
     if (fn.identFunc != null) {

@@ -283,4 +283,20 @@ final class SqlInspectorTest {
     assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "sql_too_long"), f.toString());
     assertEquals(sql, f.ofKind(Fact.Kind.SQL).get(0).get("sql"));
   }
+
+  @Test
+  void lateral_view_generator_is_a_function_call() {
+    // Found by SparkParserDifferentialTest: Spark resolves LATERAL VIEW's generator through the
+    // function
+    // registry (UnresolvedGenerator), so a catalog function there runs like any other call.
+    Facts f =
+        inspector.inspectSql(
+            "SELECT * FROM t LATERAL VIEW OUTER db.`Evil_Udtf`(a) x AS c LATERAL VIEW explode(b) y",
+            session);
+    List<String> calls =
+        f.ofKind(Fact.Kind.FUNCTION_CALL).stream()
+            .map(c -> c.subkind() + ":" + c.get("qualified") + ":" + c.get("namespace"))
+            .toList();
+    assertEquals(List.of("generator:db.evil_udtf:catalog", "generator:explode:"), calls);
+  }
 }
