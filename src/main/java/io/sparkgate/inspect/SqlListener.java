@@ -317,6 +317,29 @@ final class SqlListener extends SqlBaseParserBaseListener {
         .emit();
   }
 
+  /**
+   * Syntax that Spark 4.0's AstBuilder turns into a call by name (UnresolvedFunction), resolved like any
+   * other: {@code EXTRACT(f FROM x)} calls {@code extract}, {@code x [NOT] BETWEEN a AND b} calls
+   * {@code between}. Other keyword syntax (TRIM, POSITION, CAST, ...) builds its expression directly.
+   */
+  @Override
+  public void enterExtract(SqlBaseParser.ExtractContext ctx) {
+    syntaxCall("extract", ctx);
+  }
+
+  @Override
+  public void enterPredicate(SqlBaseParser.PredicateContext ctx) {
+    if (ctx.kind != null && ctx.kind.getType() == SqlBaseLexer.BETWEEN) syntaxCall("between", ctx);
+  }
+
+  private void syntaxCall(String name, ParserRuleContext ctx) {
+    FunctionNames.fact(sink, "scalar", List.of(name), scope.session)
+        .put("written", text.text(ctx))
+        .put("source", "sql")
+        .put("where", where)
+        .emit();
+  }
+
   private void function(SqlBaseParser.FunctionNameContext fn, boolean tableValued) {
     List<String> parts;
     if (fn.identFunc != null) {

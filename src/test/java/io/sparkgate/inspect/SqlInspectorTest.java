@@ -299,4 +299,18 @@ final class SqlInspectorTest {
             .toList();
     assertEquals(List.of("generator:db.evil_udtf:catalog", "generator:explode:"), calls);
   }
+
+  @Test
+  void extract_and_between_are_calls_by_name() {
+    // Found by SparkParserDifferentialTest: Spark's AstBuilder parses both into UnresolvedFunction,
+    // so they
+    // are resolved by name (and meet the function rules) like a written call.
+    Facts f =
+        inspector.inspectSql(
+            "SELECT EXTRACT(YEAR FROM d) FROM t WHERE a NOT BETWEEN 1 AND 2 AND trim(b) = 'x'",
+            session);
+    List<String> calls =
+        f.ofKind(Fact.Kind.FUNCTION_CALL).stream().map(c -> c.get("name")).sorted().toList();
+    assertEquals(List.of("between", "extract", "trim"), calls);
+  }
 }
