@@ -485,8 +485,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
     if (ctx.ADD() == null) return; // LIST JAR|FILE|ARCHIVE only reads
     String type = ctx.identifier().getText().toLowerCase(Locale.ROOT);
     if (type.endsWith("s")) type = type.substring(0, type.length() - 1);
-    String raw = stripSemicolons(text.remainder(ctx.identifier().getStop()).strip());
-    List<String> paths = SqlText.resourcePaths(raw);
+    List<String> paths = SqlText.resourcePaths(text.remainder(ctx.identifier().getStop()));
     if (paths.isEmpty()) paths = List.of("");
     for (String path : paths) {
       sink.fact(Fact.Kind.ADD_RESOURCE, type).put("path", path).put("where", where).emit();

@@ -313,4 +313,19 @@ final class SqlInspectorTest {
         f.ofKind(Fact.Kind.FUNCTION_CALL).stream().map(c -> c.get("name")).sorted().toList();
     assertEquals(List.of("between", "extract", "trim"), calls);
   }
+
+  @Test
+  void add_resource_paths_split_as_spark_does() {
+    // Found by SparkParserDifferentialTest: Spark splits ADD JAR's text with its own pattern
+    // (quotes
+    // end a path anywhere; only space, tab, CR and LF separate; comments and semicolons are text).
+    assertEquals(
+        List.of("/tmp/", "evil", ".jar", "\u3000/x.jar;"),
+        inspector
+            .inspectSql("ADD JAR /tmp/\"evil\".jar \u3000/x.jar;", session)
+            .ofKind(Fact.Kind.ADD_RESOURCE)
+            .stream()
+            .map(f -> f.get("path"))
+            .toList());
+  }
 }
