@@ -384,33 +384,43 @@ final class SqlListener extends SqlBaseParserBaseListener {
   /** SET key=value / SET key / SET -v / SET: Spark splits the raw remainder at the first '='. */
   @Override
   public void enterSetConfiguration(SqlBaseParser.SetConfigurationContext ctx) {
+    // Read as SparkSqlAstBuilder.visitSetConfiguration (4.0) reads it, character for character:
+    // String.trim
+    // (not strip: U+3000 and other Unicode spaces are part of the key or value), trailing
+    // semicolons
+    // removed by its patterns, comments included. A value read differently is a value the policy
+    // never saw.
     if (ctx.configKey() != null) {
       // SET `key` [= value]: the key is the quoted identifier, unquoted (Spark's parser strips the
       // quotes).
       String key = SqlText.unquoteIdentifier(text.text(ctx.configKey()));
       if (ctx.EQ() == null) {
         sink.fact(Fact.Kind.CONFIG_READ, "sql").put("key", key).put("where", where).emit();
-      } else {
-        configSet(key, stripSemicolons(text.remainder(ctx.EQ().getSymbol()).strip()));
+        return;
       }
+      Matcher value = SET_VALUE.matcher(text.remainder(ctx.EQ().getSymbol()).trim());
+      if (value.matches()) configSet(key, value.group(1));
+      else sink.unclassified("unparseable_sql", where, "SET `" + key + "` in a form Spark refuses");
       return;
     }
     // Spark matches the raw text after SET (comments included) against these forms and refuses
     // anything else as a parse error; whatever it would refuse is not read here as a key.
-    String raw = text.remainder(ctx.SET().getSymbol()).strip();
+    String raw = text.remainder(ctx.SET().getSymbol()).trim().replaceAll(";+$", "");
     Matcher set = SET_KEY_VALUE.matcher(raw);
     if (set.matches()) {
-      configSet(set.group(1), set.group(2).strip());
+      configSet(set.group(1), set.group(2).trim());
       return;
     }
-    String rest = stripSemicolons(raw);
-    if (rest.isEmpty() || rest.equals("-v") || SET_KEY.matcher(rest).matches()) {
+    Matcher key = SET_KEY.matcher(raw);
+    if (key.matches() || raw.trim().equals("-v") || raw.trim().isEmpty()) {
       // SET key reads one setting; SET and SET -v list them all.
-      String key = rest.isEmpty() || rest.equals("-v") ? "*" : rest;
-      sink.fact(Fact.Kind.CONFIG_READ, "sql").put("key", key).put("where", where).emit();
+      sink.fact(Fact.Kind.CONFIG_READ, "sql")
+          .put("key", key.matches() ? key.group(1) : "*")
+          .put("where", where)
+          .emit();
       return;
     }
-    sink.unclassified("unparseable_sql", where, "SET in a form Spark refuses: " + rest);
+    sink.unclassified("unparseable_sql", where, "SET in a form Spark refuses: " + raw);
   }
 
   @Override
@@ -421,15 +431,16 @@ final class SqlListener extends SqlBaseParserBaseListener {
     } else {
       Token set = ctx.SET().getSymbol();
       Token eq = ctx.EQ().getSymbol();
-      key = text.sql.substring(text.end(set), text.start(eq)).strip();
+      key = text.sql.substring(text.end(set), text.start(eq)).trim();
     }
     configSet(key, SqlText.unquoteIdentifier(text.text(ctx.configValue())));
   }
 
   @Override
   public void enterResetConfiguration(SqlBaseParser.ResetConfigurationContext ctx) {
-    String key =
-        SqlText.unquoteIdentifier(stripSemicolons(text.remainder(ctx.RESET().getSymbol()).strip()));
+    String raw = text.remainder(ctx.RESET().getSymbol()).trim().replaceAll(";+$", "");
+    Matcher k = SET_KEY.matcher(raw);
+    String key = k.matches() ? k.group(1) : raw.trim();
     sink.fact(Fact.Kind.CONFIG_UNSET, "sql")
         .put("key", key.isEmpty() ? "*" : key)
         .put("where", where)
@@ -468,7 +479,10 @@ final class SqlListener extends SqlBaseParserBaseListener {
   private static final Pattern SET_KEY_VALUE =
       Pattern.compile("([a-zA-Z_\\d\\\\.:]+)\\s*=([^;]*);*");
 
-  private static final Pattern SET_KEY = Pattern.compile("([a-zA-Z_\\d\\\\.:]+)");
+  private static final Pattern SET_KEY = Pattern.compile("([a-zA-Z_\\d\\\\.:]+)\\s*$");
+
+  /** Spark's {@code configValueDef}: the value of SET `key` = value, up to trailing semicolons. */
+  private static final Pattern SET_VALUE = Pattern.compile("([^;]*);*");
 
   private static String stripSemicolons(String s) {
     int end = s.length();

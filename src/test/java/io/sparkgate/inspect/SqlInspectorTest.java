@@ -328,4 +328,26 @@ final class SqlInspectorTest {
             .map(f -> f.get("path"))
             .toList());
   }
+
+  @Test
+  void set_values_trimmed_as_spark_does() {
+    // Found by SparkParserDifferentialTest: Spark trims SET's text with String.trim, which keeps
+    // Unicode spaces such as U+3000, and SET `key` = value keeps a space before a semicolon.
+    Fact set =
+        inspector
+            .inspectSql("SET spark.sql.catalog.x =\u3000com.example.Evil ;", session)
+            .ofKind(Fact.Kind.CONFIG_SET)
+            .get(0);
+    assertEquals("\u3000com.example.Evil", set.get("value"));
+    assertEquals(
+        "c ",
+        inspector
+            .inspectSql("SET `a.b` = c ;", session)
+            .ofKind(Fact.Kind.CONFIG_SET)
+            .get(0)
+            .get("value"));
+    assertEquals(
+        "a.b",
+        inspector.inspectSql("SET a.b ;", session).ofKind(Fact.Kind.CONFIG_READ).get(0).get("key"));
+  }
 }
