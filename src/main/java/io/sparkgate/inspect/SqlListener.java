@@ -693,6 +693,14 @@ final class SqlListener extends SqlBaseParserBaseListener {
   @Override
   public void enterInsertOverwriteHiveDir(SqlBaseParser.InsertOverwriteHiveDirContext ctx) {
     if (ctx.path != null) path(ctx.path, "insert_overwrite_directory", ctx.LOCAL() != null);
+    // Without USING, Spark writes the directory with Hive's writer (InsertIntoDir, provider hive),
+    // the
+    // serde and formats of ROW FORMAT / STORED AS or Hive's defaults.
+    sink.fact(Fact.Kind.DATA_SOURCE, "write")
+        .put("format", "hive")
+        .put("source", "sql")
+        .put("where", where)
+        .emit();
   }
 
   @Override

@@ -350,4 +350,14 @@ final class SqlInspectorTest {
         "a.b",
         inspector.inspectSql("SET a.b ;", session).ofKind(Fact.Kind.CONFIG_READ).get(0).get("key"));
   }
+
+  @Test
+  void insert_overwrite_directory_without_using_writes_with_hive() {
+    // Found by SparkParserDifferentialTest: Spark's InsertIntoDir for the Hive form has provider
+    // hive.
+    Facts f =
+        inspector.inspectSql(
+            "INSERT OVERWRITE DIRECTORY 's3a://b/out' STORED AS PARQUET SELECT 1", session);
+    assertEquals("hive", f.ofKind(Fact.Kind.DATA_SOURCE).get(0).get("format"));
+  }
 }
