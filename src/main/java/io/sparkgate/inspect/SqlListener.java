@@ -703,6 +703,20 @@ final class SqlListener extends SqlBaseParserBaseListener {
         .emit();
   }
 
+  /**
+   * REFRESH 'path' / REFRESH path: Spark invalidates what it cached under the path (RefreshResource), the
+   * unquoted form being the rest of the text, trimmed, as Spark takes it.
+   */
+  @Override
+  public void enterRefreshResource(SqlBaseParser.RefreshResourceContext ctx) {
+    if (ctx.stringLit() != null) {
+      path(ctx.stringLit(), "refresh_resource", false);
+    } else {
+      String path = text.remainder(ctx.REFRESH().getSymbol()).trim();
+      LocalPaths.report(sink, path, "refresh_resource", where, fs());
+    }
+  }
+
   @Override
   public void enterLoadData(SqlBaseParser.LoadDataContext ctx) {
     if (ctx.path != null) path(ctx.path, "load_data", ctx.LOCAL() != null);

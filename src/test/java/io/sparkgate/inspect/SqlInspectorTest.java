@@ -360,4 +360,18 @@ final class SqlInspectorTest {
             "INSERT OVERWRITE DIRECTORY 's3a://b/out' STORED AS PARQUET SELECT 1", session);
     assertEquals("hive", f.ofKind(Fact.Kind.DATA_SOURCE).get(0).get("format"));
   }
+
+  @Test
+  void refresh_of_a_path_names_the_path() {
+    // Found by SparkParserDifferentialTest: RefreshResource holds the path, quoted or the rest of
+    // the text.
+    for (String sql : List.of("REFRESH 's3a://bucket/data'", "REFRESH s3a://bucket/data")) {
+      assertEquals(
+          List.of("s3a://bucket/data"),
+          inspector.inspectSql(sql, session).ofKind(Fact.Kind.PATH).stream()
+              .map(f -> f.get("path"))
+              .toList(),
+          sql);
+    }
+  }
 }
