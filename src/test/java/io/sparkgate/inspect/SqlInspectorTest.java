@@ -374,4 +374,18 @@ final class SqlInspectorTest {
           sql);
     }
   }
+
+  @Test
+  void set_value_may_hold_an_unclosed_comment_as_in_spark() {
+    // Found by SparkParserDifferentialTest: Spark lets SET key=value end in an unclosed /* (its
+    // value is
+    // the raw text, SET path=/data/*) and refuses it everywhere else.
+    Facts set = inspector.inspectSql("SET `a.b`=/data/*", session);
+    assertEquals("/data/*", set.ofKind(Fact.Kind.CONFIG_SET).get(0).get("value"));
+    assertEquals(List.of(), set.ofKind(Fact.Kind.UNCLASSIFIED));
+    for (String sql : List.of("SELECT 1 /*", "SET a /*", "BEGIN SET a=/x/*; END")) {
+      assertTrue(
+          inspector.inspectSql(sql, session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"), sql);
+    }
+  }
 }
