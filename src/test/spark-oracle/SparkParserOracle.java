@@ -100,6 +100,7 @@ public final class SparkParserOracle {
       Object tree =
           SQLConf.withExistingConf(conf(flags), () -> parse(parser, mode, text));
       found.root = tree == null ? "" : tree.getClass().getSimpleName();
+      found.command = tree instanceof org.apache.spark.sql.catalyst.plans.logical.Command;
       if (mode.equals("ident")) {
         found.ident = new ArrayList<>();
         for (Object o : CollectionConverters.asJava((scala.collection.Seq<?>) tree))
@@ -151,9 +152,13 @@ public final class SparkParserOracle {
     final Set<List<String>> configs = new LinkedHashSet<>();
     final Set<String> nodes = new LinkedHashSet<>();
     List<String> ident;
+    int immediateErrors;
+    boolean command;
 
     String json(boolean ok, String error) {
       StringBuilder b = new StringBuilder("{\"ok\":").append(ok);
+      b.append(",\"immediate_errors\":").append(immediateErrors);
+      b.append(",\"command\":").append(command);
       if (error != null) b.append(",\"error\":").append(str(error));
       b.append(",\"root\":").append(str(root));
       lists(b, "functions", functions);
@@ -318,7 +323,8 @@ public final class SparkParserOracle {
               Object inner = SQLConf.withExistingConf(conf(flags), () -> parse(parser, "plan", q));
               walk(inner, found, flags, immediateDepth + 1);
             } catch (RuntimeException e) {
-              // fails at run time
+              // Spark fails the statement when it runs it.
+              found.immediateErrors++;
             }
           }
         }

@@ -91,6 +91,9 @@ final class ParserDifferential {
           spark.path("error").asText());
     }
     if (unparseable) {
+      // EXECUTE IMMEDIATE 'text' that Spark cannot parse fails when it runs: refused by both.
+      if (spark.path("immediate_errors").asInt() > 0)
+        return new Result(Outcome.BOTH_REFUSE, List.of(), detail(facts));
       return new Result(Outcome.OVER_REFUSAL, List.of(), detail(facts));
     }
     if (!unclassified.isEmpty()) {
@@ -165,6 +168,12 @@ final class ParserDifferential {
             "name " + parts + " not read as that table: " + facts.ofKind(Fact.Kind.TABLE_READ));
       return problems;
     }
+    // A command Spark runs must not pass for a query (the statement kinds the policy allows).
+    List<Fact> statements = facts.ofKind(Fact.Kind.SQL);
+    if (spark.path("command").asBoolean()
+        && !statements.isEmpty()
+        && statements.get(0).subkind().equals("query"))
+      problems.add("command " + spark.path("root").asText() + " read as a query");
     for (JsonNode fn : spark.path("functions")) {
       String qualified = String.join(".", strings(fn));
       boolean found = false;
