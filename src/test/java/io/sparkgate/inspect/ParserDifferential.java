@@ -174,6 +174,19 @@ final class ParserDifferential {
         && !statements.isEmpty()
         && statements.get(0).subkind().equals("query"))
       problems.add("command " + spark.path("root").asText() + " read as a query");
+    // The object of a command (UnresolvedTable, UnresolvedIdentifier, ...: a table, view, function
+    // or
+    // variable) must be named somewhere in the facts; which fact is the statement kind's business.
+    for (JsonNode n : spark.path("names")) {
+      List<String> parts = strings(n);
+      if (parts.isEmpty()) continue;
+      String last = lower(parts.get(parts.size() - 1));
+      boolean seen = false;
+      for (Fact f : facts.all()) {
+        for (String v : f.attrs().values()) seen |= lower(v).contains(last);
+      }
+      if (!seen) problems.add("object " + parts);
+    }
     for (JsonNode fn : spark.path("functions")) {
       String qualified = String.join(".", strings(fn));
       boolean found = false;

@@ -138,6 +138,10 @@ final class SparkParserDifferentialTest {
     final Map<ParserDifferential.Outcome, Integer> outcomes =
         new EnumMap<>(ParserDifferential.Outcome.class);
     final Map<String, Integer> overRefusals = new TreeMap<>();
+
+    /** Strings Spark parses that the inspector refuses with another UNCLASSIFIED fact, by its subkinds. */
+    final Map<String, Integer> refused = new TreeMap<>();
+
     final List<String> bypasses = new ArrayList<>();
     final StringBuilder details = new StringBuilder();
     double seconds;
@@ -155,6 +159,7 @@ final class SparkParserDifferentialTest {
           bypasses.add(s);
           details.append("DISAGREE ").append(s).append('\n');
         }
+        case UNCLASSIFIED -> refused.merge(result.detail(), 1, Integer::sum);
         case OVER_REFUSAL -> {
           overRefusals.merge(shorten(result.detail()), 1, Integer::sum);
           details
@@ -176,7 +181,9 @@ final class SparkParserDifferentialTest {
 
     String summary() {
       int total = outcomes.values().stream().mapToInt(Integer::intValue).sum();
-      return String.format("%s: %d strings in %.1f s: %s%n", corpus, total, seconds, outcomes);
+      return String.format(
+          "%s: %d strings in %.1f s: %s%n  UNCLASSIFIED by subkind: %s%n",
+          corpus, total, seconds, outcomes, refused);
     }
 
     void assertNoBypass() {
