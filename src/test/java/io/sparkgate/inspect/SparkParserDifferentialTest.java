@@ -42,8 +42,8 @@ final class SparkParserDifferentialTest {
           new SqlParserFlags(false, false, true, false),
           new SqlParserFlags(false, false, false, true));
 
-  /** Expression strings taken from the corpus's SELECT lists, at most. */
-  static final int MAX_CORPUS_EXPRESSIONS = 6000;
+  /** Expression strings taken from the corpus's SELECT lists and WHERE clauses, at most. */
+  static final int MAX_CORPUS_EXPRESSIONS = 10_000;
 
   private static SparkOracle oracle;
   private static final StringBuilder report = new StringBuilder();
@@ -85,7 +85,10 @@ final class SparkParserDifferentialTest {
       }
     }
     Tally st = run("spark sql-tests statements", new ArrayList<>(statements));
-    Tally ex = run("spark sql-tests SELECT items as expressions", new ArrayList<>(expressions));
+    Tally ex =
+        run(
+            "spark sql-tests SELECT items and WHERE conditions as expressions",
+            new ArrayList<>(expressions));
     assertTrue(statements.size() > 10_000, "corpus too small: " + statements.size());
     st.assertNoBypass();
     ex.assertNoBypass();
@@ -207,7 +210,10 @@ final class SparkParserDifferentialTest {
     }
   }
 
-  /** The items of a statement's SELECT lists, as written: expression strings a client could send. */
+  /**
+   * The items of a statement's SELECT lists and its WHERE conditions, as written: expression strings a
+   * client could send (selectExpr, filter).
+   */
   static List<String> selectItems(String sql, SqlParserFlags flags) {
     List<String> out = new ArrayList<>();
     SqlBaseParser.CompoundOrSingleStatementContext tree;
@@ -224,6 +230,12 @@ final class SparkParserDifferentialTest {
               public void enterNamedExpression(SqlBaseParser.NamedExpressionContext ctx) {
                 if (ctx.getParent() instanceof SqlBaseParser.NamedExpressionSeqContext)
                   out.add(text.text(ctx));
+              }
+
+              // filter("...") and where("...") send a condition as an expression string.
+              @Override
+              public void enterWhereClause(SqlBaseParser.WhereClauseContext ctx) {
+                out.add(text.text(ctx.booleanExpression()));
               }
             },
             tree);
