@@ -116,6 +116,33 @@ final class SparkParserDifferentialTest {
     run("mutation campaign (seed 56)", requests).assertNoBypass();
   }
 
+  @Test
+  void the_comparison_sees_what_spark_sees_and_the_facts_lack() {
+    // A guard on the harness itself: Spark's reading of one statement held against the facts of
+    // another
+    // must name every category Spark found, so a walk or a comparison that finds nothing cannot
+    // pass quietly.
+    String sql =
+        "INSERT INTO db.out SELECT TRANSFORM(reflect('a')) USING 'cat' AS (y) FROM text.`/etc/passwd`";
+    SparkOracle.Request request =
+        new SparkOracle.Request(SparkOracle.Mode.PLAN, SqlParserFlags.SPARK_4_0_DEFAULTS, sql);
+    JsonNode spark = oracle.ask(request);
+    Facts nothing = new Inspector().inspectSql("SELECT 1", SessionView.DEFAULT);
+    List<String> problems = ParserDifferential.missing(request, spark, nothing);
+    for (String expected :
+        List.of(
+            "function reflect",
+            "relation [text, /etc/passwd]",
+            "write [db, out]",
+            "script transform cat")) {
+      assertTrue(problems.contains(expected), expected + " not in " + problems + " for " + spark);
+    }
+    assertTrue(
+        ParserDifferential.missing(
+                request, spark, new Inspector().inspectSql(sql, SessionView.DEFAULT))
+            .isEmpty());
+  }
+
   private Tally run(String corpus, List<SparkOracle.Request> requests) {
     long t0 = System.nanoTime();
     List<SparkOracle.Request> wire = new ArrayList<>(requests.size());
