@@ -288,7 +288,27 @@ final class SqlListener extends SqlBaseParserBaseListener {
 
   @Override
   public void enterFunctionCall(SqlBaseParser.FunctionCallContext ctx) {
+    if (ctx.functionName().identFunc != null && !identifierClause(ctx)) {
+      // IDENTIFIER with other than one plain argument is no identifier clause: Spark calls a
+      // function
+      // named identifier (AstBuilder.visitFunctionCall), which a catalog or session may define.
+      FunctionNames.fact(sink, "scalar", List.of("identifier"), scope.session)
+          .put("written", text.text(ctx.functionName()))
+          .put("source", "sql")
+          .put("where", where)
+          .emit();
+      return;
+    }
     function(ctx.functionName(), false);
+  }
+
+  /** Spark 4.0's test for IDENTIFIER(x) as a name: one argument and no DISTINCT/ALL, FILTER, NULLS or OVER. */
+  private static boolean identifierClause(SqlBaseParser.FunctionCallContext ctx) {
+    return ctx.argument.size() == 1
+        && ctx.setQuantifier() == null
+        && ctx.where == null
+        && ctx.nullsOption == null
+        && ctx.windowSpec() == null;
   }
 
   /**

@@ -388,4 +388,31 @@ final class SqlInspectorTest {
           inspector.inspectSql(sql, session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"), sql);
     }
   }
+
+  @Test
+  void identifier_with_other_than_one_plain_argument_calls_a_function_named_identifier() {
+    // Found by SparkParserDifferentialTest's mutation campaign: IDENTIFIER('a', 'b') is no
+    // identifier
+    // clause to Spark but a call of a function named identifier; IDENTIFIER('c1') names a column.
+    for (String sql :
+        List.of(
+            "SELECT IDENTIFIER('a', 'b')",
+            "SELECT IDENTIFIER(DISTINCT 'a')",
+            "SELECT IDENTIFIER(ALL c) FROM t",
+            "SELECT IDENTIFIER('a') FILTER (WHERE x) FROM t",
+            "SELECT IDENTIFIER('a') IGNORE NULLS FROM t",
+            "SELECT IDENTIFIER('a') OVER (ORDER BY x) FROM t")) {
+      assertEquals(
+          List.of("identifier"),
+          inspector.inspectSql(sql, session).ofKind(Fact.Kind.FUNCTION_CALL).stream()
+              .map(f -> f.get("name"))
+              .toList(),
+          sql);
+    }
+    assertEquals(
+        List.of(),
+        inspector
+            .inspectSql("SELECT IDENTIFIER('c1') FROM t", session)
+            .ofKind(Fact.Kind.FUNCTION_CALL));
+  }
 }
