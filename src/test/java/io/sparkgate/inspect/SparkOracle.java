@@ -89,7 +89,7 @@ final class SparkOracle {
           new ProcessBuilder(
                   Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                   "-Xss16m",
-                  "-Xmx768m",
+                  "-Xmx384m",
                   "-XX:+UseSerialGC",
                   "-XX:TieredStopAtLevel=1",
                   "-cp",
@@ -168,8 +168,14 @@ final class SparkOracle {
     return ask(List.of(request)).get(0);
   }
 
-  boolean alive() {
-    return process.isAlive();
+  /**
+   * Ends the child JVM (the next {@link #get()} starts another): the unit tests share one JVM, and the
+   * oracle's heap should not sit beside them once the differential test is done.
+   */
+  static synchronized void stop() {
+    if (shared == null) return;
+    shared.process.destroy();
+    shared = null;
   }
 
   private static String line(Request r) {

@@ -58,6 +58,7 @@ final class SparkParserDifferentialTest {
 
   @AfterAll
   static void writeReport() throws IOException {
+    SparkOracle.stop();
     Files.writeString(REPORT, report.toString(), StandardCharsets.UTF_8);
   }
 
@@ -112,8 +113,12 @@ final class SparkParserDifferentialTest {
 
   @Test
   void mutation_campaign() {
-    List<SparkOracle.Request> requests = Mutations.campaign(56, 4000);
-    run("mutation campaign (seed 56)", requests).assertNoBypass();
+    // A longer or different campaign: -Dsparkgate.differential.seed=N
+    // -Dsparkgate.differential.mutants=M.
+    long seed = Long.getLong("sparkgate.differential.seed", 56);
+    int count = Integer.getInteger("sparkgate.differential.mutants", 8000);
+    List<SparkOracle.Request> requests = Mutations.campaign(seed, count);
+    run("mutation campaign (seed " + seed + ")", requests).assertNoBypass();
   }
 
   @Test
