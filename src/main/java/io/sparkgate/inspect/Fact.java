@@ -52,7 +52,8 @@ public record Fact(Kind kind, String subkind, Map<String, String> attrs) {
      */
     TIME_TRAVEL,
     /**
-     * A function named in SQL or a plan (subkind scalar, table_valued, procedure): name (last part, lower
+     * A function named in SQL or a plan (subkind scalar, table_valued, generator (LATERAL VIEW), procedure):
+     * name (last part, lower
      * case), qualified, namespace (empty, builtin, session, catalog), session_function, written.
      */
     FUNCTION_CALL,

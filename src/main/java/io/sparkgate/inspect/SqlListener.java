@@ -288,7 +288,27 @@ final class SqlListener extends SqlBaseParserBaseListener {
 
   @Override
   public void enterFunctionCall(SqlBaseParser.FunctionCallContext ctx) {
+    if (ctx.functionName().identFunc != null && !identifierClause(ctx)) {
+      // IDENTIFIER with other than one plain argument is no identifier clause: Spark calls a
+      // function
+      // named identifier (AstBuilder.visitFunctionCall), which a catalog or session may define.
+      FunctionNames.fact(sink, "scalar", List.of("identifier"), scope.session)
+          .put("written", text.text(ctx.functionName()))
+          .put("source", "sql")
+          .put("where", where)
+          .emit();
+      return;
+    }
     function(ctx.functionName(), false);
+  }
+
+  /** Spark 4.0's test for IDENTIFIER(x) as a name: one argument and no DISTINCT/ALL, FILTER, NULLS or OVER. */
+  private static boolean identifierClause(SqlBaseParser.FunctionCallContext ctx) {
+    return ctx.argument.size() == 1
+        && ctx.setQuantifier() == null
+        && ctx.where == null
+        && ctx.nullsOption == null
+        && ctx.windowSpec() == null;
   }
 
   /**
@@ -299,6 +319,45 @@ final class SqlListener extends SqlBaseParserBaseListener {
   public void enterFunctionTable(SqlBaseParser.FunctionTableContext ctx) {
     function(ctx.functionName(), true);
     for (var arg : ctx.functionTableArgument()) pathLiterals(arg, "table_function_argument");
+  }
+
+  /**
+   * LATERAL VIEW f(...): Spark calls the generator {@code f} by its qualified name (an UnresolvedGenerator,
+   * resolved through the function registry like any call), so a catalog function can run here too.
+   */
+  @Override
+  public void enterLateralView(SqlBaseParser.LateralViewContext ctx) {
+    List<String> parts = new ArrayList<>();
+    for (var id : ctx.qualifiedName().identifier())
+      parts.add(SqlText.unquoteIdentifier(id.getText()));
+    FunctionNames.fact(sink, "generator", parts, scope.session)
+        .put("written", text.text(ctx.qualifiedName()))
+        .put("source", "sql")
+        .put("where", where)
+        .emit();
+  }
+
+  /**
+   * Syntax that Spark 4.0's AstBuilder turns into a call by name (UnresolvedFunction), resolved like any
+   * other: {@code EXTRACT(f FROM x)} calls {@code extract}, {@code x [NOT] BETWEEN a AND b} calls
+   * {@code between}. Other keyword syntax (TRIM, POSITION, CAST, ...) builds its expression directly.
+   */
+  @Override
+  public void enterExtract(SqlBaseParser.ExtractContext ctx) {
+    syntaxCall("extract", ctx);
+  }
+
+  @Override
+  public void enterPredicate(SqlBaseParser.PredicateContext ctx) {
+    if (ctx.kind != null && ctx.kind.getType() == SqlBaseLexer.BETWEEN) syntaxCall("between", ctx);
+  }
+
+  private void syntaxCall(String name, ParserRuleContext ctx) {
+    FunctionNames.fact(sink, "scalar", List.of(name), scope.session)
+        .put("written", text.text(ctx))
+        .put("source", "sql")
+        .put("where", where)
+        .emit();
   }
 
   private void function(SqlBaseParser.FunctionNameContext fn, boolean tableValued) {
@@ -345,33 +404,43 @@ final class SqlListener extends SqlBaseParserBaseListener {
   /** SET key=value / SET key / SET -v / SET: Spark splits the raw remainder at the first '='. */
   @Override
   public void enterSetConfiguration(SqlBaseParser.SetConfigurationContext ctx) {
+    // Read as SparkSqlAstBuilder.visitSetConfiguration (4.0) reads it, character for character:
+    // String.trim
+    // (not strip: U+3000 and other Unicode spaces are part of the key or value), trailing
+    // semicolons
+    // removed by its patterns, comments included. A value read differently is a value the policy
+    // never saw.
     if (ctx.configKey() != null) {
       // SET `key` [= value]: the key is the quoted identifier, unquoted (Spark's parser strips the
       // quotes).
       String key = SqlText.unquoteIdentifier(text.text(ctx.configKey()));
       if (ctx.EQ() == null) {
         sink.fact(Fact.Kind.CONFIG_READ, "sql").put("key", key).put("where", where).emit();
-      } else {
-        configSet(key, stripSemicolons(text.remainder(ctx.EQ().getSymbol()).strip()));
+        return;
       }
+      Matcher value = SET_VALUE.matcher(text.remainder(ctx.EQ().getSymbol()).trim());
+      if (value.matches()) configSet(key, value.group(1));
+      else sink.unclassified("unparseable_sql", where, "SET `" + key + "` in a form Spark refuses");
       return;
     }
     // Spark matches the raw text after SET (comments included) against these forms and refuses
     // anything else as a parse error; whatever it would refuse is not read here as a key.
-    String raw = text.remainder(ctx.SET().getSymbol()).strip();
+    String raw = text.remainder(ctx.SET().getSymbol()).trim().replaceAll(";+$", "");
     Matcher set = SET_KEY_VALUE.matcher(raw);
     if (set.matches()) {
-      configSet(set.group(1), set.group(2).strip());
+      configSet(set.group(1), set.group(2).trim());
       return;
     }
-    String rest = stripSemicolons(raw);
-    if (rest.isEmpty() || rest.equals("-v") || SET_KEY.matcher(rest).matches()) {
+    Matcher key = SET_KEY.matcher(raw);
+    if (key.matches() || raw.trim().equals("-v") || raw.trim().isEmpty()) {
       // SET key reads one setting; SET and SET -v list them all.
-      String key = rest.isEmpty() || rest.equals("-v") ? "*" : rest;
-      sink.fact(Fact.Kind.CONFIG_READ, "sql").put("key", key).put("where", where).emit();
+      sink.fact(Fact.Kind.CONFIG_READ, "sql")
+          .put("key", key.matches() ? key.group(1) : "*")
+          .put("where", where)
+          .emit();
       return;
     }
-    sink.unclassified("unparseable_sql", where, "SET in a form Spark refuses: " + rest);
+    sink.unclassified("unparseable_sql", where, "SET in a form Spark refuses: " + raw);
   }
 
   @Override
@@ -382,15 +451,16 @@ final class SqlListener extends SqlBaseParserBaseListener {
     } else {
       Token set = ctx.SET().getSymbol();
       Token eq = ctx.EQ().getSymbol();
-      key = text.sql.substring(text.end(set), text.start(eq)).strip();
+      key = text.sql.substring(text.end(set), text.start(eq)).trim();
     }
     configSet(key, SqlText.unquoteIdentifier(text.text(ctx.configValue())));
   }
 
   @Override
   public void enterResetConfiguration(SqlBaseParser.ResetConfigurationContext ctx) {
-    String key =
-        SqlText.unquoteIdentifier(stripSemicolons(text.remainder(ctx.RESET().getSymbol()).strip()));
+    String raw = text.remainder(ctx.RESET().getSymbol()).trim().replaceAll(";+$", "");
+    Matcher k = SET_KEY.matcher(raw);
+    String key = k.matches() ? k.group(1) : raw.trim();
     sink.fact(Fact.Kind.CONFIG_UNSET, "sql")
         .put("key", key.isEmpty() ? "*" : key)
         .put("where", where)
@@ -430,7 +500,10 @@ final class SqlListener extends SqlBaseParserBaseListener {
   private static final Pattern SET_KEY_VALUE =
       Pattern.compile("([a-zA-Z_\\d\\\\.:]+)\\s*=([^;]*);*");
 
-  private static final Pattern SET_KEY = Pattern.compile("([a-zA-Z_\\d\\\\.:]+)");
+  private static final Pattern SET_KEY = Pattern.compile("([a-zA-Z_\\d\\\\.:]+)\\s*$");
+
+  /** Spark's {@code configValueDef}: the value of SET `key` = value, up to trailing semicolons. */
+  private static final Pattern SET_VALUE = Pattern.compile("([^;]*);*");
 
   private static String stripSemicolons(String s) {
     int end = s.length();
@@ -447,8 +520,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
     if (ctx.ADD() == null) return; // LIST JAR|FILE|ARCHIVE only reads
     String type = ctx.identifier().getText().toLowerCase(Locale.ROOT);
     if (type.endsWith("s")) type = type.substring(0, type.length() - 1);
-    String raw = stripSemicolons(text.remainder(ctx.identifier().getStop()).strip());
-    List<String> paths = SqlText.resourcePaths(raw);
+    List<String> paths = SqlText.resourcePaths(text.remainder(ctx.identifier().getStop()));
     if (paths.isEmpty()) paths = List.of("");
     for (String path : paths) {
       sink.fact(Fact.Kind.ADD_RESOURCE, type).put("path", path).put("where", where).emit();
@@ -643,6 +715,28 @@ final class SqlListener extends SqlBaseParserBaseListener {
   @Override
   public void enterInsertOverwriteHiveDir(SqlBaseParser.InsertOverwriteHiveDirContext ctx) {
     if (ctx.path != null) path(ctx.path, "insert_overwrite_directory", ctx.LOCAL() != null);
+    // Without USING, Spark writes the directory with Hive's writer (InsertIntoDir, provider hive),
+    // the
+    // serde and formats of ROW FORMAT / STORED AS or Hive's defaults.
+    sink.fact(Fact.Kind.DATA_SOURCE, "write")
+        .put("format", "hive")
+        .put("source", "sql")
+        .put("where", where)
+        .emit();
+  }
+
+  /**
+   * REFRESH 'path' / REFRESH path: Spark invalidates what it cached under the path (RefreshResource), the
+   * unquoted form being the rest of the text, trimmed, as Spark takes it.
+   */
+  @Override
+  public void enterRefreshResource(SqlBaseParser.RefreshResourceContext ctx) {
+    if (ctx.stringLit() != null) {
+      path(ctx.stringLit(), "refresh_resource", false);
+    } else {
+      String path = text.remainder(ctx.REFRESH().getSymbol()).trim();
+      LocalPaths.report(sink, path, "refresh_resource", where, fs());
+    }
   }
 
   @Override

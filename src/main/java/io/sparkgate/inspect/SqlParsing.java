@@ -178,8 +178,6 @@ final class SqlParsing {
       // times.
       throw new SqlSyntaxException("comments nested too deep to read");
     }
-    if (lexer.has_unclosed_bracketed_comment)
-      throw new SqlSyntaxException("unclosed bracketed comment");
     checkNesting(tokens);
 
     SqlBaseParser parser = new SqlBaseParser(tokens);
@@ -194,17 +192,18 @@ final class SqlParsing {
     parser.legacy_exponent_literal_as_decimal_enabled = flags.legacyExponentLiteralAsDecimal();
     parser.SQL_standard_keyword_behavior = flags.enforceReservedKeywords();
     parser.double_quoted_identifiers = flags.doubleQuotedIdentifiers();
+    T tree;
     try {
       try {
         parser.setErrorHandler(new BailErrorStrategy());
         parser.getInterpreter().setPredictionMode(PredictionMode.SLL);
-        return rule.apply.apply(parser);
+        tree = rule.apply.apply(parser);
       } catch (ParseCancellationException e) {
         tokens.seek(0);
         parser.reset();
         parser.setErrorHandler(new DefaultErrorStrategy());
         parser.getInterpreter().setPredictionMode(PredictionMode.LL);
-        return rule.apply.apply(parser);
+        tree = rule.apply.apply(parser);
       }
     } catch (ParseCancellationException e) {
       throw new SqlSyntaxException(
@@ -214,6 +213,18 @@ final class SqlParsing {
       // recurse deep.
       throw new SqlSyntaxException("statement too complex to parse");
     }
+    // Spark's UnclosedCommentProcessor refuses an unclosed /* everywhere but in SET key=value,
+    // whose
+    // value is the raw rest of the text (SET path=/data/*).
+    if (lexer.has_unclosed_bracketed_comment && !isSetConfiguration(tree))
+      throw new SqlSyntaxException("unclosed bracketed comment");
+    return tree;
+  }
+
+  private static boolean isSetConfiguration(ParserRuleContext tree) {
+    return tree instanceof SqlBaseParser.CompoundOrSingleStatementContext c
+        && c.singleStatement() != null
+        && c.singleStatement().setResetStatement() instanceof SqlBaseParser.SetConfigurationContext;
   }
 
   /** The generated parser recurses per nesting level: refuse deep nesting before it can overflow the stack. */

@@ -2,6 +2,8 @@ package io.sparkgate.inspect;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.antlr.v4.runtime.ParserRuleContext;
 import org.antlr.v4.runtime.Token;
 
@@ -131,30 +133,22 @@ final class SqlText {
   }
 
   /**
-   * Splits Spark's ADD JAR/FILE/ARCHIVE argument into paths: quoted strings or runs of non-space characters,
-   * as its strLiteralDef does (a hand scanner, not a regular expression over SQL).
+   * Spark's split of an ADD JAR/FILE/ARCHIVE argument (SparkSqlAstBuilder.visitManageResource, 4.0): the
+   * text after the resource word, {@code trim}med, then every match of its strLiteralDef pattern, a quoted
+   * string (unescaped) or a run of characters other than space, tab, CR, LF and quotes. Taken as is, so that
+   * {@code /tmp/"x".jar} is the three paths Spark adds and a leading U+3000 stays part of the path; a
+   * trailing semicolon is part of the text Spark reads too.
    */
   static List<String> resourcePaths(String raw) {
     List<String> out = new ArrayList<>();
-    int i = 0;
-    int n = raw.length();
-    while (i < n) {
-      char c = raw.charAt(i);
-      if (Character.isWhitespace(c) || c == ';') {
-        i++;
-      } else if (c == '\'' || c == '"') {
-        int j = i + 1;
-        while (j < n && raw.charAt(j) != c) j += raw.charAt(j) == '\\' ? 2 : 1;
-        int stop = Math.min(j + 1, n);
-        out.add(unescapeString(raw.substring(i, stop) + (j >= n ? String.valueOf(c) : "")));
-        i = stop;
-      } else {
-        int j = i;
-        while (j < n && !Character.isWhitespace(raw.charAt(j)) && raw.charAt(j) != ';') j++;
-        out.add(raw.substring(i, j));
-        i = j;
-      }
+    Matcher m = RESOURCE_PATH.matcher(raw.trim());
+    while (m.find()) {
+      String p = m.group(1);
+      out.add(p.startsWith("\"") || p.startsWith("'") ? unescapeString(p) : p);
     }
     return out;
   }
+
+  private static final Pattern RESOURCE_PATH =
+      Pattern.compile("(\".*?[^\\\\]\"|'.*?[^\\\\]'|[^ \n\r\t\"']+)");
 }

@@ -102,7 +102,7 @@ public final class SparkServerExtension implements BeforeAllCallback, ParameterR
           "No Spark server classpath at "
               + classpathFile
               + ". Run the ITs through "
-              + "`mvn verify` (pre-integration-test writes it), or create it with `mvn -f spark-server/pom.xml "
+              + "`mvn verify` (it is written before the unit tests), or create it with `mvn -f spark-server/pom.xml "
               + "dependency:build-classpath -Dmdep.outputFile=target/spark-server.classpath`.");
     }
     return classpathFile;

@@ -280,4 +280,136 @@ final class SqlInspectorTest {
     assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "sql_too_long"), f.toString());
     assertEquals(sql, f.ofKind(Fact.Kind.SQL).get(0).get("sql"));
   }
+
+  @Test
+  void lateral_view_generator_is_a_function_call() {
+    // Found by SparkParserDifferentialTest: Spark resolves LATERAL VIEW's generator through the
+    // function
+    // registry (UnresolvedGenerator), so a catalog function there runs like any other call.
+    Facts f =
+        inspector.inspectSql(
+            "SELECT * FROM t LATERAL VIEW OUTER db.`Evil_Udtf`(a) x AS c LATERAL VIEW explode(b) y",
+            session);
+    List<String> calls =
+        f.ofKind(Fact.Kind.FUNCTION_CALL).stream()
+            .map(c -> c.subkind() + ":" + c.get("qualified") + ":" + c.get("namespace"))
+            .toList();
+    assertEquals(List.of("generator:db.evil_udtf:catalog", "generator:explode:"), calls);
+  }
+
+  @Test
+  void extract_and_between_are_calls_by_name() {
+    // Found by SparkParserDifferentialTest: Spark's AstBuilder parses both into UnresolvedFunction,
+    // so they
+    // are resolved by name (and meet the function rules) like a written call.
+    Facts f =
+        inspector.inspectSql(
+            "SELECT EXTRACT(YEAR FROM d) FROM t WHERE a NOT BETWEEN 1 AND 2 AND trim(b) = 'x'",
+            session);
+    List<String> calls =
+        f.ofKind(Fact.Kind.FUNCTION_CALL).stream().map(c -> c.get("name")).sorted().toList();
+    assertEquals(List.of("between", "extract", "trim"), calls);
+  }
+
+  @Test
+  void add_resource_paths_split_as_spark_does() {
+    // Found by SparkParserDifferentialTest: Spark splits ADD JAR's text with its own pattern
+    // (quotes
+    // end a path anywhere; only space, tab, CR and LF separate; comments and semicolons are text).
+    assertEquals(
+        List.of("/tmp/", "evil", ".jar", "\u3000/x.jar;"),
+        inspector
+            .inspectSql("ADD JAR /tmp/\"evil\".jar \u3000/x.jar;", session)
+            .ofKind(Fact.Kind.ADD_RESOURCE)
+            .stream()
+            .map(f -> f.get("path"))
+            .toList());
+  }
+
+  @Test
+  void set_values_trimmed_as_spark_does() {
+    // Found by SparkParserDifferentialTest: Spark trims SET's text with String.trim, which keeps
+    // Unicode spaces such as U+3000, and SET `key` = value keeps a space before a semicolon.
+    Fact set =
+        inspector
+            .inspectSql("SET spark.sql.catalog.x =\u3000com.example.Evil ;", session)
+            .ofKind(Fact.Kind.CONFIG_SET)
+            .get(0);
+    assertEquals("\u3000com.example.Evil", set.get("value"));
+    assertEquals(
+        "c ",
+        inspector
+            .inspectSql("SET `a.b` = c ;", session)
+            .ofKind(Fact.Kind.CONFIG_SET)
+            .get(0)
+            .get("value"));
+    assertEquals(
+        "a.b",
+        inspector.inspectSql("SET a.b ;", session).ofKind(Fact.Kind.CONFIG_READ).get(0).get("key"));
+  }
+
+  @Test
+  void insert_overwrite_directory_without_using_writes_with_hive() {
+    // Found by SparkParserDifferentialTest: Spark's InsertIntoDir for the Hive form has provider
+    // hive.
+    Facts f =
+        inspector.inspectSql(
+            "INSERT OVERWRITE DIRECTORY 's3a://b/out' STORED AS PARQUET SELECT 1", session);
+    assertEquals("hive", f.ofKind(Fact.Kind.DATA_SOURCE).get(0).get("format"));
+  }
+
+  @Test
+  void refresh_of_a_path_names_the_path() {
+    // Found by SparkParserDifferentialTest: RefreshResource holds the path, quoted or the rest of
+    // the text.
+    for (String sql : List.of("REFRESH 's3a://bucket/data'", "REFRESH s3a://bucket/data")) {
+      assertEquals(
+          List.of("s3a://bucket/data"),
+          inspector.inspectSql(sql, session).ofKind(Fact.Kind.PATH).stream()
+              .map(f -> f.get("path"))
+              .toList(),
+          sql);
+    }
+  }
+
+  @Test
+  void set_value_may_hold_an_unclosed_comment_as_in_spark() {
+    // Found by SparkParserDifferentialTest: Spark lets SET key=value end in an unclosed /* (its
+    // value is
+    // the raw text, SET path=/data/*) and refuses it everywhere else.
+    Facts set = inspector.inspectSql("SET `a.b`=/data/*", session);
+    assertEquals("/data/*", set.ofKind(Fact.Kind.CONFIG_SET).get(0).get("value"));
+    assertEquals(List.of(), set.ofKind(Fact.Kind.UNCLASSIFIED));
+    for (String sql : List.of("SELECT 1 /*", "SET a /*", "BEGIN SET a=/x/*; END")) {
+      assertTrue(
+          inspector.inspectSql(sql, session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"), sql);
+    }
+  }
+
+  @Test
+  void identifier_with_other_than_one_plain_argument_calls_a_function_named_identifier() {
+    // Found by SparkParserDifferentialTest's mutation campaign: IDENTIFIER('a', 'b') is no
+    // identifier
+    // clause to Spark but a call of a function named identifier; IDENTIFIER('c1') names a column.
+    for (String sql :
+        List.of(
+            "SELECT IDENTIFIER('a', 'b')",
+            "SELECT IDENTIFIER(DISTINCT 'a')",
+            "SELECT IDENTIFIER(ALL c) FROM t",
+            "SELECT IDENTIFIER('a') FILTER (WHERE x) FROM t",
+            "SELECT IDENTIFIER('a') IGNORE NULLS FROM t",
+            "SELECT IDENTIFIER('a') OVER (ORDER BY x) FROM t")) {
+      assertEquals(
+          List.of("identifier"),
+          inspector.inspectSql(sql, session).ofKind(Fact.Kind.FUNCTION_CALL).stream()
+              .map(f -> f.get("name"))
+              .toList(),
+          sql);
+    }
+    assertEquals(
+        List.of(),
+        inspector
+            .inspectSql("SELECT IDENTIFIER('c1') FROM t", session)
+            .ofKind(Fact.Kind.FUNCTION_CALL));
+  }
 }
