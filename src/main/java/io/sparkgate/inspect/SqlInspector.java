@@ -138,12 +138,7 @@ final class SqlInspector {
       String sql, String origin, String where, SqlScope scope, FactSink sink, int nesting) {
     if (!withinLength(sql, origin, where, sink)) return;
     if (!readAsSent(sql, "statement", where, scope.session, sink)) {
-      sink.fact(Fact.Kind.SQL, "unread")
-          .put("sql", sql)
-          .put("length", sql.length())
-          .put("origin", origin)
-          .put("where", where)
-          .emit();
+      textFact("unread", sql, origin, where, sink);
       return;
     }
     SqlBaseParser.CompoundOrSingleStatementContext tree;
@@ -153,12 +148,7 @@ final class SqlInspector {
       // Statements only a session extension of the backend reads (Iceberg's ALTER TABLE ... ADD
       // PARTITION FIELD).
       if (ExtensionSql.read(sql, scope.session.extensions(), origin, where, scope, sink)) return;
-      sink.fact(Fact.Kind.SQL, "unparseable")
-          .put("sql", sql)
-          .put("length", sql.length())
-          .put("origin", origin)
-          .put("where", where)
-          .emit();
+      textFact("unparseable", sql, origin, where, sink);
       sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql")
           .put("where", where)
           .put("detail", e.getMessage())
@@ -181,6 +171,17 @@ final class SqlInspector {
         .emit();
     StatementKinds.reportUnknown(kind, where, sink);
     walk(tree, new SqlListener(this, new SqlText(sql), scope, sink, where, nesting));
+  }
+
+  /** The SQL fact of a statement that was not read: its text, for the audit record and the refusal. */
+  private static void textFact(
+      String subkind, String sql, String origin, String where, FactSink sink) {
+    sink.fact(Fact.Kind.SQL, subkind)
+        .put("sql", sql)
+        .put("length", sql.length())
+        .put("origin", origin)
+        .put("where", where)
+        .emit();
   }
 
   /** An expression string (selectExpr, expr(), filter("...")): Spark parses these with singleExpression. */

@@ -527,16 +527,8 @@ final class InspectorTest {
    */
   @Test
   void an_empty_add_listener_is_unclassified_remove_listener_is_not() {
-    Facts empty =
-        execute(
-            Plan.newBuilder()
-                .setCommand(
-                    Command.newBuilder()
-                        .setStreamingQueryManagerCommand(
-                            StreamingQueryManagerCommand.newBuilder()
-                                .setAddListener(
-                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
-                                        .getDefaultInstance()))));
+    var listener = StreamingQueryManagerCommand.StreamingQueryListenerCommand.newBuilder();
+    Facts empty = listenerCommand(true, listener.clone());
     assertTrue(
         empty.any(
             Fact.Kind.UNCLASSIFIED,
@@ -547,45 +539,20 @@ final class InspectorTest {
                         .equals(
                             "spark.connect.StreamingQueryManagerCommand.StreamingQueryListenerCommand")),
         empty.toString());
-    Facts idOnly =
-        execute(
-            Plan.newBuilder()
-                .setCommand(
-                    Command.newBuilder()
-                        .setStreamingQueryManagerCommand(
-                            StreamingQueryManagerCommand.newBuilder()
-                                .setAddListener(
-                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
-                                        .newBuilder()
-                                        .setId("l1")))));
+    Facts idOnly = listenerCommand(true, listener.clone().setId("l1"));
     assertTrue(idOnly.has(Fact.Kind.UNCLASSIFIED, "empty_message"), idOnly.toString());
-    Facts remove =
-        execute(
-            Plan.newBuilder()
-                .setCommand(
-                    Command.newBuilder()
-                        .setStreamingQueryManagerCommand(
-                            StreamingQueryManagerCommand.newBuilder()
-                                .setRemoveListener(
-                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
-                                        .newBuilder()
-                                        .setId("l1")))));
+    Facts remove = listenerCommand(false, listener.clone().setId("l1"));
     assertFalse(remove.has(Fact.Kind.UNCLASSIFIED), remove.toString());
     Facts python =
-        execute(
-            Plan.newBuilder()
-                .setCommand(
-                    Command.newBuilder()
-                        .setStreamingQueryManagerCommand(
-                            StreamingQueryManagerCommand.newBuilder()
-                                .setAddListener(
-                                    StreamingQueryManagerCommand.StreamingQueryListenerCommand
-                                        .newBuilder()
-                                        .setId("l1")
-                                        .setPythonListenerPayload(
-                                            PythonUDF.newBuilder()
-                                                .setCommand(ByteString.copyFromUtf8("x"))
-                                                .setPythonVer("3.11"))))));
+        listenerCommand(
+            true,
+            listener
+                .clone()
+                .setId("l1")
+                .setPythonListenerPayload(
+                    PythonUDF.newBuilder()
+                        .setCommand(ByteString.copyFromUtf8("x"))
+                        .setPythonVer("3.11")));
     assertFalse(python.has(Fact.Kind.UNCLASSIFIED), python.toString());
     assertEquals("streaming_listener", python.ofKind(Fact.Kind.USER_CODE).get(0).subkind());
     // The same empty command as raw bytes: plan(3) { command(2) {
@@ -604,6 +571,16 @@ final class InspectorTest {
       Facts f = inspector.inspect("ExecutePlan", nothing, SessionView.DEFAULT);
       assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "no_case"), f.toString());
     }
+  }
+
+  private Facts listenerCommand(
+      boolean add, StreamingQueryManagerCommand.StreamingQueryListenerCommand.Builder listener) {
+    StreamingQueryManagerCommand.Builder command = StreamingQueryManagerCommand.newBuilder();
+    if (add) command.setAddListener(listener);
+    else command.setRemoveListener(listener);
+    return execute(
+        Plan.newBuilder()
+            .setCommand(Command.newBuilder().setStreamingQueryManagerCommand(command)));
   }
 
   @Test

@@ -11,7 +11,6 @@ import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.UserContext;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -50,7 +49,7 @@ final class ParserDifferential {
   record Result(Outcome outcome, List<String> problems, String detail) {}
 
   private static final UserContext USER = UserContext.newBuilder().setUserId("u").build();
-  private final Map<SqlParserFlags, Inspector> inspectors = new HashMap<>();
+  private final Inspector inspector = new Inspector(InspectorConfig.DEFAULTS);
 
   /** The text as a client sends it: protobuf strings are UTF-8, so a lone surrogate cannot arrive. */
   static String wire(String text) {
@@ -68,13 +67,10 @@ final class ParserDifferential {
         unclassified.contains("unparseable_sql") || unclassified.contains("unparseable_identifier");
 
     if (substitutes) {
-      // Statements: the inspector refuses any ${ today (variable_substitution). Expressions and
-      // names
-      // reach Spark's session parser through the request entry point, which refuses a match before
-      // the
-      // inspector sees the string, so their refusal is not visible in these facts.
-      if (request.mode() == SparkOracle.Mode.PLAN
-          && !unparseable
+      // Every string Spark's session parser reads enters the inspector through one entry point,
+      // which refuses a match of Spark's pattern unread (variable_substitution): statements,
+      // expressions and names alike.
+      if (!unparseable
           && !unclassified.contains("variable_substitution")
           && !unclassified.contains("sql_too_long")) {
         return new Result(
@@ -112,14 +108,13 @@ final class ParserDifferential {
 
   /** Sparkgate's facts for the string, read from where Spark's session parser would read it. */
   Facts sparkgate(SparkOracle.Request request) {
-    Inspector inspector =
-        inspectors.computeIfAbsent(
-            request.flags(), f -> new Inspector(InspectorConfig.DEFAULTS, f));
+    SessionView session = session(request.flags());
     return switch (request.mode()) {
-      case PLAN -> inspector.inspectSql(request.text(), SessionView.DEFAULT);
+      case PLAN -> inspector.inspectSql(request.text(), session);
       case EXPR ->
           execute(
               inspector,
+              session,
               Relation.newBuilder()
                   .setProject(
                       Project.newBuilder()
@@ -133,6 +128,7 @@ final class ParserDifferential {
       case IDENT ->
           execute(
               inspector,
+              session,
               Relation.newBuilder()
                   .setRead(
                       Read.newBuilder()
@@ -142,7 +138,21 @@ final class ParserDifferential {
     };
   }
 
-  private static Facts execute(Inspector inspector, Relation root) {
+  /** A fresh session on a Spark 4.0 backend whose parser has these switches, substitution on. */
+  static SessionView session(SqlParserFlags f) {
+    ParserSettings settings =
+        new ParserSettings(
+            true,
+            true,
+            f.enforceReservedKeywords(),
+            f.doubleQuotedIdentifiers(),
+            f.legacySetOpsPrecedence(),
+            f.legacyExponentLiteralAsDecimal(),
+            false);
+    return new BackendProfile("4.0.0", List.of(), Map.of(), null, null, settings).freshSession();
+  }
+
+  private static Facts execute(Inspector inspector, SessionView session, Relation root) {
     return inspector.inspect(
         "spark.connect.SparkConnectService/ExecutePlan",
         ExecutePlanRequest.newBuilder()
@@ -152,7 +162,7 @@ final class ParserDifferential {
             .setPlan(Plan.newBuilder().setRoot(root))
             .build()
             .toByteArray(),
-        SessionView.DEFAULT);
+        session);
   }
 
   /** Everything Spark found that Sparkgate's facts do not hold. */
