@@ -308,6 +308,12 @@ final class Detectors {
                   .put("where", where)
                   .emit();
             });
+    // Names the pipelines handler reads with the session parser (GraphIdentifierManager).
+    for (String field : PIPELINE_NAMES) {
+      for (String name : Proto.strings(m, field)) sql.sessionIdentifier(name, where, session, sink);
+      String name = Proto.str(m, field);
+      if (name != null) sql.sessionIdentifier(name, where, session, sink);
+    }
     switch (frame.typeName()) {
       case "StartRun", "ExecuteOutputFlows" -> {
         // The run's checkpoints and state: written by the server (file:// accepted).
@@ -549,6 +555,16 @@ final class Detectors {
             });
     b.emit();
   }
+
+  /** Pipeline fields Spark parses as names: outputs, flows, their targets and sources, run selections. */
+  private static final List<String> PIPELINE_NAMES =
+      List.of(
+          "output_name",
+          "flow_name",
+          "target_dataset_name",
+          "source",
+          "full_refresh_selection",
+          "refresh_selection");
 
   /** The Catalog RPC fields Spark parses as names; patterns, paths and catalog names it does not. */
   private static final List<String> CATALOG_NAMES =

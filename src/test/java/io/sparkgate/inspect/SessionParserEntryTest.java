@@ -206,6 +206,34 @@ final class SessionParserEntryTest {
   }
 
   @Test
+  void pipeline_names_are_checked() {
+    byte[] request =
+        ExecutePlanRequest.newBuilder()
+            .setSessionId("s1")
+            .setUserContext(USER)
+            .setOperationId("op1")
+            .setPlan(
+                Plan.newBuilder()
+                    .setCommand(
+                        io.sparkgate.proto.spark.Command.newBuilder()
+                            .setPipelineCommand(
+                                io.sparkgate.proto.spark.PipelineCommand.newBuilder()
+                                    .setDefineOutput(
+                                        io.sparkgate.proto.spark.PipelineCommand.DefineOutput
+                                            .newBuilder()
+                                            .setDataflowGraphId("g")
+                                            .setOutputName("`${env:HOME}`")))))
+            .build()
+            .toByteArray();
+    assertTrue(
+        unclassified(inspector.inspect("ExecutePlan", request, SUBSTITUTING))
+            .contains("variable_substitution"));
+    assertFalse(
+        unclassified(inspector.inspect("ExecutePlan", request, NOT_SUBSTITUTING))
+            .contains("variable_substitution"));
+  }
+
+  @Test
   void ordinary_dollar_signs_and_unparsed_literals_pass() {
     Facts facts =
         execute(
