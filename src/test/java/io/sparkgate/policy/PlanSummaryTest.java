@@ -34,4 +34,48 @@ final class PlanSummaryTest {
 
     assertFalse(summary.containsKey("compressed"), summary.toString());
   }
+
+  /** An allowed or refused call can be understood from its record: the expression text, and what it held. */
+  @Test
+  void expressionStrings_andPaths_areShown_literalsAndCredentialsNot() {
+    io.sparkgate.inspect.Inspector inspector = new io.sparkgate.inspect.Inspector();
+    Facts facts =
+        inspector.inspect(
+            "ExecutePlan",
+            io.sparkgate.proto.spark.ExecutePlanRequest.newBuilder()
+                .setSessionId("s")
+                .setPlan(
+                    io.sparkgate.proto.spark.Plan.newBuilder()
+                        .setRoot(
+                            io.sparkgate.proto.spark.Relation.newBuilder()
+                                .setProject(
+                                    io.sparkgate.proto.spark.Project.newBuilder()
+                                        .setInput(
+                                            io.sparkgate.proto.spark.Relation.newBuilder()
+                                                .setRead(
+                                                    io.sparkgate.proto.spark.Read.newBuilder()
+                                                        .setDataSource(
+                                                            io.sparkgate.proto.spark.Read.DataSource
+                                                                .newBuilder()
+                                                                .setFormat("parquet")
+                                                                .addPaths(
+                                                                    "s3a://AKIA:secret@bucket/d"))))
+                                        .addExpressions(
+                                            io.sparkgate.proto.spark.Expression.newBuilder()
+                                                .setExpressionString(
+                                                    io.sparkgate.proto.spark.Expression
+                                                        .ExpressionString.newBuilder()
+                                                        .setExpression(
+                                                            "upper(name) || 'secret value'"))))))
+                .build()
+                .toByteArray(),
+            io.sparkgate.inspect.SessionView.DEFAULT);
+
+    Map<String, Object> summary = new PlanSummary(false).add(facts).toMap();
+
+    assertEquals(List.of("upper(name) || ?"), summary.get("expressions"), summary.toString());
+    assertEquals(List.of("s3a://***@bucket/d"), summary.get("paths"), summary.toString());
+    assertEquals(List.of("upper"), summary.get("functions"), summary.toString());
+    assertFalse(summary.toString().contains("secret"), summary.toString());
+  }
 }
