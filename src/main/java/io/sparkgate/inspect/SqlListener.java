@@ -550,6 +550,27 @@ final class SqlListener extends SqlBaseParserBaseListener {
     }
   }
 
+  /**
+   * EXECUTE IMMEDIATE ... USING: newer Spark releases splice the values into the statement text as SQL
+   * literals before its substitution runs, so the string literals' values (concatenated, as adjacent
+   * literals are) are checked like bound parameters. A value computed at run time cannot be seen here.
+   */
+  @Override
+  public void enterExecuteImmediateUsing(SqlBaseParser.ExecuteImmediateUsingContext ctx) {
+    StringBuilder values = new StringBuilder();
+    stringLiterals(ctx, values);
+    if (values.length() > 0)
+      inspector.boundValue(values.toString(), where + ".using", scope.session, sink);
+  }
+
+  private static void stringLiterals(ParseTree node, StringBuilder out) {
+    if (node instanceof SqlBaseParser.StringLitContext lit) {
+      out.append(SqlText.unescapeString(lit.getText()));
+      return;
+    }
+    for (int i = 0; i < node.getChildCount(); i++) stringLiterals(node.getChild(i), out);
+  }
+
   @Override
   public void enterExecuteImmediate(SqlBaseParser.ExecuteImmediateContext ctx) {
     var param = ctx.executeImmediateQueryParam();

@@ -250,6 +250,21 @@ final class SessionParserEntryTest {
     Facts facts =
         inspector.inspectSql("EXECUTE IMMEDIATE 'SELECT \\u0024{env:HOME}'", SUBSTITUTING);
     assertEquals(List.of("variable_substitution"), unclassified(facts));
+    // Values spliced into the text by newer releases: escapes and adjacent literals build the
+    // reference.
+    for (String using :
+        List.of(
+            "EXECUTE IMMEDIATE 'SELECT ?' USING '\\u0024{env:HOME}'",
+            "EXECUTE IMMEDIATE 'SELECT ?' USING '$' '{env:HOME}'")) {
+      assertEquals(
+          List.of("variable_substitution"),
+          unclassified(inspector.inspectSql(using, SUBSTITUTING)),
+          using);
+    }
+    assertEquals(
+        List.of(),
+        unclassified(
+            inspector.inspectSql("EXECUTE IMMEDIATE 'SELECT ?' USING '$5'", SUBSTITUTING)));
   }
 
   @Test
