@@ -36,6 +36,8 @@ import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.InspectorConfig;
+import io.sparkgate.inspect.RedisSessionStates;
+import io.sparkgate.inspect.SessionTracker;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.limits.CallLimiter;
 import io.sparkgate.limits.ConnectionGate;
@@ -200,7 +202,10 @@ public final class Sparkgate implements AutoCloseable {
                   config,
                   pool.name(),
                   withToken(loops.backend(first), tokens.get(first)),
-                  IcebergTimeTravelPolicyRewriter.all()));
+                  IcebergTimeTravelPolicyRewriter.all(),
+                  redis == null
+                      ? null
+                      : new RedisSessionStates(redis, pool.name(), SessionTracker.IDLE)));
         }
       } else {
         log.warn(
@@ -529,7 +534,8 @@ public final class Sparkgate implements AutoCloseable {
               byPool.put(
                   pool,
                   Pipeline.of(InspectStage.full(inspector, policy.sessions()), policy.stage())));
-      stages.add(new PoolStages(byPool::get));
+      stages.add(
+          new PoolStages(byPool::get, config.sessions().store() == SessionsConfig.Store.REDIS));
     } else {
       stages.add(InspectStage.headOnly(new Inspector()));
     }

@@ -1,13 +1,17 @@
 package io.sparkgate.call;
 
 import io.grpc.Status;
+import io.grpc.StatusException;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.Payload;
 import io.sparkgate.inspect.ArtifactTracker;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
+import io.sparkgate.inspect.SessionStates;
 import io.sparkgate.inspect.SessionTracker;
 import io.sparkgate.inspect.SessionView;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The inspect stage: each request message is decoded here, once, into the call's request head and facts, in
@@ -18,6 +22,8 @@ import io.sparkgate.inspect.SessionView;
  * policy) only the request head is read, for the audit record.
  */
 public final class InspectStage implements Stage {
+  private static final Logger log = LoggerFactory.getLogger(InspectStage.class);
+
   private final Inspector inspector;
   private final SessionTracker sessions; // null: the request head only
 
@@ -78,16 +84,29 @@ public final class InspectStage implements Stage {
     }
 
     @Override
-    public byte[] onRequest(byte[] message) {
-      Facts facts =
-          inspector.inspect(
-              call.method(),
-              message,
-              (userId, sessionId) -> {
-                session = sessions.view(userId, sessionId);
-                return session;
-              },
-              artifacts);
+    public byte[] onRequest(byte[] message) throws StatusException {
+      Facts facts;
+      try {
+        facts =
+            inspector.inspect(
+                call.method(),
+                message,
+                (userId, sessionId) -> {
+                  session = sessions.view(userId, sessionId);
+                  return session;
+                },
+                artifacts);
+      } catch (SessionStates.Unavailable e) {
+        log.warn("{}: {}", call.method(), e.getMessage());
+        throw new SparkError(
+                Status.Code.UNAVAILABLE,
+                "SPARKGATE_SESSION_STATE_UNAVAILABLE",
+                "Sparkgate cannot read this session's state right now; retry shortly.",
+                "08001",
+                java.util.Map.of(),
+                java.util.Optional.of(java.time.Duration.ofSeconds(1)))
+            .toException();
+      }
       call.inspected(facts, session);
       return message;
     }
@@ -119,14 +138,28 @@ public final class InspectStage implements Stage {
     @Override
     public Payload onResponse(Payload message) {
       if (pending != null && reattachable && Answers.resultComplete(message)) {
-        sessions.apply(pending);
+        SessionTracker.Change change = pending;
         pending = null;
+        apply(() -> sessions.apply(change));
       } else if (reattachedTo != null && Answers.resultComplete(message)) {
         RequestHead h = reattachedTo;
         reattachedTo = null;
-        sessions.applyParked(h.userId(), h.sessionId(), h.operationId());
+        apply(() -> sessions.applyParked(h.userId(), h.sessionId(), h.operationId()));
       }
       return message;
+    }
+
+    /** Applies an answered change; one the shared store failed to take is logged (the tracker refuses on). */
+    private void apply(Runnable change) {
+      try {
+        change.run();
+      } catch (SessionStates.Unavailable e) {
+        log.error(
+            "{}: Spark answered a change to session state that the shared store did not take; the"
+                + " session is refused here from now on: {}",
+            call.method(),
+            e.getMessage());
+      }
     }
 
     /**
@@ -142,27 +175,25 @@ public final class InspectStage implements Stage {
       pending = null;
       if (change == null) return;
       if (status.isOk() && !reattachable) {
-        sessions.apply(change);
+        apply(() -> sessions.apply(change));
       } else if (reattachable
           && (status.isOk()
               || status.getCode() == Status.Code.UNAVAILABLE
               || status.getCode() == Status.Code.CANCELLED)) {
         sessions.park(operationId, change);
       } else {
-        sessions.abandon(change);
+        apply(() -> sessions.abandon(change));
       }
     }
 
     /**
-     * A session this replica does not hold is read from the shared store, which may wait: such a message is
-     * handled off the event loop. Asked before the authenticate stage stamped the user, so a session held
-     * under the declared user but another principal would wait on the loop once; a call is never wrong for it.
+     * With a shared store, every message of a session reads it (and a cache operation claims there), which may
+     * wait: such a message is handled off the event loop.
      */
     @Override
     public boolean mayBlock(byte[] message) {
       if (!sessions.shared()) return false;
-      RequestHead head = RequestHead.of(inspector.head(call.method(), message));
-      return !sessions.holds(head.userId(), head.sessionId());
+      return !RequestHead.of(inspector.head(call.method(), message)).sessionId().isEmpty();
     }
 
     @Override

@@ -14,10 +14,20 @@ import java.util.function.Function;
  */
 public final class PoolStages implements Stage {
   private final Function<String, Pipeline> byPool;
+  private final boolean shared;
 
   /** @param byPool the pipeline of each pool's stages; never null for a pool the route stage chooses */
   public PoolStages(Function<String, Pipeline> byPool) {
+    this(byPool, false);
+  }
+
+  /**
+   * @param shared whether the pools' stages read a store shared by replicas: a first message, whose pool is
+   *     not chosen yet when it is asked whether it may wait, then may
+   */
+  public PoolStages(Function<String, Pipeline> byPool, boolean shared) {
     this.byPool = byPool;
+    this.shared = shared;
   }
 
   @Override
@@ -89,7 +99,7 @@ public final class PoolStages implements Stage {
     @Override
     public boolean mayBlock(byte[] message) {
       CallHook h = hook; // null before the first message: the pool is not known yet
-      return h != null && h.mayBlock(message);
+      return h == null ? shared : h.mayBlock(message);
     }
   }
 }

@@ -62,7 +62,7 @@ final class CacheOwners {
   private final Object lock = new Object();
   private volatile Snapshot snapshot = new Snapshot(0, Map.of());
   private boolean fullLogged; // guarded by lock
-  private long lastRead; // guarded by lock
+  private long storedVersion; // guarded by lock
 
   /** The key of a persisted plan: the digest of its relation as the client encoded it. */
   static String planKey(String digest) {
@@ -146,15 +146,18 @@ final class CacheOwners {
     return out;
   }
 
-  /**
-   * Replaces every entry with what a shared store holds, read as the {@code read}-th read: a read that
-   * completes after a later one is ignored.
-   */
-  void replace(long read, Map<String, Entry> entries) {
+  /** Replaces every entry with what a shared store holds at {@code version}. */
+  void replace(long version, Map<String, Entry> entries) {
     synchronized (lock) {
-      if (read <= lastRead) return;
-      lastRead = read;
+      storedVersion = version;
       publish(entries);
+    }
+  }
+
+  /** The version of the shared store's entries held here (0: none read). */
+  long storedVersion() {
+    synchronized (lock) {
+      return storedVersion;
     }
   }
 
@@ -162,10 +165,15 @@ final class CacheOwners {
     snapshot = new Snapshot(snapshot.version + 1, Map.copyOf(entries));
   }
 
-  /** An entry as a shared store keeps it: its owner and footprint, each part URL-encoded. */
+  /**
+   * An entry as a shared store keeps it: 1 (confirmed) or 0 (reserved), its owner and its footprint, each
+   * part URL-encoded and the footprint sorted, so that equal entries are equal strings.
+   */
   static String encode(Entry entry) {
     StringBuilder b =
-        new StringBuilder(url(entry.owner().userId()))
+        new StringBuilder(entry.confirmed() ? "1" : "0")
+            .append('&')
+            .append(url(entry.owner().userId()))
             .append('&')
             .append(url(entry.owner().sessionId()));
     for (String f : new java.util.TreeSet<>(entry.footprint())) b.append('&').append(url(f));
@@ -175,11 +183,12 @@ final class CacheOwners {
   /** The entry {@link #encode} wrote; null for a value that is not one. */
   static Entry decode(String value) {
     String[] parts = value.split("&", -1);
-    if (parts.length < 2) return null;
+    if (parts.length < 3 || !(parts[0].equals("0") || parts[0].equals("1"))) return null;
     try {
       Set<String> footprint = new HashSet<>();
-      for (int i = 2; i < parts.length; i++) footprint.add(unurl(parts[i]));
-      return new Entry(new Owner(unurl(parts[0]), unurl(parts[1])), footprint);
+      for (int i = 3; i < parts.length; i++) footprint.add(unurl(parts[i]));
+      return new Entry(
+          new Owner(unurl(parts[1]), unurl(parts[2])), footprint, parts[0].equals("1"));
     } catch (IllegalArgumentException e) {
       return null;
     }

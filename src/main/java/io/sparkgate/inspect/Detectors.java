@@ -676,6 +676,9 @@ final class Detectors {
     }
   }
 
+  private static final java.util.Set<String> COMMON_MESSAGES =
+      java.util.Set.of("RelationCommon", "ExpressionCommon");
+
   /** Recursion as deep as the message, which was parsed within the inspector's nesting bound. */
   private static Message withoutPlanIds(Message m) {
     Message.Builder b = null;
@@ -683,8 +686,10 @@ final class Detectors {
       var fd = e.getKey();
       boolean message =
           fd.getJavaType() == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE;
+      // Plan ids and call sites (the JVM client records the stack of each DataFrame call in
+      // ExpressionCommon) differ between equal plans built twice; Spark's sameResult ignores both.
       if (fd.getName().equals("plan_id")
-          || (message && fd.getMessageType().getName().equals("RelationCommon"))) {
+          || (message && COMMON_MESSAGES.contains(fd.getMessageType().getName()))) {
         if (b == null) b = m.toBuilder();
         b.clearField(fd);
       } else if (message) {

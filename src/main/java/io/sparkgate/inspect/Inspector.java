@@ -55,6 +55,8 @@ public final class Inspector {
   /**
    * The facts of one request message, read in one pass: its head first (the REQUEST fact), then the rest in
    * the session {@code sessions} gives for the head's user and session.
+   *
+   * @throws SessionStates.Unavailable when {@code sessions} cannot read the session from its shared store
    */
   public Facts inspect(
       String method, byte[] request, SessionViews sessions, ArtifactTracker tracker) {
@@ -84,6 +86,8 @@ public final class Inspector {
         sink = new FactSink(config.maxFacts());
         inspectInto(name, request, sessions, tracker, sink);
       }
+    } catch (SessionStates.Unavailable e) {
+      throw e; // not the request's fault: the call is answered UNAVAILABLE, and may be retried
     } catch (RuntimeException | StackOverflowError e) {
       // Fail closed: a bug here must never let a request pass as "nothing seen".
       sink.fact(Fact.Kind.UNCLASSIFIED, "inspector_error")

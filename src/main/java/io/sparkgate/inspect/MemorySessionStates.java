@@ -1,55 +1,51 @@
 package io.sparkgate.inspect;
 
-import java.util.List;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
 
 /**
- * {@link SessionStates} in this JVM: for replicas that share one process (tests), where every listener is
- * told at once, on the writer's thread. Thread-safe.
+ * {@link SessionStates} in this JVM: for replicas that share one process (tests). Every method holds one lock,
+ * as Redis runs one command at a time. Thread-safe.
  */
 public final class MemorySessionStates implements SessionStates {
   private record Key(String userId, String sessionId) {}
 
-  private final Map<Key, String> sessions = new ConcurrentHashMap<>();
-  private final Map<String, String> entries = new ConcurrentHashMap<>();
-  private final List<Listener> listeners = new CopyOnWriteArrayList<>();
+  private final Map<Key, String> sessions = new HashMap<>();
+  private final Map<String, String> entries = new HashMap<>();
+  private long version;
 
   @Override
-  public Optional<String> session(String userId, String sessionId) {
-    return Optional.ofNullable(sessions.get(new Key(userId, sessionId)));
+  public synchronized Read read(String userId, String sessionId) {
+    return new Read(Optional.ofNullable(sessions.get(new Key(userId, sessionId))), version);
   }
 
   @Override
-  public void session(String userId, String sessionId, String state) {
-    if (state == null) sessions.remove(new Key(userId, sessionId));
-    else sessions.put(new Key(userId, sessionId), state);
-    for (Listener l : listeners) l.sessionChanged(userId, sessionId);
+  public synchronized String update(String userId, String sessionId, UnaryOperator<String> change) {
+    return sessions.compute(new Key(userId, sessionId), (k, v) -> change.apply(v));
   }
 
   @Override
-  public CompletionStage<Boolean> claim(String key, String entry) {
-    boolean recorded = entries.putIfAbsent(key, entry) == null;
-    if (recorded) for (Listener l : listeners) l.cacheChanged();
-    return CompletableFuture.completedFuture(recorded);
+  public synchronized Entries entries() {
+    return new Entries(version, entries);
   }
 
   @Override
-  public void release(String key, String entry) {
-    if (entries.remove(key, entry)) for (Listener l : listeners) l.cacheChanged();
+  public synchronized boolean claim(String key, String entry) {
+    if (entries.containsKey(key) || entries.size() >= CacheOwners.MAX_ENTRIES) return false;
+    entries.put(key, entry);
+    version++;
+    return true;
   }
 
   @Override
-  public CompletionStage<Map<String, String>> entries() {
-    return CompletableFuture.completedFuture(Map.copyOf(entries));
-  }
-
-  @Override
-  public void listen(Listener listener) {
-    listeners.add(listener);
+  public synchronized boolean replace(String key, String expected, String entry) {
+    if (!Objects.equals(entries.get(key), expected)) return false;
+    if (entry == null) entries.remove(key);
+    else entries.put(key, entry);
+    version++;
+    return true;
   }
 }

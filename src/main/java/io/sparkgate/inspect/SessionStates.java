@@ -2,36 +2,57 @@ package io.sparkgate.inspect;
 
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletionStage;
+import java.util.function.UnaryOperator;
 
 /**
  * Where what a session's view depends on is kept for every replica of a pool: each session's own state and
- * the owners of Spark's cache entries, as strings the {@link SessionTracker} encodes. A replica keeps in memory
- * what it read, and is told when the store changed ({@link Listener}), so its hot path reads the store only for
- * a session it has not seen or that changed since. Thread-safe.
+ * the owners of Spark's cache entries, as strings the {@link SessionTracker} encodes. Every change is decided
+ * in the store, atomically, and read back by every call, so a client's next call meets what its last answer
+ * changed whichever replica serves it. Methods that may wait do so for one round trip at most, bounded by the
+ * store's timeout; one that cannot answer throws {@link Unavailable}. Thread-safe.
  */
 public interface SessionStates {
-  /** Told that the store changed; called on the store's thread, so it must not wait. */
-  interface Listener {
-    void sessionChanged(String userId, String sessionId);
+  /** The store did not answer (down, too slow): the call it serves is answered UNAVAILABLE. */
+  final class Unavailable extends RuntimeException {
+    private static final long serialVersionUID = 1L;
 
-    void cacheChanged();
+    public Unavailable(String message, Throwable cause) {
+      super(message, cause);
+    }
   }
 
-  /** A session's stored state, or empty; may wait on the store (call it off the event loops). */
-  Optional<String> session(String userId, String sessionId);
+  /**
+   * What one call reads: the session's state (empty: none stored) and the version of the cache entries,
+   * which grows with every change to them.
+   */
+  record Read(Optional<String> session, long cacheVersion) {}
 
-  /** Stores a session's state ({@code null}: forgets it); does not wait. */
-  void session(String userId, String sessionId, String state);
+  /** The cache entries, by key, as of {@code version}. */
+  record Entries(long version, Map<String, String> entries) {
+    public Entries {
+      entries = Map.copyOf(entries);
+    }
+  }
 
-  /** Records a cache entry unless {@code key} has one; completes with whether it recorded it. */
-  CompletionStage<Boolean> claim(String key, String entry);
+  /** The session's state and the cache version, in one round trip; keeps the session from expiring. */
+  Read read(String userId, String sessionId);
 
-  /** Removes the entry of {@code key} if it still is {@code entry}; does not wait. */
-  void release(String key, String entry);
+  /**
+   * Replaces the session's state with what {@code change} makes of it (given null when none is stored;
+   * returning null forgets it), atomically: a change another replica made meanwhile is read and changed
+   * again. Returns the state stored.
+   */
+  String update(String userId, String sessionId, UnaryOperator<String> change);
 
-  /** Every cache entry, by key. */
-  CompletionStage<Map<String, String>> entries();
+  /** Every cache entry, by key, with the version they are of. */
+  Entries entries();
 
-  void listen(Listener listener);
+  /** Records a cache entry unless {@code key} has one (or the store holds its most); whether it did. */
+  boolean claim(String key, String entry);
+
+  /**
+   * Replaces the entry of {@code key} while it still is {@code expected} ({@code entry} null: removes it);
+   * whether it did.
+   */
+  boolean replace(String key, String expected, String entry);
 }

@@ -17,7 +17,11 @@ import java.util.function.Supplier;
  * <p>It learns only from requests Spark answered: the inspect stage takes a {@link Change} when it forwards a
  * request and {@link #apply applies} it once the call succeeded, so a USE that Spark refuses changes nothing.
  * Sessions not seen for {@code idle} are forgotten (their cache entries are not: Spark keeps them).
- * Thread-safe.
+ *
+ * <p>With a {@link SessionStates store} the replicas of a pool share, every call reads its session's state
+ * and the cache version from the store (one round trip, off the event loops), cache entries are claimed there
+ * when the request is forwarded, and an answered change is written there before the client sees the answer:
+ * the client's next call meets it on any replica. Thread-safe.
  */
 public final class SessionTracker implements SessionViews {
   private record Key(String userId, String sessionId) {}
@@ -54,8 +58,11 @@ public final class SessionTracker implements SessionViews {
     }
   }
 
-  /** Held locally for a session a shared store has nothing for: not asked again until told of a change. */
-  private static final State NOTHING_STORED = new State("", "", null, Set.of());
+  /**
+   * What the store keeps for a released session until it expires: a replica that read its state before then
+   * reads it as fresh, where a state gone altogether means the store lost it.
+   */
+  private static final String RELEASED = "released";
 
   /** A profile's fresh session, built once: most calls are on sessions that never changed catalog. */
   private record Fresh(BackendProfile profile, SessionView.Fixed view) {}
@@ -88,49 +95,44 @@ public final class SessionTracker implements SessionViews {
   /** An execution whose stream ended before its answer: the client reattaches to it by operation id. */
   private record Operation(String userId, String sessionId, String operationId) {}
 
+  /**
+   * How long a session's state is kept after its last call: longer than Spark keeps an idle session (an hour by
+   * default), so that Sparkgate never takes a session Spark still has for a fresh one.
+   */
+  public static final Duration IDLE = Duration.ofHours(2);
+
   private final Supplier<BackendProfile> profile;
   private final Cache<Key, State> sessions;
 
   /** Changes of executions that a ReattachExecute may still finish; forgotten after {@code idle}. */
   private final Cache<Operation, Change> parked;
 
+  /**
+   * Sessions whose answered change could not be written to the store: their state there is stale, so they
+   * are refused here until released (fails closed). Only with a store.
+   */
+  private final Cache<Key, Boolean> lost;
+
+  /**
+   * Sessions this replica read a state of from the store: should the store answer none later (a Redis that
+   * lost its data), the session is refused rather than read as a fresh one. Only with a store.
+   */
+  private final Cache<Key, Boolean> stateful;
+
   private final CacheOwners owners = new CacheOwners();
-  private final boolean replicated;
   private final SessionStates store; // null: this replica's memory only
-  private final java.util.concurrent.atomic.AtomicLong ownerReads =
-      new java.util.concurrent.atomic.AtomicLong();
   private volatile Fresh fresh; // null until the first view
 
   public SessionTracker(Supplier<BackendProfile> profile, Duration idle, Ticker ticker) {
-    this(profile, idle, ticker, false);
+    this(profile, idle, ticker, null);
   }
 
   /**
-   * @param replicated other replicas serve the same sessions (a shared session registry): cache ownership
-   *     seen here is then not all there is, since another replica may have seen an entry cached first, so no
-   *     session may drop anything from the cache (fails closed until ownership is shared between replicas)
-   */
-  public SessionTracker(
-      Supplier<BackendProfile> profile, Duration idle, Ticker ticker, boolean replicated) {
-    this(profile, idle, ticker, replicated, null);
-  }
-
-  /**
-   * With a store every replica of the pool shares: sessions' state and cache ownership are written to it when
-   * they change here, and read from it for a session this replica has not seen, or was told changed.
+   * @param store where every replica of the pool keeps sessions' state and cache ownership, read by every
+   *     call; null: this replica's memory only
    */
   public SessionTracker(
       Supplier<BackendProfile> profile, Duration idle, Ticker ticker, SessionStates store) {
-    this(profile, idle, ticker, false, Objects.requireNonNull(store, "store"));
-  }
-
-  private SessionTracker(
-      Supplier<BackendProfile> profile,
-      Duration idle,
-      Ticker ticker,
-      boolean replicated,
-      SessionStates store) {
-    this.replicated = replicated;
     this.store = store;
     this.profile = Objects.requireNonNull(profile, "profile");
     if (idle.isNegative() || idle.isZero())
@@ -148,82 +150,101 @@ public final class SessionTracker implements SessionViews {
             .executor(Runnable::run)
             .maximumSize(100_000)
             .build();
-    if (store != null) {
-      store.listen(
-          new SessionStates.Listener() {
-            @Override
-            public void sessionChanged(String userId, String sessionId) {
-              sessions.invalidate(new Key(userId, sessionId));
-            }
-
-            @Override
-            public void cacheChanged() {
-              readOwners();
-            }
-          });
-      readOwners();
-    }
-  }
-
-  /** Reads every cache entry from the store into {@link #owners}; a read overtaken by a later one is dropped. */
-  private void readOwners() {
-    long read = ownerReads.incrementAndGet();
-    store
-        .entries()
-        .thenAccept(
-            stored -> {
-              java.util.Map<String, CacheOwners.Entry> entries = new java.util.HashMap<>();
-              stored.forEach(
-                  (k, v) -> {
-                    CacheOwners.Entry e = CacheOwners.decode(v);
-                    if (e != null) entries.put(k, e);
-                  });
-              owners.replace(read, entries);
-            });
+    this.lost =
+        Caffeine.newBuilder()
+            .expireAfterAccess(idle)
+            .ticker(ticker)
+            .executor(Runnable::run)
+            .maximumSize(100_000)
+            .build();
+    this.stateful =
+        Caffeine.newBuilder()
+            .expireAfterAccess(idle)
+            .ticker(ticker)
+            .executor(Runnable::run)
+            .maximumSize(1_000_000)
+            .build();
   }
 
   /**
-   * The session's state here, read from the store first when this replica does not hold it; null for a fresh
-   * session. A store that cannot answer throws, and the inspector reports that as a fact the policy refuses.
+   * Whether a store other replicas share is behind this tracker: every call with a session then reads it,
+   * which may wait.
    */
-  private State state(Key key) {
-    State s =
-        store == null || key.sessionId().isEmpty()
-            ? sessions.getIfPresent(key)
-            : sessions.get(
-                key,
-                k -> {
-                  State stored =
-                      store.session(k.userId(), k.sessionId()).map(State::decode).orElse(null);
-                  return stored == null ? NOTHING_STORED : stored;
-                });
-    return s == NOTHING_STORED ? null : s;
-  }
-
-  /** Whether a store other replicas share is behind this tracker (a session not held here is read from it). */
   public boolean shared() {
     return store != null;
   }
 
-  /** Whether the session's state is here already: without a store, or once read, no wait. */
-  public boolean holds(String userId, String sessionId) {
-    return store == null || sessions.getIfPresent(new Key(userId, sessionId)) != null;
-  }
-
-  /** The session as the inspector should see it now (a fresh session if unknown or expired). */
+  /**
+   * The session as the inspector should see it now (a fresh session if unknown or expired). With a store, read
+   * from it, with the cache entries when they changed since last read; a store that cannot answer throws
+   * {@link SessionStates.Unavailable}.
+   */
   @Override
   public SessionView view(String userId, String sessionId) {
     Fresh f = fresh(profile.get());
-    State s = state(new Key(userId, sessionId));
-    Set<String> droppable =
-        replicated
-            ? Set.of()
-            : owners.snapshot().droppable(new CacheOwners.Owner(userId, sessionId));
+    State s;
+    if (store == null || sessionId.isEmpty()) {
+      s = sessions.getIfPresent(new Key(userId, sessionId));
+    } else {
+      Key key = new Key(userId, sessionId);
+      if (lost.getIfPresent(key) != null)
+        throw new IllegalStateException(
+            "the session's last change could not be recorded in the shared store; start a new session");
+      SessionStates.Read read = store.read(userId, sessionId);
+      String stored = read.session().orElse(null);
+      s = stored == null || stored.equals(RELEASED) ? null : decode(stored);
+      if (s != null) stateful.put(key, Boolean.TRUE);
+      else if (RELEASED.equals(stored)) stateful.invalidate(key);
+      else if (stateful.getIfPresent(key) != null)
+        throw new IllegalStateException(
+            "the shared store no longer holds the session's state (did Redis lose its data?); start a"
+                + " new session");
+      if (read.cacheVersion() != owners.storedVersion()) readOwners(read.cacheVersion());
+    }
+    Set<String> droppable = owners.snapshot().droppable(new CacheOwners.Owner(userId, sessionId));
     if (s == null && droppable.isEmpty()) return f.view();
     SessionView.Fixed v = f.view();
     return s == null
         ? v.withState(v.currentCatalog(), v.currentDatabase(), v.timeZone(), Set.of(), droppable)
         : v.withState(s.catalog(), s.database(), s.timeZone(), s.functions(), droppable);
+  }
+
+  /**
+   * Reads every cache entry from the store into {@link #owners}, unless another call did since the store was
+   * at {@code version}. One at a time, so that an older read never replaces a newer; a version that differs,
+   * rather than grows, also catches a store that lost its entries.
+   */
+  private void readOwners(long version) {
+    synchronized (owners) {
+      if (owners.storedVersion() == version) return;
+      SessionStates.Entries stored = store.entries();
+      owners.replace(stored.version(), decodeEntries(stored.entries()));
+    }
+  }
+
+  private static java.util.Map<String, CacheOwners.Entry> decodeEntries(
+      java.util.Map<String, String> stored) {
+    java.util.Map<String, CacheOwners.Entry> entries = new java.util.HashMap<>();
+    stored.forEach(
+        (k, v) -> {
+          CacheOwners.Entry e = CacheOwners.decode(v);
+          // One this version cannot read is kept as an unknown owner's: it still blocks drops.
+          entries.put(
+              k,
+              e != null
+                  ? e
+                  : new CacheOwners.Entry(new CacheOwners.Owner("", ""), Set.of(k), true));
+        });
+    return entries;
+  }
+
+  /** A state the store holds; one this version cannot read is not taken for a fresh session. */
+  private static State decode(String stored) {
+    State s = State.decode(stored);
+    if (s == null)
+      throw new IllegalStateException(
+          "the shared store holds a session state this version cannot read");
+    return s;
   }
 
   private Fresh fresh(BackendProfile p) {
@@ -253,24 +274,36 @@ public final class SessionTracker implements SessionViews {
     // second
     // session's CACHE TABLE answered while this one still fills the cache finds it taken.
     java.util.List<String> reserved = new java.util.ArrayList<>();
-    if (store == null) {
-      CacheOwners.Owner owner = new CacheOwners.Owner(userId, sessionId);
-      cacheEntries(facts)
-          .forEach(
-              (key, footprint) -> {
-                if (owners.reserve(owner, key, footprint)) reserved.add(key);
-              });
-    }
+    CacheOwners.Owner owner = new CacheOwners.Owner(userId, sessionId);
+    cacheEntries(facts)
+        .forEach(
+            (key, footprint) -> {
+              boolean mine =
+                  store == null
+                      ? owners.reserve(owner, key, footprint)
+                      : store.claim(
+                          key, CacheOwners.encode(new CacheOwners.Entry(owner, footprint, false)));
+              if (mine) reserved.add(key);
+            });
     return new Change(userId, sessionId, facts, false, reserved);
   }
 
-  /** Applies a change whose request Spark answered successfully. */
+  /**
+   * Applies a change whose request Spark answered successfully. With a store, this writes to it and waits
+   * (one bounded round trip per change, and changes are rare): the client must not see the answer before every
+   * replica can read what it changed. Should the store fail, the session is refused here from then on.
+   */
   public void apply(Change change) {
     if (change == null) return;
-    if (change.release) {
-      forget(change.userId, change.sessionId);
-    } else {
-      observe(change.userId, change.sessionId, change.facts);
+    try {
+      if (change.release) {
+        forget(change.userId, change.sessionId);
+      } else {
+        observe(change.userId, change.sessionId, change.facts, change.reserved);
+      }
+    } catch (SessionStates.Unavailable e) {
+      lost.put(new Key(change.userId, change.sessionId), Boolean.TRUE);
+      throw e;
     }
   }
 
@@ -278,7 +311,16 @@ public final class SessionTracker implements SessionViews {
   public void abandon(Change change) {
     if (change == null) return;
     CacheOwners.Owner owner = new CacheOwners.Owner(change.userId, change.sessionId);
-    for (String key : change.reserved) owners.abandon(owner, key);
+    if (store == null) {
+      for (String key : change.reserved) owners.abandon(owner, key);
+      return;
+    }
+    java.util.Map<String, Set<String>> entries = cacheEntries(change.facts);
+    for (String key : change.reserved) {
+      // Should this fail, the reservation stays and nobody may drop the entry (fails closed).
+      store.replace(
+          key, CacheOwners.encode(new CacheOwners.Entry(owner, entries.get(key), false)), null);
+    }
   }
 
   /**
@@ -343,6 +385,11 @@ public final class SessionTracker implements SessionViews {
    * makes first.
    */
   public void observe(String userId, String sessionId, Facts facts) {
+    observe(userId, sessionId, facts, java.util.List.of());
+  }
+
+  private void observe(
+      String userId, String sessionId, Facts facts, java.util.List<String> reserved) {
     CacheOwners.Owner owner = new CacheOwners.Owner(userId, sessionId);
     boolean session = false;
     for (Fact f : facts.all()) {
@@ -370,49 +417,57 @@ public final class SessionTracker implements SessionViews {
       }
       session = true;
     }
-    cacheEntries(facts).forEach((key, footprint) -> claim(owner, key, footprint));
-    if (session) {
+    cacheEntries(facts)
+        .forEach((key, footprint) -> claim(owner, key, footprint, reserved.contains(key)));
+    if (!session) return;
+    if (store == null) {
       Key key = new Key(userId, sessionId);
-      State before = state(key); // read from the store first, if this replica does not hold it
-      State after = next(before, userId, sessionId, facts);
-      sessions.put(key, after);
-      if (store != null) store.session(userId, sessionId, after.encode());
+      sessions.put(key, next(sessions.getIfPresent(key), facts));
+    } else {
+      store.update(
+          userId,
+          sessionId,
+          before ->
+              next(before == null || before.equals(RELEASED) ? null : decode(before), facts)
+                  .encode());
     }
   }
 
   /**
-   * Records {@code owner} as the owner of a cache entry unless it has one. With a store, the store decides
-   * (so two replicas cannot both make their session the owner), and the entry counts here once it has.
+   * Confirms {@code owner} as the owner of a cache entry it reserved when the request was forwarded, or makes
+   * it the owner of one nobody holds. With a store, the store decides, so that two replicas cannot both make
+   * their session the owner.
    */
-  private void claim(CacheOwners.Owner owner, String key, Set<String> footprint) {
+  private void claim(CacheOwners.Owner owner, String key, Set<String> footprint, boolean reserved) {
     if (store == null) {
-      owners.claim(
-          owner, key, footprint); // unless reserved, by this session or another, when forwarded
+      owners.claim(owner, key, footprint); // unless reserved, by this session or another
       owners.confirm(owner, key);
+    } else if (reserved) {
+      store.replace(
+          key,
+          CacheOwners.encode(new CacheOwners.Entry(owner, footprint, false)),
+          CacheOwners.encode(new CacheOwners.Entry(owner, footprint, true)));
     } else {
-      // Claimed at the answer, not reserved when forwarded as without a store: a second session's
-      // CACHE
-      // TABLE answered before the first's finished could win the claim. To do before a shared store
-      // is
-      // used in production.
-      var unused =
-          store
-              .claim(key, CacheOwners.encode(new CacheOwners.Entry(owner, footprint)))
-              .thenRun(this::readOwners);
+      store.claim(key, CacheOwners.encode(new CacheOwners.Entry(owner, footprint, true)));
     }
   }
 
-  /** Forgets {@code owner}'s entries Spark dropped, here at once and in the store. */
+  /**
+   * Forgets {@code owner}'s entries Spark dropped. With a store, those of the entries read for this call that
+   * are still as read.
+   */
   private void release(
       CacheOwners.Owner owner,
       java.util.function.Predicate<java.util.Map.Entry<String, CacheOwners.Entry>> dropped) {
-    if (store != null)
-      owners.selected(owner, dropped).forEach((k, e) -> store.release(k, CacheOwners.encode(e)));
-    owners.release(owner, dropped);
+    if (store == null) owners.release(owner, dropped);
+    else
+      owners
+          .selected(owner, dropped)
+          .forEach((k, e) -> store.replace(k, CacheOwners.encode(e), null));
   }
 
   /** The session's state after the session-level facts of one request, in order. */
-  private State next(State old, String userId, String sessionId, Facts facts) {
+  private State next(State old, Facts facts) {
     SessionView.Fixed v = fresh(profile.get()).view();
     String catalog = old == null ? v.currentCatalog() : old.catalog();
     String database = old == null ? v.currentDatabase() : old.database();
@@ -457,7 +512,9 @@ public final class SessionTracker implements SessionViews {
   /** Drops a session (ReleaseSession). Its cache entries stay: Spark keeps them. */
   public void forget(String userId, String sessionId) {
     sessions.invalidate(new Key(userId, sessionId));
-    if (store != null) store.session(userId, sessionId, null);
+    lost.invalidate(new Key(userId, sessionId));
+    stateful.invalidate(new Key(userId, sessionId));
+    if (store != null) store.update(userId, sessionId, before -> RELEASED);
   }
 
   long size() {

@@ -10,9 +10,9 @@ import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.BackendProfiler;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
+import io.sparkgate.inspect.SessionStates;
 import io.sparkgate.inspect.SessionTracker;
 import io.sparkgate.inspect.SessionView;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -54,16 +54,21 @@ public final class PolicyStage implements AutoCloseable {
    */
   public static PolicyStage start(
       ProxyConfig config, Channel backend, Map<String, RequestRewriter> rewriters) {
-    return start(config, config.pools().keySet().iterator().next(), backend, rewriters);
+    return start(config, config.pools().keySet().iterator().next(), backend, rewriters, null);
   }
 
   /**
    * As above, for one pool: its policy (its own or {@code policy.file}) and its backends' profile.
    *
    * @param backend a channel to one of the pool's backends, for reading its profile
+   * @param states where the pool's replicas share session state; null: this replica's memory
    */
   public static PolicyStage start(
-      ProxyConfig config, String pool, Channel backend, Map<String, RequestRewriter> rewriters) {
+      ProxyConfig config,
+      String pool,
+      Channel backend,
+      Map<String, RequestRewriter> rewriters,
+      SessionStates states) {
     PolicyStore store =
         new PolicyStore(
             config.policyOf(pool).orElseThrow(),
@@ -96,9 +101,9 @@ public final class PolicyStage implements AutoCloseable {
               BackendProfile p = profiles.current();
               return p == null ? BackendProfile.UNKNOWN : p;
             },
-            Duration.ofHours(2),
+            SessionTracker.IDLE,
             Ticker.systemTicker(),
-            config.sessions().store() == io.sparkgate.config.SessionsConfig.Store.REDIS);
+            states);
     PolicyEngine engine =
         new PolicyEngine(
             store::current, profiles, new SecretPatterns(config.auth().secretPatterns()));

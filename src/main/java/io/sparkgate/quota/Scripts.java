@@ -1,9 +1,6 @@
 package io.sparkgate.quota;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import io.sparkgate.redis.Script;
 import java.util.List;
 
 /**
@@ -160,21 +157,4 @@ final class Scripts {
           """);
 
   static final List<Script> ALL = List.of(START, RENEW, SYNC, RELEASE, RELEASE_SESSION);
-
-  /** A script and its SHA-1, the name EVALSHA knows it by. */
-  record Script(String text, String sha) {
-    Script(String text) {
-      this(text, sha1(text));
-    }
-
-    private static String sha1(String text) {
-      try {
-        return HexFormat.of()
-            .formatHex(
-                MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
-      } catch (NoSuchAlgorithmException e) {
-        throw new IllegalStateException("no SHA-1", e);
-      }
-    }
-  }
 }

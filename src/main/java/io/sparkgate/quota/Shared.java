@@ -1,10 +1,10 @@
 package io.sparkgate.quota;
 
-import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.sparkgate.redis.Redis;
 import io.sparkgate.redis.RedisUnavailableException;
+import io.sparkgate.redis.Script;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -216,32 +216,18 @@ final class Shared {
 
   /** Loads the scripts, so that the first ExecutePlan after a (re)start of Redis needs one round trip. */
   void load() {
-    for (Scripts.Script s : Scripts.ALL) {
+    for (Script s : Scripts.ALL) {
       redis.call(c -> c.scriptLoad(s.text()));
     }
   }
 
-  /** EVALSHA, and EVAL should Redis not know the script (it restarted since it was loaded). */
   private static <T> CompletionStage<T> run(
       RedisAsyncCommands<String, String> c,
-      Scripts.Script s,
+      Script s,
       ScriptOutputType type,
       String[] keys,
       String... args) {
-    CompletionStage<T> sha = c.evalsha(s.sha(), type, keys, args);
-    return sha.exceptionallyCompose(
-        e ->
-            noScript(e)
-                ? c.<T>eval(s.text(), type, keys, args)
-                : CompletableFuture.<T>failedStage(e));
-  }
-
-  private static boolean noScript(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof RedisNoScriptException) return true;
-      if (t.getMessage() != null && t.getMessage().startsWith("NOSCRIPT")) return true;
-    }
-    return false;
+    return s.run(c, type, keys, args);
   }
 
   private static long number(List<Object> reply, int i) {

@@ -193,6 +193,40 @@ class MultiTenantIT {
     viewSessions.put(session, 101L);
   }
 
+  /**
+   * What the policy reads in a session's state holds whichever replica a call reaches: a temporary function
+   * created through one replica is the session's own through the other (not a built-in the allowlist refuses),
+   * and a DataFrame persisted through one is the session's to unpersist through the other, and not another
+   * session's through either.
+   */
+  @Test
+  @Order(1)
+  void sessionStateThePolicyReads_isSharedByTheReplicas() throws Exception {
+    String session = UUID.randomUUID().toString();
+    SparkSession viaOne = client(replica1, ALICE, session);
+    SparkSession viaTwo = client(replica2, ALICE, session);
+    SparkSession other = client(replica2, ALICE, UUID.randomUUID().toString());
+
+    // No parameters: Iceberg's parser (loaded by S1) cannot read a SQL function's parameters.
+    viaOne.sql("CREATE TEMPORARY FUNCTION mt_answer() RETURNS INT RETURN 42");
+    assertEquals(42, viaTwo.sql("SELECT mt_answer()").collectAsList().get(0).getInt(0));
+    Exception notTheirs =
+        assertThrows(Exception.class, () -> other.sql("SELECT mt_answer()").collectAsList());
+    assertTrue(notTheirs.getMessage().contains("SPARKGATE_POLICY_DENIED"), notTheirs.getMessage());
+
+    var mine = viaOne.range(7).selectExpr("id * 7 AS mt_cached");
+    mine.persist();
+    assertEquals(7, mine.count());
+    Exception dropped =
+        assertThrows(
+            Exception.class,
+            () -> other.range(7).selectExpr("id * 7 AS mt_cached").unpersist(true));
+    assertTrue(
+        dropped.getMessage().contains("rule 'no-shared-cache-ops'"),
+        "another session's entry: " + dropped.getMessage());
+    viaTwo.range(7).selectExpr("id * 7 AS mt_cached").unpersist(true); // the session's own
+  }
+
   // ---- 2
   // ----------------------------------------------------------------------------------------------
 
@@ -465,7 +499,7 @@ class MultiTenantIT {
 
   @Test
   @Order(6)
-  void redisDown_cachedSessionsCarryOn_othersRetryable_thenBack() throws Exception {
+  void redisDown_everySessionRetryable_noneMisroutedOrMisread_thenBack() throws Exception {
     org.junit.jupiter.api.Assumptions.assumeTrue(REDIS, "needs the Redis store");
     var cached = viewSessions.entrySet().iterator().next(); // used through both replicas in test 5
     // A session placed through replica 2 only, before the outage.
@@ -481,36 +515,16 @@ class MultiTenantIT {
 
     redis.stop();
     try {
-      assertEquals(
-          cached.getValue(),
-          jvm.table("mt_view").collectAsList().get(0).getLong(0),
-          "a cached session carries on through its replica while Redis is down");
-      assertEquals(
-          List.of(List.<Object>of(cached.getValue())),
-          sql(replica1, ALICE, "alice", cached.getKey(), "SELECT answer FROM mt_view"));
-      assertEquals(
-          List.of(List.<Object>of(606L)),
-          sql(replica2, ALICE, "alice", unseen, "SELECT answer FROM mt_view"),
-          "replica 2 placed it and remembers");
+      // A session replica 1 has placed: routed from memory, but its state (the current database,
+      // temporary functions the policy reads) is in Redis, so it is not read from a stale copy.
+      assertRetryable(
+          () -> sql(replica1, ALICE, "alice", cached.getKey(), "SELECT answer FROM mt_view"),
+          "SPARKGATE_SESSION_STATE_UNAVAILABLE");
+      // Sessions replica 1 has not placed: not routed at all.
       for (String session : List.of(unseen, UUID.randomUUID().toString())) {
-        StatusRuntimeException e =
-            assertThrows(
-                StatusRuntimeException.class,
-                () -> sql(replica1, ALICE, "alice", session, "SELECT 1L"));
-        assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode(), e.getStatus().toString());
-        assertTrue(
-            e.getStatus().getDescription().contains("SPARKGATE_SESSION_REGISTRY_UNAVAILABLE"),
-            e.getStatus().toString());
-        com.google.rpc.Status details = StatusProto.fromThrowable(e);
-        assertTrue(details != null, "no status details");
-        RetryInfo retry = null;
-        for (Any any : details.getDetailsList()) {
-          if (any.is(RetryInfo.class)) retry = any.unpack(RetryInfo.class);
-        }
-        assertTrue(retry != null, "no RetryInfo in " + details);
-        assertTrue(
-            retry.getRetryDelay().getSeconds() > 0 || retry.getRetryDelay().getNanos() > 0,
-            retry.toString());
+        assertRetryable(
+            () -> sql(replica1, ALICE, "alice", session, "SELECT 1L"),
+            "SPARKGATE_SESSION_REGISTRY_UNAVAILABLE");
       }
       assertEquals(unseenAt, on(unseen, "mt_view"), "nothing moved it");
     } finally {
@@ -532,6 +546,10 @@ class MultiTenantIT {
             rows -> rows != null);
     assertEquals(List.of(List.<Object>of(606L)), back);
     assertEquals(unseenAt, on(unseen, "mt_view"), "its view lives on exactly one backend");
+    assertEquals(
+        cached.getValue(),
+        jvm.table("mt_view").collectAsList().get(0).getLong(0),
+        "the session replica 1 had placed carries on, on the same server session");
     // Each replica reconnects on its own schedule; the next test needs replica 2 back too.
     Await.value(
         "replica 2 reconnected to Redis",
@@ -662,6 +680,24 @@ class MultiTenantIT {
   }
 
   /** The real JVM client through {@code replica}, in {@code session}; closed after the class. */
+  /** The call fails with UNAVAILABLE of {@code errorClass}, with RetryInfo: every client retries it. */
+  private static void assertRetryable(
+      org.junit.jupiter.api.function.Executable call, String errorClass) throws Exception {
+    StatusRuntimeException e = assertThrows(StatusRuntimeException.class, call);
+    assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode(), e.getStatus().toString());
+    assertTrue(e.getStatus().getDescription().contains(errorClass), e.getStatus().toString());
+    com.google.rpc.Status details = StatusProto.fromThrowable(e);
+    assertTrue(details != null, "no status details");
+    RetryInfo retry = null;
+    for (Any any : details.getDetailsList()) {
+      if (any.is(RetryInfo.class)) retry = any.unpack(RetryInfo.class);
+    }
+    assertTrue(retry != null, "no RetryInfo in " + details);
+    assertTrue(
+        retry.getRetryDelay().getSeconds() > 0 || retry.getRetryDelay().getNanos() > 0,
+        retry.toString());
+  }
+
   private static SparkSession client(Sparkgate replica, String token, String session) {
     SparkSession s =
         SparkClients.connectFailFast(

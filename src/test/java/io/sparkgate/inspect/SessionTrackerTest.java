@@ -196,38 +196,66 @@ final class SessionTrackerTest {
     assertEquals(null, unpersistOwned(tracker, "b", other));
   }
 
+  /** The same DataFrame built again elsewhere in the program: another call site, the same cache entry. */
   @Test
-  void withReplicas_nothingIsDroppable_ownershipHereIsNotAllThereIs() {
-    SessionTracker tracker =
-        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, true);
-    sql(tracker, "a", "CACHE TABLE sales.orders");
-    assertEquals(null, uncache(tracker, "a", "UNCACHE TABLE sales.orders"));
+  void unpersist_ofTheSamePlanBuiltOnAnotherLine_isTheSessionsOwn() {
+    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
+    tracker.observe("u", "a", analyze("a", persist(selected(1, "Main.java:10"))));
+    assertEquals("true", unpersistOwned(tracker, "a", selected(5, "Main.java:42")));
+    assertEquals(null, unpersistOwned(tracker, "b", selected(5, "Main.java:42")));
+  }
+
+  /** {@code range(7).selectExpr("id * 7")} as the JVM client sends it, with plan ids and a call site. */
+  private static Relation selected(long planId, String callSite) {
+    io.sparkgate.proto.spark.Origin origin =
+        io.sparkgate.proto.spark.Origin.newBuilder()
+            .setPythonOrigin(
+                io.sparkgate.proto.spark.PythonOrigin.newBuilder()
+                    .setFragment("selectExpr")
+                    .setCallSite(callSite))
+            .build();
+    return Relation.newBuilder()
+        .setCommon(
+            io.sparkgate.proto.spark.RelationCommon.newBuilder()
+                .setPlanId(planId + 1)
+                .setOrigin(origin))
+        .setProject(
+            io.sparkgate.proto.spark.Project.newBuilder()
+                .setInput(
+                    Relation.newBuilder()
+                        .setCommon(
+                            io.sparkgate.proto.spark.RelationCommon.newBuilder().setPlanId(planId))
+                        .setRange(io.sparkgate.proto.spark.Range.newBuilder().setEnd(7).setStep(1)))
+                .addExpressions(
+                    io.sparkgate.proto.spark.Expression.newBuilder()
+                        .setCommon(
+                            io.sparkgate.proto.spark.ExpressionCommon.newBuilder()
+                                .setOrigin(origin))
+                        .setExpressionString(
+                            io.sparkgate.proto.spark.Expression.ExpressionString.newBuilder()
+                                .setExpression("id * 7"))))
+        .build();
   }
 
   /** Two replicas of a pool behind one shared store: what one learns, the other sees. */
   @Test
   void sharedStore_replicasSeeEachOthersSessionsAndCacheOwners() {
-    MemorySessionStates store = new MemorySessionStates();
-    SessionTracker one = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, store);
-    SessionTracker two = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, store);
-    assertEquals("default", two.view("u", "a").currentDatabase(), "read once, nothing stored");
-    sql(one, "a", "USE iceberg.lake");
-    assertEquals("iceberg", two.view("u", "a").currentCatalog(), "told of the change");
-    assertEquals("lake", two.view("u", "a").currentDatabase());
-    sql(two, "a", "CREATE TEMPORARY FUNCTION f() RETURNS INT RETURN 1");
-    assertEquals(true, one.view("u", "a").isSessionFunction("F"));
-    assertEquals("lake", one.view("u", "a").currentDatabase(), "the state as a whole");
+    SharedStoreScenarios.replicasShareSessionsAndCacheOwners(new MemorySessionStates());
+  }
 
-    sql(one, "a", "CACHE TABLE spark_catalog.sales.orders");
-    sql(two, "b", "CACHE TABLE spark_catalog.sales.orders"); // seen first on the other replica
-    assertEquals(null, uncache(two, "b", "UNCACHE TABLE spark_catalog.sales.orders"));
-    assertEquals(null, uncache(one, "b", "UNCACHE TABLE spark_catalog.sales.orders"));
-    assertEquals("true", uncache(two, "a", "UNCACHE TABLE spark_catalog.sales.orders"));
-    sql(two, "a", "UNCACHE TABLE spark_catalog.sales.orders");
-    assertEquals(null, uncache(one, "a", "UNCACHE TABLE spark_catalog.sales.orders"), "dropped");
+  @Test
+  void sharedStore_cacheEntriesAreClaimedWhenForwarded() {
+    SharedStoreScenarios.cacheEntriesAreClaimedWhenForwarded(new MemorySessionStates());
+  }
 
-    one.forget("u", "a");
-    assertEquals("spark_catalog", two.view("u", "a").currentCatalog(), "released everywhere");
+  @Test
+  void sharedStore_concurrentChangesToOneSessionAreAllKept() throws Exception {
+    SharedStoreScenarios.concurrentChangesToOneSessionAreAllKept(new MemorySessionStates());
+  }
+
+  @Test
+  void sharedStore_aChangeTheStoreDidNotTake_refusesTheSessionHere() {
+    SharedStoreScenarios.aChangeTheStoreDidNotTakeRefusesTheSession(new MemorySessionStates());
   }
 
   @Test
