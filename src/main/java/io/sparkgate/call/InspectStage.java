@@ -96,6 +96,7 @@ public final class InspectStage implements Stage {
                   return session;
                 },
                 artifacts);
+        SessionTracker.requireRead(session);
       } catch (SessionStates.Unavailable e) {
         log.warn("{}: {}", call.method(), e.getMessage());
         throw new SparkError(
@@ -105,6 +106,16 @@ public final class InspectStage implements Stage {
                 "08001",
                 java.util.Map.of(),
                 java.util.Optional.of(java.time.Duration.ofSeconds(1)))
+            .toException();
+      } catch (SessionStates.Lost e) {
+        log.warn("{}: session state lost: {}", call.method(), e.getMessage());
+        throw new SparkError(
+                Status.Code.FAILED_PRECONDITION,
+                "SPARKGATE_SESSION_STATE_LOST",
+                "Sparkgate lost track of this session's state; start a new session.",
+                "08003",
+                java.util.Map.of(),
+                java.util.Optional.empty())
             .toException();
       }
       call.inspected(facts, session);

@@ -45,7 +45,8 @@ public interface CallHook {
   /**
    * The call is ending with this status and the client has not been told yet: for state that must be current
    * before the client can act on the answer (its next call may arrive as soon as it sees the status). Called
-   * at most once, on the thread that closes the call; keep it short and never wait in it.
+   * at most once, on the thread that closes the call (an event loop): keep it short. The one wait allowed is a
+   * bounded round trip to a store other replicas share, for the rare answer that changes what they must read.
    */
   default void onClosing(Status status) {}
 

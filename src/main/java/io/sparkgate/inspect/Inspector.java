@@ -86,8 +86,8 @@ public final class Inspector {
         sink = new FactSink(config.maxFacts());
         inspectInto(name, request, sessions, tracker, sink);
       }
-    } catch (SessionStates.Unavailable e) {
-      throw e; // not the request's fault: the call is answered UNAVAILABLE, and may be retried
+    } catch (SessionStates.Unavailable | SessionStates.Lost e) {
+      throw e; // not the request's fault: the call is answered for what happened to its session
     } catch (RuntimeException | StackOverflowError e) {
       // Fail closed: a bug here must never let a request pass as "nothing seen".
       sink.fact(Fact.Kind.UNCLASSIFIED, "inspector_error")

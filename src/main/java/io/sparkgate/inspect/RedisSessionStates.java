@@ -68,8 +68,11 @@ public final class RedisSessionStates implements SessionStates {
           return 1
           """);
 
-  /** Rounds of read and compare-and-set before giving up on a session changed that often meanwhile. */
-  private static final int UPDATE_ATTEMPTS = 8;
+  /**
+   * Rounds of read and compare-and-set before giving up on a session changed that often meanwhile: with the
+   * back-off between them, some 60 ms of contention.
+   */
+  private static final int UPDATE_ATTEMPTS = 48;
 
   private final Redis redis;
   private final String prefix;
@@ -117,6 +120,11 @@ public final class RedisSessionStates implements SessionStates {
                       after == null ? "" : after,
                       idleMillis));
       if (set == 1) return after;
+      // Another replica changed it meanwhile (one client changing its session from several
+      // threads):
+      // back off a little, more each time, so that the writers do not keep colliding.
+      java.util.concurrent.locks.LockSupport.parkNanos(
+          java.util.concurrent.ThreadLocalRandom.current().nextLong(50_000L * (attempt + 1)));
     }
     throw new Unavailable("session state of " + key + " changed too often to update it", null);
   }

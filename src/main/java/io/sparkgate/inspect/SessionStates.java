@@ -22,6 +22,18 @@ public interface SessionStates {
   }
 
   /**
+   * Sparkgate no longer knows the session's state (a change Spark answered was not stored, or the store lost
+   * it): reading it as fresh could misread its names, so its calls are refused until it is released.
+   */
+  final class Lost extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public Lost(String message) {
+      super(message);
+    }
+  }
+
+  /**
    * What one call reads: the session's state (empty: none stored) and the version of the cache entries,
    * which grows with every change to them.
    */

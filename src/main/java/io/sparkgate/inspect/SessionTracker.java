@@ -137,12 +137,7 @@ public final class SessionTracker implements SessionViews {
     this.profile = Objects.requireNonNull(profile, "profile");
     if (idle.isNegative() || idle.isZero())
       throw new IllegalArgumentException("idle must be positive, got " + idle);
-    this.sessions =
-        Caffeine.newBuilder()
-            .expireAfterAccess(idle)
-            .ticker(ticker)
-            .executor(Runnable::run)
-            .build();
+    this.sessions = idleCache(idle, ticker, 1_000_000);
     this.parked =
         Caffeine.newBuilder()
             .expireAfterWrite(idle)
@@ -150,20 +145,18 @@ public final class SessionTracker implements SessionViews {
             .executor(Runnable::run)
             .maximumSize(100_000)
             .build();
-    this.lost =
-        Caffeine.newBuilder()
-            .expireAfterAccess(idle)
-            .ticker(ticker)
-            .executor(Runnable::run)
-            .maximumSize(100_000)
-            .build();
-    this.stateful =
-        Caffeine.newBuilder()
-            .expireAfterAccess(idle)
-            .ticker(ticker)
-            .executor(Runnable::run)
-            .maximumSize(1_000_000)
-            .build();
+    this.lost = idleCache(idle, ticker, 100_000);
+    this.stateful = idleCache(idle, ticker, 1_000_000);
+  }
+
+  /** Entries unused for {@code idle} expire; at most {@code maximum} of them (the least used go first). */
+  private static <K, V> Cache<K, V> idleCache(Duration idle, Ticker ticker, long maximum) {
+    return Caffeine.newBuilder()
+        .expireAfterAccess(idle)
+        .ticker(ticker)
+        .executor(Runnable::run)
+        .maximumSize(maximum)
+        .build();
   }
 
   /**
@@ -175,38 +168,55 @@ public final class SessionTracker implements SessionViews {
   }
 
   /**
-   * The session as the inspector should see it now (a fresh session if unknown or expired). With a store, read
-   * from it, with the cache entries when they changed since last read; a store that cannot answer throws
-   * {@link SessionStates.Unavailable}.
+   * The session as the inspector should see it now (a fresh session if unknown or expired). With a store, a
+   * view that reads the store at its first question about the session's own state ({@link StoredView}): most
+   * calls (a reattach, a release, a query that names no table or function) never ask.
    */
   @Override
   public SessionView view(String userId, String sessionId) {
     Fresh f = fresh(profile.get());
-    State s;
-    if (store == null || sessionId.isEmpty()) {
-      s = sessions.getIfPresent(new Key(userId, sessionId));
-    } else {
-      Key key = new Key(userId, sessionId);
-      if (lost.getIfPresent(key) != null)
-        throw new IllegalStateException(
-            "the session's last change could not be recorded in the shared store; start a new session");
-      SessionStates.Read read = store.read(userId, sessionId);
-      String stored = read.session().orElse(null);
-      s = stored == null || stored.equals(RELEASED) ? null : decode(stored);
-      if (s != null) stateful.put(key, Boolean.TRUE);
-      else if (RELEASED.equals(stored)) stateful.invalidate(key);
-      else if (stateful.getIfPresent(key) != null)
-        throw new IllegalStateException(
-            "the shared store no longer holds the session's state (did Redis lose its data?); start a"
-                + " new session");
-      if (read.cacheVersion() != owners.storedVersion()) readOwners(read.cacheVersion());
-    }
+    if (store != null && !sessionId.isEmpty())
+      return new StoredView(f.view(), () -> stored(f, userId, sessionId));
+    State s = sessions.getIfPresent(new Key(userId, sessionId));
+    return withState(f, s, userId, sessionId);
+  }
+
+  /**
+   * Reads a session from the store, with the cache entries when they changed since last read; a store that
+   * cannot answer throws {@link SessionStates.Unavailable}.
+   */
+  private SessionView.Fixed stored(Fresh f, String userId, String sessionId) {
+    Key key = new Key(userId, sessionId);
+    if (lost.getIfPresent(key) != null)
+      throw new SessionStates.Lost("its last change could not be recorded in the shared store");
+    SessionStates.Read read = store.read(userId, sessionId);
+    String stored = read.session().orElse(null);
+    State s = stored == null || stored.equals(RELEASED) ? null : decode(stored);
+    if (s != null) stateful.put(key, Boolean.TRUE);
+    else if (RELEASED.equals(stored)) stateful.invalidate(key);
+    else if (stateful.getIfPresent(key) != null)
+      throw new SessionStates.Lost(
+          "the shared store no longer holds it (did Redis lose its data?)");
+    if (read.cacheVersion() != owners.storedVersion()) readOwners(read.cacheVersion());
+    return withState(f, s, userId, sessionId);
+  }
+
+  private SessionView.Fixed withState(Fresh f, State s, String userId, String sessionId) {
     Set<String> droppable = owners.snapshot().droppable(new CacheOwners.Owner(userId, sessionId));
-    if (s == null && droppable.isEmpty()) return f.view();
     SessionView.Fixed v = f.view();
+    if (s == null && droppable.isEmpty()) return v;
     return s == null
         ? v.withState(v.currentCatalog(), v.currentDatabase(), v.timeZone(), Set.of(), droppable)
         : v.withState(s.catalog(), s.database(), s.timeZone(), s.functions(), droppable);
+  }
+
+  /**
+   * Throws what reading {@code view} from the store failed with, if it did ({@link SessionStates.Unavailable},
+   * {@link SessionStates.Lost}): the inspector may have turned the failure into a fact, and the call is to be
+   * answered for what happened instead.
+   */
+  public static void requireRead(SessionView view) {
+    if (view instanceof StoredView stored) stored.requireRead();
   }
 
   /**

@@ -106,7 +106,12 @@ final class SqlInspector {
   /** A SQL statement (or a scripting block, Spark 4.0+) from {@code origin}. */
   void statement(String sql, String origin, String where, SessionView session, FactSink sink) {
     List<Fact> facts = null;
-    if (sql.length() <= SqlParsing.MAX_CACHED_CHARS && session instanceof SessionView.Fixed fixed) {
+    // A stored session is read here, once: cached facts are keyed by the session's whole state.
+    SessionView.Fixed fixed =
+        session instanceof StoredView stored
+            ? stored.read()
+            : session instanceof SessionView.Fixed f ? f : null;
+    if (sql.length() <= SqlParsing.MAX_CACHED_CHARS && fixed != null) {
       facts = statements.get(new Statement(sql, origin, where, fixed), this::read);
     }
     if (facts == null) {

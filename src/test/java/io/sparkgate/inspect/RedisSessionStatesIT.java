@@ -4,16 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkgate.config.SessionsConfig;
 import io.sparkgate.redis.Redis;
 import io.sparkgate.testing.Await;
 import io.sparkgate.testing.RedisServer;
-import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -44,14 +41,7 @@ final class RedisSessionStatesIT {
 
   /** A replica's store: a connection of its own, on pool {@code pool}. */
   private static RedisSessionStates store(String pool) {
-    Redis redis =
-        Redis.connect(
-            new SessionsConfig(
-                SessionsConfig.Store.REDIS,
-                Optional.of(URI.create(server.url())),
-                Optional.empty(),
-                Duration.ofMillis(500),
-                Duration.ofHours(1)));
+    Redis redis = Redis.connect(server.config(Duration.ofMillis(500)));
     open.add(redis);
     return new RedisSessionStates(redis, pool, Duration.ofMinutes(10));
   }
@@ -123,7 +113,7 @@ final class RedisSessionStatesIT {
     server.stop(); // killed without persistence: what it held is gone
     try {
       long start = System.nanoTime();
-      assertThrows(SessionStates.Unavailable.class, () -> tracker.view("u", "o"));
+      assertThrows(SessionStates.Unavailable.class, () -> tracker.view("u", "o").currentDatabase());
       assertTrue(
           Duration.ofNanos(System.nanoTime() - start).compareTo(Duration.ofSeconds(2)) < 0,
           "fails within the timeout, not hanging");
@@ -135,15 +125,14 @@ final class RedisSessionStatesIT {
         Duration.ofSeconds(10),
         () -> {
           try {
-            tracker.view("u", "fresh");
-            return true;
+            return tracker.view("u", "fresh").currentDatabase().equals("default");
           } catch (SessionStates.Unavailable e) {
             return false;
           }
         });
     // Spark still has the session in lake; read as fresh, it would be misread: refused instead.
-    IllegalStateException lost =
-        assertThrows(IllegalStateException.class, () -> tracker.view("u", "o"));
+    SessionStates.Lost lost =
+        assertThrows(SessionStates.Lost.class, () -> tracker.view("u", "o").currentDatabase());
     assertTrue(lost.getMessage().contains("no longer holds"), lost.getMessage());
     assertEquals(
         "default", tracker.view("u", "fresh").currentDatabase(), "a new session is served");

@@ -19,7 +19,6 @@ import io.grpc.StatusException;
 import io.sparkgate.call.Principal;
 import io.sparkgate.config.QuotasConfig;
 import io.sparkgate.config.QuotasConfig.Limits;
-import io.sparkgate.config.SessionsConfig;
 import io.sparkgate.quota.QuotaCalls.Open;
 import io.sparkgate.redis.Redis;
 import io.sparkgate.redis.RedisUnavailableException;
@@ -30,7 +29,6 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.Socket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -79,14 +77,7 @@ final class QuotaRedisIT {
   }
 
   private Redis connect() {
-    Redis redis =
-        Redis.connect(
-            new SessionsConfig(
-                SessionsConfig.Store.REDIS,
-                Optional.of(URI.create(server.url())),
-                Optional.empty(),
-                Duration.ofSeconds(2),
-                Duration.ofHours(1)));
+    Redis redis = Redis.connect(server.config(Duration.ofSeconds(2)));
     closing.add(redis);
     return redis;
   }

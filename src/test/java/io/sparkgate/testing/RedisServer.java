@@ -52,6 +52,16 @@ public final class RedisServer implements AutoCloseable {
   }
 
   /** {@code redis://127.0.0.1:<port>/0}. */
+  /** The sessions section of a replica that uses this Redis, with commands timing out after {@code timeout}. */
+  public io.sparkgate.config.SessionsConfig config(java.time.Duration timeout) {
+    return new io.sparkgate.config.SessionsConfig(
+        io.sparkgate.config.SessionsConfig.Store.REDIS,
+        java.util.Optional.of(java.net.URI.create(url())),
+        java.util.Optional.empty(),
+        timeout,
+        java.time.Duration.ofHours(1));
+  }
+
   public String url() {
     return "redis://127.0.0.1:" + port + "/0";
   }
