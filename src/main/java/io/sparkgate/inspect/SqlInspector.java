@@ -30,14 +30,21 @@ final class SqlInspector {
 
   static final int FACT_OVERHEAD_CHARS = 200;
 
-  /** What a statement's facts depend on: its text, where it sits in the request, and the session's names. */
-  private record Statement(String sql, String origin, String where, SessionView.Fixed session) {
+  /**
+   * What a statement's facts depend on: its text, where it sits in the request, and the session's names; or,
+   * {@code anyState}, only the backend's profile (the fresh {@code session}), when reading it asked nothing of
+   * a stored session's own state.
+   */
+  private record Statement(
+      String sql, String origin, String where, SessionView.Fixed session, boolean anyState) {
     // Written out, as every call looks one up: a record's own methods go through method handles,
     // slower while cold, and no field here is null.
     @Override
     public int hashCode() {
-      return ((sql.hashCode() * 31 + origin.hashCode()) * 31 + where.hashCode()) * 31
-          + session.hashCode();
+      return (((sql.hashCode() * 31 + origin.hashCode()) * 31 + where.hashCode()) * 31
+                  + session.hashCode())
+              * 31
+          + (anyState ? 1 : 0);
     }
 
     @Override
@@ -46,7 +53,8 @@ final class SqlInspector {
           && sql.equals(s.sql)
           && origin.equals(s.origin)
           && where.equals(s.where)
-          && session.equals(s.session);
+          && session.equals(s.session)
+          && anyState == s.anyState;
     }
   }
 
@@ -106,13 +114,11 @@ final class SqlInspector {
   /** A SQL statement (or a scripting block, Spark 4.0+) from {@code origin}. */
   void statement(String sql, String origin, String where, SessionView session, FactSink sink) {
     List<Fact> facts = null;
-    // A stored session is read here, once: cached facts are keyed by the session's whole state.
-    SessionView.Fixed fixed =
-        session instanceof StoredView stored
-            ? stored.read()
-            : session instanceof SessionView.Fixed f ? f : null;
-    if (sql.length() <= SqlParsing.MAX_CACHED_CHARS && fixed != null) {
-      facts = statements.get(new Statement(sql, origin, where, fixed), this::read);
+    if (sql.length() <= SqlParsing.MAX_CACHED_CHARS && session instanceof StoredView stored) {
+      facts = stored(sql, origin, where, stored);
+    } else if (sql.length() <= SqlParsing.MAX_CACHED_CHARS
+        && session instanceof SessionView.Fixed fixed) {
+      facts = statements.get(new Statement(sql, origin, where, fixed, false), this::read);
     }
     if (facts == null) {
       // Too long, a session view without value equality, or more facts than a message may have.
@@ -120,6 +126,28 @@ final class SqlInspector {
       return;
     }
     for (Fact fact : facts) sink.add(fact);
+  }
+
+  /**
+   * A statement's facts in a session kept in a shared store, read from it only if the statement asks about
+   * its state (names to resolve, functions that may be its own): facts that did not ask are kept for any
+   * state, so that {@code SELECT 1} never waits on the store. Null when they overflow the bound.
+   */
+  private List<Fact> stored(String sql, String origin, String where, StoredView session) {
+    Statement anyState = new Statement(sql, origin, where, session.fresh(), true);
+    List<Fact> facts = statements.getIfPresent(anyState);
+    if (facts != null) return facts;
+    if (session.wasRead()) {
+      return statements.get(new Statement(sql, origin, where, session.read(), false), this::read);
+    }
+    FactSink own = new FactSink(config.maxFacts());
+    statement(sql, origin, where, new SqlScope(session), own, 0);
+    if (own.overflowed()) return null;
+    facts = own.build().all();
+    statements.put(
+        session.wasRead() ? new Statement(sql, origin, where, session.read(), false) : anyState,
+        facts);
+    return facts;
   }
 
   /** A statement's facts, or null (not cached) when they overflow the bound. */

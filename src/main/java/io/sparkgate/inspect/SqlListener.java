@@ -113,8 +113,8 @@ final class SqlListener extends SqlBaseParserBaseListener {
       scope.use(parts);
       catalogOp("set_current_database", ctx)
           .put("name", String.join(".", parts))
-          .put("catalog", scope.catalog)
-          .put("database", scope.database)
+          .put("catalog", scope.catalog())
+          .put("database", scope.database())
           .emit();
     } else if (parent instanceof SqlBaseParser.CallContext) {
       sink.fact(Fact.Kind.FUNCTION_CALL, "procedure")

@@ -6,17 +6,26 @@ package io.sparkgate.inspect;
  */
 final class SqlScope {
   final SessionView session;
-  String catalog;
-  String database;
+  private String
+      catalog; // null: the session's, not asked for yet (a stored session is read when it is)
+  private String database; // null: the session's, likewise
 
   SqlScope(SessionView session) {
     this.session = session;
-    this.catalog = session.currentCatalog();
-    this.database = session.currentDatabase();
+  }
+
+  String catalog() {
+    if (catalog == null) catalog = session.currentCatalog();
+    return catalog;
+  }
+
+  String database() {
+    if (database == null) database = session.currentDatabase();
+    return database;
   }
 
   TableRef resolve(java.util.List<String> parts) {
-    return TableRef.resolve(parts, catalog, database, session);
+    return TableRef.resolve(parts, catalog(), database(), session);
   }
 
   /** USE a.b: as Spark's CatalogAndNamespace: a catalog first part switches catalog, else a namespace. */

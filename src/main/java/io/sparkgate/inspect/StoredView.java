@@ -20,6 +20,16 @@ final class StoredView implements SessionView {
     this.read = read;
   }
 
+  /** Whether the session has been read from the store (something asked about its state). */
+  boolean wasRead() {
+    return session != null || failure != null;
+  }
+
+  /** The fresh session of the backend's profile: what this view answers without reading the store. */
+  SessionView.Fixed fresh() {
+    return fresh;
+  }
+
   /** The session as stored, read now if not yet. */
   SessionView.Fixed read() {
     return session();

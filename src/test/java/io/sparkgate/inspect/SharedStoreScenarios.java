@@ -133,6 +133,14 @@ final class SharedStoreScenarios {
     // state
     // is served while the store is away.
     assertEquals(true, two.view("u", "h").isCatalog("iceberg"));
+    for (int i = 0; i < 2; i++) { // read, then from the facts kept for any state
+      Facts plain = INSPECTOR.inspectSql("SELECT 1 + 1", two.view("u", "h"));
+      assertEquals(List.of(), plain.ofKind(Fact.Kind.UNCLASSIFIED), "no name to resolve: no read");
+    }
+    assertThrows(
+        SessionStates.Unavailable.class,
+        () -> INSPECTOR.inspectSql("SELECT * FROM t", two.view("u", "h")),
+        "a name to resolve in the session's namespace");
     assertThrows(SessionStates.Unavailable.class, () -> one.apply(use));
     assertThrows(SessionStates.Unavailable.class, () -> two.view("u", "h").currentDatabase());
     failing.down = false;
