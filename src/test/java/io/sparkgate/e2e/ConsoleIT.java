@@ -51,23 +51,25 @@ class ConsoleIT {
   private static final String ADMIN_TOKEN = "console-it-admin-" + UUID.randomUUID();
 
   /**
-   * Runs for many minutes unless interrupted: 10^12 pairs of a cross join, which no optimizer rule shortens
-   * and whose count cannot overflow (aggregates over one range were finished or overflowed within seconds on
-   * some runs); 424242 is the literal that must stay hidden.
+   * Runs for days unless interrupted: a SHA-256 of each of 10^13 rows, counted (a count cannot overflow). One
+   * job and no broadcast: a cross join's broadcast was built before its job started, and an interrupt that came
+   * in between cancelled nothing while the job then ran on. 424242 is the literal that must stay hidden.
    */
   private static final String LONG_QUERY =
-      "SELECT count(*) AS n FROM range(0, 1000000) a CROSS JOIN range(0, 1000000) b"
-          + " WHERE a.id + b.id <> 424242";
+      "SELECT count(*) AS n FROM range(0, 10000000000000, 1, 2)"
+          + " WHERE length(sha2(CAST(id AS STRING), 256)) + id <> 424242";
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private static Path auditFile;
+  private static SparkConnectServerProcess server;
   private static Sparkgate proxy;
   private static SparkSession spark;
   private static WebDriver browser;
 
   @BeforeAll
-  static void start(SparkConnectServerProcess server) throws Exception {
+  static void start(SparkConnectServerProcess shared) throws Exception {
+    server = shared;
     String chromium =
         DebianPackages.require(
             "chromium",
@@ -146,6 +148,7 @@ class ConsoleIT {
     wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("operations")));
 
     long started = System.nanoTime();
+    long logMark = server.logLineCount();
     CompletableFuture<Throwable> query =
         CompletableFuture.supplyAsync(
             () -> {
@@ -157,25 +160,29 @@ class ConsoleIT {
               }
             });
 
+    // Interrupted once its tasks run: an interrupt before the job starts cancels nothing (a race in
+    // Spark), and the job then runs on.
+    server.awaitLogLine(
+        java.util.regex.Pattern.compile("Executor: Running task"), logMark, Duration.ofMinutes(2));
+
     // The running query appears (the page refreshes every 2 s) with its Interrupt button.
-    WebElement interrupt =
-        wait.until(
-            d -> {
-              if (query.isDone()) {
-                throw new AssertionError(
-                    "the query ended before it was interrupted: " + query.join());
-              }
-              for (WebElement row : d.findElements(By.cssSelector("#operations tbody tr"))) {
-                List<WebElement> buttons = row.findElements(By.cssSelector("button.interrupt"));
-                // The SQL shows while the ExecutePlan stream runs; the shared test server ends each
-                // stream after a second, and a reattach carries no plan: then the row is alice's.
-                String text = row.getText();
-                if (!buttons.isEmpty() && (text.contains("range(") || text.contains("alice"))) {
-                  return buttons.get(0);
-                }
-              }
-              return null;
-            });
+    java.util.function.Function<WebDriver, WebElement> interruptButton =
+        d -> {
+          if (query.isDone()) {
+            throw new AssertionError("the query ended before it was interrupted: " + query.join());
+          }
+          for (WebElement row : d.findElements(By.cssSelector("#operations tbody tr"))) {
+            List<WebElement> buttons = row.findElements(By.cssSelector("button.interrupt"));
+            // The SQL shows while the ExecutePlan stream runs; the shared test server ends each
+            // stream after a second, and a reattach carries no plan: then the row is alice's.
+            String text = row.getText();
+            if (!buttons.isEmpty() && (text.contains("range(") || text.contains("alice"))) {
+              return buttons.get(0);
+            }
+          }
+          return null;
+        };
+    WebElement interrupt = wait.until(interruptButton::apply);
     String operationId = interrupt.getAttribute("data-operation");
     WebElement opRow = interrupt.findElement(By.xpath("./ancestor::tr"));
     assertTrue(opRow.getText().contains("alice"), opRow.getText());
@@ -197,7 +204,14 @@ class ConsoleIT {
     assertFalse(page.contains(CLIENT_TOKEN), "a client token is in the page");
     assertFalse(query.isDone(), "the query should still be running: " + query.getNow(null));
 
-    interrupt.click();
+    // Found again: the page has refreshed since (each reattach replaces the row).
+    wait.until(
+        d -> {
+          WebElement button = interruptButton.apply(d);
+          if (button == null) return false;
+          button.click(); // a stale one (the table redrawn meanwhile) is looked up again
+          return true;
+        });
     Throwable failure = query.get(120, TimeUnit.SECONDS);
     long ranSeconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
     System.out.println("client shows after " + ranSeconds + " s: " + failure);
@@ -249,22 +263,32 @@ class ConsoleIT {
     assertEquals(10L, spark.range(10).count());
   }
 
-  /** The operation as the API shows it, asked with the admin token. */
+  /**
+   * The operation as the API shows it, asked with the admin token. Asked again for a while when it is not
+   * listed: the shared test server ends each stream after a second, and until the client reattaches no call
+   * of the operation is live.
+   */
   private static JsonNode apiOperation(String operationId) throws Exception {
-    java.net.http.HttpResponse<String> r =
-        java.net.http.HttpClient.newHttpClient()
-            .send(
-                java.net.http.HttpRequest.newBuilder(
-                        java.net.URI.create(console() + "api/operations"))
-                    .header("Authorization", "Bearer " + ADMIN_TOKEN)
-                    .build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString());
-    assertEquals(200, r.statusCode(), r.body());
-    assertFalse(r.body().contains("424242"), r.body());
-    for (JsonNode op : JSON.readTree(r.body()).get("operations")) {
-      if (op.get("operation_id").asText().equals(operationId)) return op;
-    }
-    throw new AssertionError("operation " + operationId + " not in " + r.body());
+    return io.sparkgate.testing.Await.value(
+        "operation " + operationId + " listed by the API",
+        Duration.ofSeconds(15),
+        () -> {
+          java.net.http.HttpResponse<String> r =
+              java.net.http.HttpClient.newHttpClient()
+                  .send(
+                      java.net.http.HttpRequest.newBuilder(
+                              java.net.URI.create(console() + "api/operations"))
+                          .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                          .build(),
+                      java.net.http.HttpResponse.BodyHandlers.ofString());
+          assertEquals(200, r.statusCode(), r.body());
+          assertFalse(r.body().contains("424242"), r.body());
+          for (JsonNode op : JSON.readTree(r.body()).get("operations")) {
+            if (op.get("operation_id").asText().equals(operationId)) return op;
+          }
+          return null;
+        },
+        op -> op != null);
   }
 
   private static JsonNode parse(String line) {
