@@ -60,7 +60,7 @@ final class CacheOwners {
   }
 
   private final Object lock = new Object();
-  private volatile Snapshot snapshot = new Snapshot(0, Map.of());
+  private volatile Snapshot snapshot = new Snapshot(Map.of());
   private boolean fullLogged; // guarded by lock
   private long storedVersion; // guarded by lock
 
@@ -162,7 +162,7 @@ final class CacheOwners {
   }
 
   private void publish(Map<String, Entry> entries) {
-    snapshot = new Snapshot(snapshot.version + 1, Map.copyOf(entries));
+    snapshot = new Snapshot(Map.copyOf(entries));
   }
 
   /**
@@ -204,13 +204,11 @@ final class CacheOwners {
 
   /** The entries at one moment; what each owner may drop is worked out once per snapshot, on demand. */
   static final class Snapshot {
-    final long version;
     final Map<String, Entry> entries;
     private final Set<Owner> owners;
     private final Map<Owner, Set<String>> droppable = new ConcurrentHashMap<>();
 
-    Snapshot(long version, Map<String, Entry> entries) {
-      this.version = version;
+    Snapshot(Map<String, Entry> entries) {
       this.entries = entries;
       Set<Owner> o = new HashSet<>();
       for (Entry e : entries.values()) o.add(e.owner());
