@@ -29,11 +29,13 @@ import io.sparkgate.config.LimitsConfig;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.config.SessionsConfig;
 import io.sparkgate.forward.BackendTransport;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
+import io.sparkgate.head.HeadStage;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.InspectorConfig;
 import io.sparkgate.inspect.RedisSessionStates;
@@ -47,6 +49,7 @@ import io.sparkgate.policy.Policy;
 import io.sparkgate.policy.PolicyStage;
 import io.sparkgate.policy.PolicyStore;
 import io.sparkgate.quota.QuotaStage;
+import io.sparkgate.redact.ConfigRedaction;
 import io.sparkgate.redis.Redis;
 import io.sparkgate.route.Router;
 import io.sparkgate.tls.ServerTls;
@@ -525,6 +528,8 @@ public final class Sparkgate implements AutoCloseable {
       stages.add(audit);
     }
     stages.add(auth.stage());
+    stages.add(new HeadStage(config.auth()));
+    stages.add(new ConfigRedaction(new SecretPatterns(config.auth().secretPatterns())));
     stages.add(router.routeStage());
     if (!policies.isEmpty()) {
       Map<String, Pipeline> byPool = new HashMap<>();
@@ -536,8 +541,6 @@ public final class Sparkgate implements AutoCloseable {
                   Pipeline.of(InspectStage.full(inspector, policy.sessions()), policy.stage())));
       stages.add(
           new PoolStages(byPool::get, config.sessions().store() == SessionsConfig.Store.REDIS));
-    } else {
-      stages.add(InspectStage.headOnly(new Inspector()));
     }
     if (quotas != null) {
       stages.add(quotas);
@@ -559,11 +562,11 @@ public final class Sparkgate implements AutoCloseable {
       stages.add(audit);
     }
     stages.add(auth.stage());
+    stages.add(new HeadStage(config.auth()));
+    stages.add(new ConfigRedaction(new SecretPatterns(config.auth().secretPatterns())));
     if (policy != null) {
       stages.add(InspectStage.full(policyInspector(config), policy.sessions()));
       stages.add(policy.stage());
-    } else if (audit != null) {
-      stages.add(InspectStage.headOnly(new Inspector()));
     }
     Route only =
         new Route(config.pools().keySet().iterator().next(), config.firstBackend().address());

@@ -27,7 +27,17 @@ final class PackageDependenciesTest {
   private static final Pattern IMPORT =
       Pattern.compile("^import (?:static )?io\\.sparkgate\\.([a-z]+)\\.", Pattern.MULTILINE);
   private static final Set<String> STAGES =
-      Set.of("auth", "inspect", "policy", "lakehouse", "audit", "route", "quota", "live");
+      Set.of(
+          "auth",
+          "head",
+          "redact",
+          "inspect",
+          "policy",
+          "lakehouse",
+          "audit",
+          "route",
+          "quota",
+          "live");
 
   private static Map<String, Set<String>> imports() throws IOException {
     Map<String, Set<String>> out = new TreeMap<>();

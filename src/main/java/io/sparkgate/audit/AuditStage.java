@@ -6,11 +6,11 @@ import io.grpc.StatusException;
 import io.sparkgate.call.AuditEvent;
 import io.sparkgate.call.Call;
 import io.sparkgate.call.Principal;
-import io.sparkgate.call.RequestHead;
 import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.Payload;
+import io.sparkgate.inspect.RequestHead;
 import io.sparkgate.proto.spark.Base;
 import java.io.IOException;
 import java.time.Clock;
@@ -278,6 +278,10 @@ public final class AuditStage implements Stage {
     putIfSet(record, "client_type", head.clientType());
     putIfSet(record, "client_observed_server_side_session_id", head.observedServerSessionId());
     putIfSet(record, "new_session_id", head.newSessionId());
+    if (head.planBytes() > 0) {
+      record.put("plan_bytes", head.planBytes());
+      putIfSet(record, "plan_compression", head.planCompression());
+    }
   }
 
   /** Who called. */

@@ -8,7 +8,6 @@ import io.sparkgate.call.Call;
 import io.sparkgate.call.Principal;
 import io.sparkgate.call.Stage;
 import io.sparkgate.forward.CallHook;
-import io.sparkgate.forward.Payload;
 import java.util.Locale;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,9 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The authenticate stage, first of every call: establishes the call's {@link Principal} from its headers and
  * TLS session, or refuses it with UNAUTHENTICATED and a short message the user can act on, so the backend is
- * never contacted (the detail goes to the log, never the token, and is counted). Then stamps the principal
- * onto every request message, including each message of an AddArtifacts stream, and keeps secrets in Config
- * answers from the client ({@link ConfigRedaction}).
+ * never contacted (the detail goes to the log, never the token, and is counted). The head stage after it
+ * stamps the principal onto every request message.
  */
 final class Authenticate implements Stage {
   private static final Logger log = LoggerFactory.getLogger(Authenticate.class);
@@ -36,39 +34,16 @@ final class Authenticate implements Stage {
 
   private final Authenticator authenticator;
   private final AuthFailures failures;
-  private final UserContextRewriter stamp;
-  private final ConfigRedaction redaction;
 
-  Authenticate(
-      Authenticator authenticator,
-      AuthFailures failures,
-      UserContextRewriter stamp,
-      ConfigRedaction redaction) {
+  Authenticate(Authenticator authenticator, AuthFailures failures) {
     this.authenticator = authenticator;
     this.failures = failures;
-    this.stamp = stamp;
-    this.redaction = redaction;
   }
 
   @Override
   public CallHook open(Call call) throws StatusException {
-    Principal principal = authenticate(call);
-    call.principal(principal);
-    CallHook redact = redaction.open(call);
-    if (principal.method() == Principal.Method.NONE) {
-      return redact; // authentication is off: the client's own user_id goes through
-    }
-    return new CallHook() {
-      @Override
-      public byte[] onRequest(byte[] message) throws StatusException {
-        return redact.onRequest(stamp.rewrite(message, principal));
-      }
-
-      @Override
-      public Payload onResponse(Payload message) {
-        return redact.onResponse(message);
-      }
-    };
+    call.principal(authenticate(call));
+    return CallHook.PASS_THROUGH;
   }
 
   private Principal authenticate(Call call) throws StatusException {

@@ -4,7 +4,6 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import io.grpc.ServerTransportFilter;
 import io.sparkgate.call.Stage;
 import io.sparkgate.config.AuthConfig;
-import io.sparkgate.config.SecretPatterns;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -15,8 +14,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Authentication and identity for one proxy: the authenticate {@link #stage()}, which establishes each call's
- * principal, stamps it onto every request and keeps configuration secrets out of Config answers, and the
- * counters the metrics show. Register {@link #transportFilter()} on the server.
+ * principal, and the counters the metrics show. Register {@link #transportFilter()} on the server.
  */
 public final class Authentication {
   private static final Logger log = LoggerFactory.getLogger(Authentication.class);
@@ -71,16 +69,11 @@ public final class Authentication {
     }
     AuthFailures failures = new AuthFailures();
     Authenticator authenticator = new Authenticator(config, keys, clock, ticker);
-    Authenticate stage =
-        new Authenticate(
-            authenticator,
-            failures,
-            new UserContextRewriter(config.userIdMismatch(), config.userContextExtensions()),
-            new ConfigRedaction(new SecretPatterns(config.secretPatterns())));
+    Authenticate stage = new Authenticate(authenticator, failures);
     return new Authentication(stage, failures, List.copyOf(remote));
   }
 
-  /** The first stage of every call: who is calling, stamped onto every request. */
+  /** The first stage of every call: who is calling (the head stage stamps it onto every request). */
   public Stage stage() {
     return stage;
   }

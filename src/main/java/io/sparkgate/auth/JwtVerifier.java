@@ -19,6 +19,7 @@ import com.nimbusds.jwt.PlainJWT;
 import com.nimbusds.jwt.SignedJWT;
 import io.sparkgate.auth.AuthFailure.Reason;
 import io.sparkgate.call.Principal;
+import io.sparkgate.call.SparkError;
 import io.sparkgate.config.AuthConfig;
 import java.security.Key;
 import java.text.ParseException;
@@ -63,7 +64,7 @@ final class JwtVerifier {
       throw new AuthFailure(
           Reason.ALG_NOT_ALLOWED,
           "token algorithm "
-              + printable(alg)
+              + SparkError.printable(alg)
               + " is not accepted (accepted: "
               + String.join(", ", new java.util.TreeSet<>(config.algorithms()))
               + ")");
@@ -105,7 +106,7 @@ final class JwtVerifier {
             Reason.NO_KEYS,
             "Sparkgate has no signing keys yet (the identity provider is unreachable); retry later");
       }
-      String kid = header.getKeyID() == null ? "(none)" : printable(header.getKeyID());
+      String kid = header.getKeyID() == null ? "(none)" : SparkError.printable(header.getKeyID());
       throw new AuthFailure(
           Reason.UNKNOWN_KEY, "token signed with an unknown key (kid " + kid + ")");
     }
@@ -213,14 +214,14 @@ final class JwtVerifier {
       throw new AuthFailure(
           Reason.WRONG_ISSUER,
           "wrong issuer: Sparkgate accepts tokens from " + config.issuer(),
-          "wrong issuer " + printable(String.valueOf(claims.getIssuer())));
+          "wrong issuer " + SparkError.printable(String.valueOf(claims.getIssuer())));
     }
     List<String> aud = claims.getAudience();
     if (aud == null || aud.stream().noneMatch(config.audience()::contains)) {
       throw new AuthFailure(
           Reason.WRONG_AUDIENCE,
           "wrong audience: the token must be issued for " + String.join(" or ", config.audience()),
-          "wrong audience " + printable(String.valueOf(aud)));
+          "wrong audience " + SparkError.printable(String.valueOf(aud)));
     }
     if (config.maxLifetime().isPresent()) {
       Instant start = iat != null ? iat : nbf;
@@ -253,7 +254,7 @@ final class JwtVerifier {
     if (!(name instanceof String s)
         || s.isBlank()
         || s.length() > MAX_PRINCIPAL_CHARS
-        || !printable(s).equals(s)) {
+        || !SparkError.printable(s).equals(s)) {
       throw new AuthFailure(
           Reason.BAD_CLAIM,
           "token's '"
@@ -305,11 +306,5 @@ final class JwtVerifier {
 
   private static Instant instant(Date date) {
     return date == null ? null : date.toInstant();
-  }
-
-  /** Token fields go into messages and logs: keep them short and free of control characters. */
-  static String printable(String s) {
-    String cut = s.length() > 80 ? s.substring(0, 80) + "..." : s;
-    return cut.replaceAll("[^\\x20-\\x7e]", "?");
   }
 }

@@ -1,84 +1,75 @@
 package io.sparkgate.call;
 
 import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.WireFormat;
 import io.sparkgate.forward.Payload;
+import io.sparkgate.proto.spark.ExecutePlanResponse;
 import java.io.IOException;
 
 /**
- * Reads the few fields that say whether Spark answered an ExecutePlan successfully, skipping everything else
- * (the plan, result batches) without parsing it. Stateless.
+ * Reads whether Spark's answer to an ExecutePlan says every result was sent (a ResultComplete), for the
+ * stages that learn from a finished operation: the session tracker and the quota ledger. Responses only; the
+ * request's own fields are in the call's head. Stateless.
  */
-final class Answers {
+public final class Answers {
+  private static final int RESULT_COMPLETE = ExecutePlanResponse.RESULT_COMPLETE_FIELD_NUMBER;
+
+  /** A small response that says all results were sent is read in place from its first buffer. */
+  private static final int HEAD_BYTES = 256;
+
+  private static final Payload.Reader<Boolean> RESULT_COMPLETE_READER = Answers::resultComplete;
+
+  /** By field number: the members of ExecutePlanResponse's response_type oneof. */
+  private static final boolean[] RESPONSE_TYPE = responseTypes();
+
   private Answers() {}
 
-  /** ExecutePlanRequest.request_options, RequestOption.reattach_options, ReattachOptions.reattachable. */
-  private static final int REQUEST_OPTIONS = 5;
-
-  private static final int REATTACH_OPTIONS = 1;
-  private static final int REATTACHABLE = 1;
-
-  /** ExecutePlanResponse.result_complete. */
-  private static final int RESULT_COMPLETE = 14;
-
   /**
-   * True if an ExecutePlanRequest asks for a reattachable execution, whose stream Spark ends with a
-   * ResultComplete on success. A request we cannot read counts as reattachable: its change is then applied
-   * only on a ResultComplete, never on a bare OK.
+   * True if an ExecutePlanResponse (or a reattached one) is the ResultComplete that ends a successful
+   * reattachable execution. Unreadable reads as no: a change is then not applied, a quota slot freed by its
+   * lease.
    */
-  static boolean reattachable(byte[] request) {
+  public static boolean resultComplete(Payload response) {
     try {
-      CodedInputStream in = CodedInputStream.newInstance(request);
-      boolean reattachable = false;
-      for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-        if (tag == tag(REQUEST_OPTIONS, WireFormat.WIRETYPE_LENGTH_DELIMITED)) {
-          CodedInputStream option = CodedInputStream.newInstance(in.readByteBuffer());
-          for (int t = option.readTag(); t != 0; t = option.readTag()) {
-            if (t == tag(REATTACH_OPTIONS, WireFormat.WIRETYPE_LENGTH_DELIMITED)) {
-              reattachable = flag(CodedInputStream.newInstance(option.readByteBuffer()));
-            } else {
-              option.skipField(t);
-            }
-          }
-        } else {
-          in.skipField(tag);
-        }
-      }
-      return reattachable;
-    } catch (IOException e) {
-      return true;
-    }
-  }
-
-  private static int tag(int field, int wireType) {
-    return (field << 3) | wireType;
-  }
-
-  private static boolean flag(CodedInputStream options) throws IOException {
-    boolean value = false;
-    for (int t = options.readTag(); t != 0; t = options.readTag()) {
-      if (t == tag(REATTACHABLE, WireFormat.WIRETYPE_VARINT)) {
-        value = options.readBool(); // the last occurrence wins, as in protobuf's parse
-      } else {
-        options.skipField(t);
-      }
-    }
-    return value;
-  }
-
-  /** True if an ExecutePlanResponse is the ResultComplete that ends a successful reattachable execution. */
-  static boolean resultComplete(Payload response) {
-    try {
-      return response.read(
-          in -> {
-            for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-              if (WireFormat.getTagFieldNumber(tag) == RESULT_COMPLETE) return true;
-              in.skipField(tag);
-            }
-            return false;
-          });
+      Boolean complete = response.readHead(HEAD_BYTES, RESULT_COMPLETE_READER);
+      return complete != null && complete;
     } catch (IOException e) {
       return false;
     }
+  }
+
+  /**
+   * Looks at top-level tags only, and stops at the first member of the response_type oneof: a result batch
+   * (field 2) comes before anything it would have to skip, so it costs a few bytes of reading. Null when the
+   * bytes shown end first: the payload then shows the whole message.
+   */
+  private static Boolean resultComplete(CodedInputStream in) throws IOException {
+    try {
+      for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+        int field = WireFormat.getTagFieldNumber(tag);
+        if (field == RESULT_COMPLETE) return true;
+        if (responseType(field)) return false;
+        in.skipField(tag);
+      }
+      return false;
+    } catch (InvalidProtocolBufferException truncated) {
+      return null;
+    }
+  }
+
+  private static boolean responseType(int field) {
+    return field < RESPONSE_TYPE.length && RESPONSE_TYPE[field];
+  }
+
+  private static boolean[] responseTypes() {
+    var oneof =
+        ExecutePlanResponse.getDescriptor()
+            .findFieldByNumber(RESULT_COMPLETE)
+            .getRealContainingOneof();
+    int max = oneof.getFields().stream().mapToInt(f -> f.getNumber()).max().orElse(0);
+    boolean[] members = new boolean[max + 1];
+    oneof.getFields().forEach(f -> members[f.getNumber()] = true);
+    return members;
   }
 }

@@ -5,6 +5,7 @@ import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.inspect.Facts;
+import io.sparkgate.inspect.RequestHead;
 import io.sparkgate.inspect.SessionView;
 import java.net.SocketAddress;
 import java.util.Objects;
@@ -81,9 +82,14 @@ public final class Call {
     this.principal = Objects.requireNonNull(principal, "principal");
   }
 
-  /** The first request message's head; {@link RequestHead#NONE} before one was inspected. */
+  /** The first request message's head; {@link RequestHead#NONE} before the head stage read it. */
   public RequestHead head() {
     return head;
+  }
+
+  /** Set by the head stage, once, from the first request message. */
+  public void head(RequestHead head) {
+    this.head = Objects.requireNonNull(head, "head");
   }
 
   /** The facts of the request message being handled (or of the end of an AddArtifacts stream). */
@@ -96,13 +102,10 @@ public final class Call {
     return session;
   }
 
-  /** Set by the inspect stage for each request message; the first message's head is kept. */
+  /** Set by the inspect stage for each request message. */
   public void inspected(Facts facts, SessionView session) {
     this.facts = Objects.requireNonNull(facts, "facts");
     this.session = Objects.requireNonNull(session, "session");
-    if (head == RequestHead.NONE) {
-      head = RequestHead.of(facts);
-    }
   }
 
   /** The decide stage's conclusion on the latest message; null before it decided. */

@@ -7,6 +7,7 @@ import io.sparkgate.forward.Payload;
 import io.sparkgate.inspect.ArtifactTracker;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
+import io.sparkgate.inspect.RequestHead;
 import io.sparkgate.inspect.SessionStates;
 import io.sparkgate.inspect.SessionTracker;
 import io.sparkgate.inspect.SessionView;
@@ -14,45 +15,31 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The inspect stage: each request message is decoded here, once, into the call's request head and facts, in
- * the session the {@link SessionTracker} knows for it; the stages after it read them from the {@link Call}.
+ * The inspect stage: each request message's body is decoded here, once, into the call's facts, in the session
+ * the {@link SessionTracker} knows for it; the stages after it read them from the {@link Call}.
  * The tracker learns only from requests every stage let through and Spark then answered successfully (a USE
  * that Spark refuses changes nothing). AddArtifacts streams are read with one
- * tracker, and their end once more (an artifact begun and never finished). Without a session tracker (no
- * policy) only the request head is read, for the audit record.
+ * tracker, and their end once more (an artifact begun and never finished). The session and operation come
+ * from the call's request head, read before route.
  */
 public final class InspectStage implements Stage {
   private static final Logger log = LoggerFactory.getLogger(InspectStage.class);
 
   private final Inspector inspector;
-  private final SessionTracker sessions; // null: the request head only
+  private final SessionTracker sessions;
 
   private InspectStage(Inspector inspector, SessionTracker sessions) {
     this.inspector = inspector;
     this.sessions = sessions;
   }
 
-  /** Full inspection, for the decide stage. */
+  /** Inspection in a pool's sessions, for its decide stage. */
   public static InspectStage full(Inspector inspector, SessionTracker sessions) {
     return new InspectStage(inspector, java.util.Objects.requireNonNull(sessions, "sessions"));
   }
 
-  /** The request head only: for a proxy that records calls but has no policy to decide with. */
-  public static InspectStage headOnly(Inspector inspector) {
-    return new InspectStage(inspector, null);
-  }
-
   @Override
   public CallHook open(Call call) {
-    if (sessions == null) {
-      return new CallHook() {
-        @Override
-        public byte[] onRequest(byte[] message) {
-          call.inspected(inspector.head(call.method(), message), SessionView.DEFAULT);
-          return message;
-        }
-      };
-    }
     return new Inspecting(call);
   }
 
@@ -124,7 +111,7 @@ public final class InspectStage implements Stage {
 
     @Override
     public void onAccepted(byte[] forwarded) {
-      RequestHead head = RequestHead.of(call.facts());
+      RequestHead head = call.head();
       if (call.method().equals("ReattachExecute")) {
         // Reattached to an execution whose stream ended before its answer: the answer may come
         // here.
@@ -136,7 +123,10 @@ public final class InspectStage implements Stage {
           sessions.changes(call.method(), head.userId(), head.sessionId(), call.facts());
       if (change == null) return;
       // An ExecutePlan request is one message, so one change per call; anything else is unary.
-      reattachable = call.method().equals("ExecutePlan") && Answers.reattachable(forwarded);
+      // A request the head could not read counts as reattachable: its change waits for a
+      // ResultComplete.
+      reattachable =
+          call.method().equals("ExecutePlan") && (head.reattachable() || !head.readable());
       operationId = head.operationId();
       pending = change;
     }
@@ -204,7 +194,7 @@ public final class InspectStage implements Stage {
     @Override
     public boolean mayBlock(byte[] message) {
       if (!sessions.shared()) return false;
-      return !RequestHead.of(inspector.head(call.method(), message)).sessionId().isEmpty();
+      return !call.head().sessionId().isEmpty();
     }
 
     @Override

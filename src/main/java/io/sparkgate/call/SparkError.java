@@ -83,4 +83,10 @@ public record SparkError(
                         .build())));
     return StatusProto.toStatusException(status.build());
   }
+
+  /** Text a client sent (a token's field, a declared name) as it goes into a message or a log: short, printable. */
+  public static String printable(String s) {
+    String cut = s.length() > 80 ? s.substring(0, 80) + "..." : s;
+    return cut.replaceAll("[^\\x20-\\x7e]", "?");
+  }
 }

@@ -15,7 +15,7 @@ import java.util.Objects;
  */
 public final class Inspector {
   /** What walking a method's requests from their encoding takes, found once: one lookup per call, not three. */
-  private record Encoded(RequestHead head, Shape shape) {}
+  private record Encoded(HeadLayout head, Shape shape) {}
 
   /** By bare method name; a method absent here is inspected from its parse. */
   private static final Map<String, Encoded> ENCODED = encodedMethods();
@@ -98,37 +98,6 @@ public final class Inspector {
     return sink.build();
   }
 
-  /**
-   * The REQUEST fact of one request message only (its method, session, operation, client and declared user):
-   * for a proxy that records calls but decides nothing on their content.
-   */
-  public Facts head(String method, byte[] request) {
-    FactSink sink = new FactSink(config.maxFacts());
-    String name = Requests.shortName(Objects.requireNonNull(method, "method"));
-    try {
-      Encoded encoded = ENCODED.get(name);
-      if (encoded != null) {
-        encoded.head().emit(name, request, sink, SessionViews.fixed(SessionView.DEFAULT));
-        return sink.build();
-      }
-    } catch (RuntimeException e) {
-      sink = new FactSink(config.maxFacts()); // read from the parse below, as inspect() does
-    }
-    Message prototype = Requests.prototype(name);
-    if (prototype != null) {
-      try {
-        requestFact(
-            name,
-            Requests.parse(prototype, request, config.maxDepth()),
-            sink,
-            SessionViews.fixed(SessionView.DEFAULT));
-      } catch (IOException | RuntimeException e) {
-        // No head: the record says what it can without one.
-      }
-    }
-    return sink.build();
-  }
-
   /** The facts of the end of an AddArtifacts stream (an artifact begun and never completed). */
   public Facts finishArtifacts(ArtifactTracker tracker) {
     return tracker.finish(config.maxFacts());
@@ -170,13 +139,13 @@ public final class Inspector {
     }
   }
 
-  /** Methods whose request head {@link RequestHead} reads; AddArtifacts streams need their tracker's state. */
+  /** Methods whose request head {@link HeadLayout} reads; AddArtifacts streams need their tracker's state. */
   private static Map<String, Encoded> encodedMethods() {
     Map<String, Encoded> out = new HashMap<>();
     Requests.byMethod()
         .forEach(
             (method, prototype) -> {
-              RequestHead head = RequestHead.of(prototype);
+              HeadLayout head = HeadLayout.forMethod(method);
               if (head != null && !(prototype instanceof AddArtifactsRequest)) {
                 out.put(method, new Encoded(head, Shape.of(prototype)));
               }

@@ -1,139 +1,129 @@
 package io.sparkgate.inspect;
 
-import com.google.protobuf.CodedInputStream;
-import com.google.protobuf.Descriptors.Descriptor;
-import com.google.protobuf.Descriptors.FieldDescriptor;
-import com.google.protobuf.Message;
-import com.google.protobuf.WireFormat;
-import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.proto.spark.CompressionCodec;
+import io.sparkgate.proto.spark.ConfigRequest;
+import io.sparkgate.proto.spark.InterruptRequest;
+import io.sparkgate.proto.spark.ReleaseExecuteRequest;
 import java.io.IOException;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.Locale;
 
 /**
- * The REQUEST fact's strings (session, client type, operation, claimed user) read straight from a request's
- * encoding. Building the request head as a message and reading it through protobuf's reflection cost about
- * 4 us of every call on a busy event loop (descriptor lookups, reflective getters); these are five strings.
- * Gives exactly what {@link Proto#str} gives on the parsed request, which EncodedWalkTest checks on random
- * and corrupted requests of every method.
+ * What a request names, read once from its first message right after authentication, for every stage after:
+ * the session and operation it addresses, the client that sent it, the user Spark will run it as (the
+ * principal's name where authentication stamps it), and what the stages that follow an operation or a secret
+ * need: whether an execution is reattachable, what a release or an interrupt ends, which Config operation it is,
+ * and the plan's size and compression. Empty strings where the request has no such field. Read as protobuf
+ * parses the request, so that no stage sees a different request from the one Spark runs.
+ *
+ * @param reattachable an ExecutePlan that asks for a reattachable execution (any of its options does, as Spark
+ *     reads them)
+ * @param release which part of an operation a ReleaseExecute releases
+ * @param interrupt what an Interrupt interrupts; UNRECOGNIZED for a type this build does not know
+ * @param config the Config operation; OPTYPE_NOT_SET for any other method
+ * @param planBytes the encoded size of an ExecutePlan's plan
+ * @param planCompression the codec of a compressed plan ({@code zstd}), empty when it is not compressed
+ * @param readable false when the message does not parse (the inspector refuses it; nothing else is known)
  */
-final class RequestHead {
-  private static final Map<Descriptor, RequestHead> BY_TYPE = new HashMap<>();
-  private static final StringField USER_ID = StringField.of(UserContext.getDescriptor(), "user_id");
-  private static final StringField USER_NAME =
-      StringField.of(UserContext.getDescriptor(), "user_name");
+public record RequestHead(
+    String sessionId,
+    String userId,
+    String operationId,
+    String clientType,
+    String observedServerSessionId,
+    String newSessionId,
+    boolean reattachable,
+    ReleaseExecuteRequest.ReleaseCase release,
+    InterruptRequest.InterruptType interrupt,
+    ConfigRequest.Operation.OpTypeCase config,
+    long planBytes,
+    String planCompression,
+    boolean readable) {
+  /** Before the head was read, and for a message that cannot be. */
+  public static final RequestHead NONE =
+      new RequestHead(
+          "",
+          "",
+          "",
+          "",
+          "",
+          "",
+          false,
+          ReleaseExecuteRequest.ReleaseCase.RELEASE_NOT_SET,
+          InterruptRequest.InterruptType.INTERRUPT_TYPE_UNSPECIFIED,
+          ConfigRequest.Operation.OpTypeCase.OPTYPE_NOT_SET,
+          0,
+          "",
+          false);
 
-  static {
-    for (Message prototype : Requests.prototypes()) {
-      Descriptor type = prototype.getDescriptorForType();
-      FieldDescriptor uc = type.findFieldByName("user_context");
-      boolean ucReadable =
-          uc == null || (uc.getMessageType() == UserContext.getDescriptor() && !uc.isRepeated());
-      StringField session = StringField.of(type, "session_id");
-      StringField client = StringField.of(type, "client_type");
-      StringField operation = StringField.of(type, "operation_id");
-      StringField observed = StringField.of(type, "client_observed_server_side_session_id");
-      StringField newSession = StringField.of(type, "new_session_id");
-      boolean strings =
-          USER_ID != null
-              && USER_NAME != null
-              && session != null
-              && client != null
-              && operation != null
-              && observed != null
-              && newSession != null;
-      if (ucReadable && strings) {
-        BY_TYPE.put(
-            type,
-            new RequestHead(
-                session, client, operation, observed, newSession, uc == null ? 0 : uc.getNumber()));
-      }
-    }
-  }
-
-  private final StringField sessionId;
-  private final StringField clientType;
-  private final StringField operationId;
-  private final StringField observedSessionId;
-  private final StringField newSessionId;
-  private final int userContext; // field number, 0 when the request has none
-
-  private RequestHead(
-      StringField sessionId,
-      StringField clientType,
-      StringField operationId,
-      StringField observedSessionId,
-      StringField newSessionId,
-      int userContext) {
-    this.sessionId = sessionId;
-    this.clientType = clientType;
-    this.operationId = operationId;
-    this.observedSessionId = observedSessionId;
-    this.newSessionId = newSessionId;
-    this.userContext = userContext;
-  }
-
-  /**
-   * The reader for requests of this type, or null where a field is not a plain string (such a request is
-   * inspected from its parse).
-   */
-  static RequestHead of(Message prototype) {
-    return BY_TYPE.get(prototype.getDescriptorForType());
-  }
-
-  /**
-   * Emits the REQUEST fact of a request whose top level {@link Wire} accepted, and returns the session it runs
-   * in. Throws {@link Wire#UNUSUAL} where protobuf would not parse the strings (bad UTF-8, a truncated
-   * user_context).
-   */
-  SessionView emit(String method, byte[] bytes, FactSink sink, SessionViews views) {
-    // session, client type, operation, user id, user name, observed server session, new session
-    String[] values = new String[7];
-    boolean hasUserContext = false;
+  /** The head of one request message of {@code method} (bare name), with the user_id it declares. */
+  public static RequestHead read(String method, byte[] request) {
+    HeadLayout layout = HeadLayout.forMethod(Requests.shortName(method));
+    if (layout == null) return NONE;
+    HeadLayout.Read r;
     try {
-      CodedInputStream in = CodedInputStream.newInstance(bytes);
-      for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-        int number = WireFormat.getTagFieldNumber(tag);
-        if (number == userContext
-            && WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED) {
-          hasUserContext = true;
-          int limit = in.pushLimit(in.readRawVarint32());
-          readUserContext(in, values);
-          in.popLimit(limit);
-        } else if (!sessionId.read(in, tag, values, 0)
-            && !clientType.read(in, tag, values, 1)
-            && !operationId.read(in, tag, values, 2)
-            && !observedSessionId.read(in, tag, values, 5)
-            && !newSessionId.read(in, tag, values, 6)) {
-          in.skipField(tag);
-        }
-      }
+      r = layout.read(request);
     } catch (IOException e) {
-      throw Wire.UNUSUAL;
+      return NONE;
     }
-    FactSink.Builder b =
-        sink.fact(Fact.Kind.REQUEST, method)
-            .put("method", method)
-            .put("session_id", sessionId.value(values[0]))
-            .put("client_type", clientType.value(values[1]))
-            .put("operation_id", operationId.value(values[2]))
-            .put("client_observed_server_side_session_id", observedSessionId.value(values[5]))
-            .put("new_session_id", newSessionId.value(values[6]));
-    String userId = null;
-    if (hasUserContext) {
-      userId = USER_ID.value(values[3]);
-      b.put("user_id", userId).put("user_name", USER_NAME.value(values[4]));
-    }
-    b.emit();
-    String session = sessionId.value(values[0]);
-    return views.view(userId == null ? "" : userId, session == null ? "" : session);
+    InterruptRequest.InterruptType interrupt =
+        InterruptRequest.InterruptType.forNumber(r.interruptType);
+    return new RequestHead(
+        orEmpty(layout.value(r, HeadLayout.SESSION)),
+        orEmpty(HeadLayout.userId(r)),
+        orEmpty(layout.value(r, HeadLayout.OPERATION)),
+        orEmpty(layout.value(r, HeadLayout.CLIENT)),
+        orEmpty(layout.value(r, HeadLayout.OBSERVED)),
+        orEmpty(layout.value(r, HeadLayout.NEW_SESSION)),
+        r.reattachable,
+        release(layout, r),
+        interrupt == null ? InterruptRequest.InterruptType.UNRECOGNIZED : interrupt,
+        ConfigRequest.Operation.OpTypeCase.forNumber(r.configMember),
+        r.planBytes,
+        compression(r),
+        true);
   }
 
-  private static void readUserContext(CodedInputStream in, String[] values) throws IOException {
-    for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-      if (!USER_ID.read(in, tag, values, 3) && !USER_NAME.read(in, tag, values, 4)) {
-        in.skipField(tag);
-      }
-    }
+  /** This head with the user Spark will key the session by: the principal's name, once it is stamped. */
+  public RequestHead withUserId(String user) {
+    return new RequestHead(
+        sessionId,
+        user,
+        operationId,
+        clientType,
+        observedServerSessionId,
+        newSessionId,
+        reattachable,
+        release,
+        interrupt,
+        config,
+        planBytes,
+        planCompression,
+        readable);
+  }
+
+  /** Whether a Config request reads values (whose secrets must not reach the client). */
+  public boolean readsConfig() {
+    return switch (config) {
+      case GET, GET_ALL, GET_OPTION, GET_WITH_DEFAULT -> true;
+      default -> false;
+    };
+  }
+
+  private static ReleaseExecuteRequest.ReleaseCase release(HeadLayout layout, HeadLayout.Read r) {
+    ReleaseExecuteRequest.ReleaseCase c =
+        ReleaseExecuteRequest.ReleaseCase.forNumber(layout.releaseMember(r));
+    return c == null ? ReleaseExecuteRequest.ReleaseCase.RELEASE_NOT_SET : c;
+  }
+
+  private static String compression(HeadLayout.Read r) {
+    if (r.planMember != io.sparkgate.proto.spark.Plan.COMPRESSED_OPERATION_FIELD_NUMBER) return "";
+    CompressionCodec codec = CompressionCodec.forNumber(r.codec);
+    return codec == null
+        ? "codec " + r.codec
+        : codec.name().replace("COMPRESSION_CODEC_", "").toLowerCase(Locale.ROOT);
+  }
+
+  private static String orEmpty(String s) {
+    return s == null ? "" : s;
   }
 }

@@ -4,7 +4,6 @@ import io.grpc.StatusException;
 import io.sparkgate.call.AuditEvent;
 import io.sparkgate.call.Call;
 import io.sparkgate.call.Principal;
-import io.sparkgate.call.RequestHead;
 import io.sparkgate.call.RequestRewriter;
 import io.sparkgate.call.Stage;
 import io.sparkgate.forward.CallHook;
@@ -123,7 +122,7 @@ public final class DecideStage implements Stage {
       Decision d =
           engine.decide(
               call.method(),
-              principal == null ? RequestHead.of(facts).userId() : principal.name(),
+              principal == null ? call.head().userId() : principal.name(),
               principal == null ? List.of() : principal.groups(),
               principal == null ? "" : principal.tenant().orElse(""),
               facts);

@@ -2,11 +2,14 @@ package io.sparkgate.quota;
 
 import io.grpc.Status;
 import io.grpc.StatusException;
+import io.sparkgate.call.Answers;
 import io.sparkgate.call.Call;
-import io.sparkgate.call.RequestHead;
 import io.sparkgate.call.SparkError;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.Payload;
+import io.sparkgate.inspect.RequestHead;
+import io.sparkgate.proto.spark.InterruptRequest;
+import io.sparkgate.proto.spark.ReleaseExecuteRequest;
 import java.util.EnumMap;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -59,7 +62,7 @@ final class CallQuota implements CallHook {
       }
       if (!admitted) {
         admitted = true;
-        admit(message);
+        admit();
       }
     } catch (QuotaExceeded e) {
       throw refuse(e);
@@ -69,14 +72,14 @@ final class CallQuota implements CallHook {
     return message;
   }
 
-  private void admit(byte[] message) throws QuotaExceeded {
+  private void admit() throws QuotaExceeded {
     RequestHead head = call.head();
     switch (call.method()) {
       case "ExecutePlan" -> {
         String operation = head.operationId();
         endsWithCall =
             budget.countsOperations(tenant != null)
-                && (operation.isEmpty() || !Messages.reattachable(message));
+                && (operation.isEmpty() || !head.reattachable());
         op = ledger.start(budget, principal, tenant, head.sessionId(), operation);
       }
       case "ReattachExecute" -> {
@@ -97,15 +100,15 @@ final class CallQuota implements CallHook {
       RequestHead head = call.head();
       switch (call.method()) {
         case "ReleaseExecute" -> {
-          if (Messages.releasesAll(forwarded)) {
+          if (head.release() == ReleaseExecuteRequest.ReleaseCase.RELEASE_ALL) {
             ledger.releaseOperation(principal, tenant, head.sessionId(), head.operationId());
           }
         }
         case "Interrupt" -> {
-          int type = Messages.interruptType(forwarded);
-          if (type == Messages.INTERRUPT_OPERATION_ID) {
+          InterruptRequest.InterruptType type = head.interrupt();
+          if (type == InterruptRequest.InterruptType.INTERRUPT_TYPE_OPERATION_ID) {
             ledger.releaseOperation(principal, tenant, head.sessionId(), head.operationId());
-          } else if (type == Messages.INTERRUPT_ALL) {
+          } else if (type == InterruptRequest.InterruptType.INTERRUPT_TYPE_ALL) {
             ledger.releaseSession(principal, tenant, head.sessionId());
           }
           // By tag: this replica does not know the operations' tags. Each one's stream ends with
@@ -122,7 +125,7 @@ final class CallQuota implements CallHook {
   @Override
   public Payload onResponse(Payload message) {
     Op held = op;
-    if (held != null && !held.released() && Messages.resultComplete(message)) {
+    if (held != null && !held.released() && Answers.resultComplete(message)) {
       ledger.release(held); // every result was sent: the operation is done
     }
     return message;

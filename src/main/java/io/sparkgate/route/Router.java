@@ -6,7 +6,6 @@ import io.grpc.Status;
 import io.grpc.StatusException;
 import io.sparkgate.call.Call;
 import io.sparkgate.call.Principal;
-import io.sparkgate.call.RequestHead;
 import io.sparkgate.call.Route;
 import io.sparkgate.call.SparkError;
 import io.sparkgate.call.Stage;
@@ -14,6 +13,7 @@ import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.SessionsConfig;
 import io.sparkgate.forward.CallHook;
+import io.sparkgate.inspect.RequestHead;
 import io.sparkgate.redis.Redis;
 import io.sparkgate.redis.RedisUnavailableException;
 import java.io.IOException;
@@ -298,38 +298,24 @@ public final class Router implements AutoCloseable {
   /** The route stage's part of one call. */
   private final class Routing implements CallHook {
     private final Call call;
-    private SessionIds ids; // request thread only
     private volatile boolean forwarded;
 
     Routing(Call call) {
       this.call = call;
     }
 
+    /** The head names the session as the server will key it (the principal's name, once stamped). */
     @Override
     public boolean mayBlock(byte[] message) {
       if (call.route() != null) return false;
-      ids = verified(SessionIds.read(message));
-      return !ids.sessionId().isEmpty() && registry.mayBlock(key(ids));
+      RequestHead head = call.head();
+      return !head.sessionId().isEmpty() && registry.mayBlock(key(head));
     }
 
     @Override
     public byte[] onRequest(byte[] message) throws StatusException {
-      if (call.route() != null) return message;
-      SessionIds named = ids != null ? ids : verified(SessionIds.read(message));
-      call.route(choose(call.pool(), named));
+      if (call.route() == null) call.route(choose(call.pool(), call.head()));
       return message;
-    }
-
-    /**
-     * The session as the server will key it: mayBlock sees the client's message before the authenticate
-     * stage stamps the principal's name over its declared user_id, so the declared one never keys a
-     * session (the place stage records it under the stamped one).
-     */
-    private SessionIds verified(SessionIds read) {
-      Principal principal = call.principal();
-      return principal == null || principal.method() == Principal.Method.NONE
-          ? read // authentication off: the client's user_id goes through as it is
-          : new SessionIds(principal.name(), read.sessionId());
     }
 
     @Override
@@ -352,18 +338,17 @@ public final class Router implements AutoCloseable {
         // does).
         health.failed(route.backend(), "a call failed: " + status.getDescription());
       } else if (status.isOk() && "ReleaseSession".equals(call.method())) {
-        RequestHead head = call.head();
-        registry.forget(new SessionKey(head.userId(), head.sessionId()));
+        registry.forget(key(call.head()));
       }
     }
   }
 
-  private static SessionKey key(SessionIds ids) {
-    return new SessionKey(ids.userId(), ids.sessionId());
+  private static SessionKey key(RequestHead head) {
+    return new SessionKey(head.userId(), head.sessionId());
   }
 
   /** Where a request of this session goes: its placement, or a new one in {@code pool}. */
-  private Route choose(String pool, SessionIds ids) throws StatusException {
+  private Route choose(String pool, RequestHead ids) throws StatusException {
     Optional<Placement> placed;
     try {
       placed = ids.sessionId().isEmpty() ? Optional.empty() : registry.find(key(ids));
@@ -440,7 +425,7 @@ public final class Router implements AutoCloseable {
       try {
         if (route.newSession()) {
           Placement mine = new Placement(route.pool(), route.backend());
-          Placement winner = registry.place(new SessionKey(head.userId(), head.sessionId()), mine);
+          Placement winner = registry.place(key(head), mine);
           placements.increment();
           if (!winner.equals(mine)) {
             // Another replica placed it a moment before: go where it did.

@@ -17,7 +17,9 @@ import io.sparkgate.call.Principal;
 import io.sparkgate.call.Route;
 import io.sparkgate.cli.PolicyCommand;
 import io.sparkgate.config.AdminConfig;
+import io.sparkgate.config.AuthConfig;
 import io.sparkgate.forward.CallHook;
+import io.sparkgate.head.HeadStage;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionTracker;
@@ -71,6 +73,7 @@ final class AdminApiTest {
           ProfileSource.fixed(new BackendProfile("4.0.0", List.of(), Map.of(), null)));
   private final Pipeline stages =
       Pipeline.of(
+          new HeadStage(AuthConfig.disabled()),
           live,
           call -> {
             call.route(new Route("default", "127.0.0.1:15002"));

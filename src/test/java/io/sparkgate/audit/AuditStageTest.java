@@ -16,14 +16,14 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.ClientCalls;
-import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
 import io.sparkgate.call.Stage;
 import io.sparkgate.config.AuditConfig;
+import io.sparkgate.config.AuthConfig;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.forward.TestMethods;
-import io.sparkgate.inspect.Inspector;
+import io.sparkgate.head.HeadStage;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
 import io.sparkgate.proto.spark.Plan;
@@ -52,7 +52,7 @@ final class AuditStageTest {
 
   /** The proxy's stages as Sparkgate assembles them without a policy, with {@code stage} last. */
   private static Pipeline stages(AuditStage audit, Stage stage) {
-    return Pipeline.of(audit, InspectStage.headOnly(new Inspector()), stage);
+    return Pipeline.of(audit, new HeadStage(AuthConfig.disabled()), stage);
   }
 
   private List<JsonNode> runAndReadAudit(FakeSparkConnect backend, Stage stage, Runnable calls)

@@ -24,13 +24,16 @@ import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import io.sparkgate.call.Pipeline;
+import io.sparkgate.config.AuthConfig;
 import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.forward.ProxyRegistry;
 import io.sparkgate.forward.TestMethods;
+import io.sparkgate.head.HeadStage;
 import io.sparkgate.proto.spark.ConfigRequest;
 import io.sparkgate.proto.spark.ConfigResponse;
 import io.sparkgate.proto.spark.KeyValue;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.redact.ConfigRedaction;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,7 +63,8 @@ final class AuthEndToEndTest {
   @BeforeEach
   void setUp() throws Exception {
     fx = new AuthFixture(dir);
-    auth = Authentication.create(fx.config(AuthFixture.JWT_FILE), fx.time, fx.time);
+    AuthConfig config = fx.config(AuthFixture.JWT_FILE);
+    auth = Authentication.create(config, fx.time, fx.time);
     String backendName = InProcessServerBuilder.generateName();
     Server backend =
         InProcessServerBuilder.forName(backendName)
@@ -84,7 +88,13 @@ final class AuthEndToEndTest {
         InProcessServerBuilder.forName(proxyName)
             .addService(health.getHealthService())
             .fallbackHandlerRegistry(
-                new ProxyRegistry(backendChannel, null, Pipeline.of(auth.stage())))
+                new ProxyRegistry(
+                    backendChannel,
+                    null,
+                    Pipeline.of(
+                        auth.stage(),
+                        new HeadStage(config),
+                        new ConfigRedaction(new SecretPatterns(config.secretPatterns())))))
             .addTransportFilter(auth.transportFilter())
             .build()
             .start();

@@ -24,6 +24,7 @@ import io.sparkgate.policy.DecideStage;
 import io.sparkgate.policy.Policy;
 import io.sparkgate.policy.PolicyEngine;
 import io.sparkgate.policy.ProfileSource;
+import io.sparkgate.testing.TestStages;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -95,6 +96,8 @@ final class PolicyDecisionFuzzTest {
             Ticker.systemTicker());
     Pipeline stages =
         Pipeline.of(
+            // Unstamped: the requests are inspected here as the client wrote them.
+            TestStages.unstampedHead(),
             InspectStage.full(new Inspector(), sessions),
             new DecideStage(
                 new PolicyEngine(current, ProfileSource.fixed(profile)),

@@ -336,7 +336,7 @@ final class EncodedWalkTest {
     SqlInspector sql = new SqlInspector(config);
     assertDoesNotThrow(
         () -> {
-          RequestHead head = RequestHead.of(prototype);
+          HeadLayout head = HeadLayout.of(prototype.getDescriptorForType());
           assertNotNull(head, "every request type's head is read from its encoding");
           SessionView session =
               head.emit(
@@ -358,7 +358,7 @@ final class EncodedWalkTest {
   }
 
   /** A bit flipped, a byte replaced, a wire type changed, a cut, the request (or a prefix) repeated. */
-  private static byte[] corrupt(byte[] bytes, Random random) {
+  static byte[] corrupt(byte[] bytes, Random random) {
     if (bytes.length == 0) return new byte[] {8, 1};
     byte[] c = bytes.clone();
     int at = random.nextInt(c.length);
@@ -374,7 +374,7 @@ final class EncodedWalkTest {
   }
 
   /** Random messages of any type: every oneof often set, other fields less often the deeper they are. */
-  private static final class RandomMessages {
+  static final class RandomMessages {
     private static final String[] STRINGS = {
       "",
       "t",

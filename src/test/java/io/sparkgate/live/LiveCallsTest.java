@@ -10,7 +10,7 @@ import io.sparkgate.call.Principal;
 import io.sparkgate.call.Route;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.inspect.Inspector;
-import io.sparkgate.inspect.SessionView;
+import io.sparkgate.inspect.RequestHead;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.ReleaseSessionRequest;
 import io.sparkgate.proto.spark.UserContext;
@@ -42,7 +42,7 @@ final class LiveCallsTest {
     call.principal(alice());
     CallHook hook = live.open(call);
     call.route(new Route("default", "127.0.0.1:15002"));
-    call.inspected(inspector.head(method, message), SessionView.DEFAULT);
+    call.head(RequestHead.read(method, message).withUserId(alice().name()));
     hook.onAccepted(message);
     return hook;
   }

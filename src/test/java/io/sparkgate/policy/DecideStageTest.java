@@ -17,7 +17,9 @@ import io.sparkgate.call.Call;
 import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
 import io.sparkgate.call.RequestRewriter;
+import io.sparkgate.config.AuthConfig;
 import io.sparkgate.forward.CallHook;
+import io.sparkgate.head.HeadStage;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionTracker;
@@ -62,7 +64,11 @@ final class DecideStageTest {
 
   /** One ExecutePlan call through the inspect stage and this decide stage. */
   private static CallHook call(DecideStage decide, Call call) throws StatusException {
-    return Pipeline.of(InspectStage.full(new Inspector(), SESSIONS), decide).open(call);
+    return Pipeline.of(
+            new HeadStage(AuthConfig.disabled()),
+            InspectStage.full(new Inspector(), SESSIONS),
+            decide)
+        .open(call);
   }
 
   private static CallHook call(

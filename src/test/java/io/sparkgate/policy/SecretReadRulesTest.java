@@ -10,6 +10,8 @@ import io.sparkgate.call.Call;
 import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
 import io.sparkgate.cli.PolicyCommand;
+import io.sparkgate.config.AuthConfig;
+import io.sparkgate.head.HeadStage;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionTracker;
@@ -42,6 +44,7 @@ final class SecretReadRulesTest {
             () -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker());
     Pipeline stages =
         Pipeline.of(
+            new HeadStage(AuthConfig.disabled()),
             InspectStage.full(new Inspector(), sessions),
             new DecideStage(
                 new PolicyEngine(

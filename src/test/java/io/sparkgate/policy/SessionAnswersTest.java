@@ -11,8 +11,10 @@ import io.sparkgate.call.Call;
 import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
 import io.sparkgate.cli.PolicyCommand;
+import io.sparkgate.config.AuthConfig;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.Payload;
+import io.sparkgate.head.HeadStage;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionTracker;
@@ -47,6 +49,7 @@ final class SessionAnswersTest {
       new SessionTracker(() -> PROFILE, Duration.ofMinutes(30), Ticker.systemTicker());
   private final Pipeline stages =
       Pipeline.of(
+          new HeadStage(AuthConfig.disabled()),
           InspectStage.full(new Inspector(), sessions),
           new DecideStage(
               new PolicyEngine(() -> POLICY, ProfileSource.fixed(PROFILE)), Map.of(), false));

@@ -6,7 +6,6 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusException;
 import io.sparkgate.call.Call;
-import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
 import io.sparkgate.call.Principal;
 import io.sparkgate.config.MatchConfig;
@@ -28,6 +27,7 @@ import io.sparkgate.proto.spark.ReleaseExecuteRequest;
 import io.sparkgate.proto.spark.ReleaseSessionRequest;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.testing.TestStages;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -71,7 +71,7 @@ final class QuotaCalls {
     return new QuotasConfig.OverrideLimits(match, perPrincipal, perTenant);
   }
 
-  /** One call through the inspect stage and {@code stage}. */
+  /** One call through the head and {@code stage}. */
   record Open(Call call, CallHook hook) {
     /** Sends one request message; the refusal, if any, is thrown. */
     Open send(byte[] message) throws StatusException {
@@ -114,7 +114,7 @@ final class QuotaCalls {
             : Attributes.newBuilder().set(ProxyRegistry.AUTHORITY, authority).build();
     Call call = new Call(method, new Metadata(), transport);
     call.principal(who);
-    return new Open(call, Pipeline.of(InspectStage.headOnly(INSPECTOR), stage).open(call));
+    return new Open(call, Pipeline.of(TestStages.unstampedHead(), stage).open(call));
   }
 
   static String uuid() {

@@ -1,4 +1,4 @@
-package io.sparkgate.auth;
+package io.sparkgate.redact;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -10,6 +10,7 @@ import io.sparkgate.config.AuthConfig;
 import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.Payload;
+import io.sparkgate.inspect.RequestHead;
 import io.sparkgate.proto.spark.ConfigRequest;
 import io.sparkgate.proto.spark.ConfigResponse;
 import io.sparkgate.proto.spark.KeyValue;
@@ -20,10 +21,13 @@ final class ConfigRedactionTest {
   private final ConfigRedaction redaction =
       new ConfigRedaction(new SecretPatterns(AuthConfig.disabled().secretPatterns()));
 
+  /** A Config call whose head the head stage read from {@code op}'s request. */
   private CallHook configCall(ConfigRequest.Operation op) throws Exception {
-    CallHook hook = redaction.open(Call.of("Config"));
-    hook.onRequest(ConfigRequest.newBuilder().setOperation(op).build().toByteArray());
-    return hook;
+    Call call = Call.of("Config");
+    call.head(
+        RequestHead.read(
+            "Config", ConfigRequest.newBuilder().setOperation(op).build().toByteArray()));
+    return redaction.open(call);
   }
 
   private static KeyValue kv(String k, String v) {

@@ -1,4 +1,4 @@
-package io.sparkgate.auth;
+package io.sparkgate.head;
 
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
@@ -181,11 +181,11 @@ final class UserContextRewriter {
             Status.Code.PERMISSION_DENIED,
             "SPARKGATE_USER_CONTEXT_EXTENSION",
             "The request's user context carries an extension ("
-                + JwtVerifier.printable(typeUrl)
+                + io.sparkgate.call.SparkError.printable(typeUrl)
                 + ") that Sparkgate does not forward. Remove it from the client, or ask the platform team"
                 + " to allow its type URL (auth.user_context_extensions).",
             "42501",
-            java.util.Map.of("type_url", JwtVerifier.printable(typeUrl)),
+            java.util.Map.of("type_url", io.sparkgate.call.SparkError.printable(typeUrl)),
             java.util.Optional.empty())
         .toException();
   }
@@ -209,7 +209,7 @@ final class UserContextRewriter {
       throw Status.PERMISSION_DENIED
           .withDescription(
               "user_id '"
-                  + JwtVerifier.printable(declared)
+                  + io.sparkgate.call.SparkError.printable(declared)
                   + "' is not the authenticated user '"
                   + principal.name()
                   + "': drop user_id from the sc:// URL or set it to your user name")

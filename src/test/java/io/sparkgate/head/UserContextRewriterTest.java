@@ -1,4 +1,4 @@
-package io.sparkgate.auth;
+package io.sparkgate.head;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
