@@ -21,6 +21,7 @@ import io.sparkgate.config.AuthConfig;
 import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
 import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.testing.Await;
 import io.sparkgate.testing.Channels;
@@ -312,6 +313,6 @@ final class BadInputTest {
         used += pool.getMemoryUsed();
       }
     }
-    return used + io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent.usedDirectMemory();
+    return used + EventLoops.directMemoryUsed();
   }
 }

@@ -20,12 +20,19 @@ import org.junit.jupiter.api.Test;
 /**
  * How the packages may depend on each other, read from the sources' imports: the stages (auth, inspect, live,
  * policy, lakehouse, audit, route, quota) meet only in the neutral call package and are assembled by
- * Sparkgate, and no package depends on itself through others.
+ * Sparkgate, no package depends on itself through others, and only the gRPC transport touches the Netty that
+ * grpc-netty-shaded bundles.
  */
 final class PackageDependenciesTest {
   private static final Path SOURCES = Path.of("src/main/java/io/sparkgate");
   private static final Pattern IMPORT =
       Pattern.compile("^import (?:static )?io\\.sparkgate\\.([a-z]+)\\.", Pattern.MULTILINE);
+
+  /** The packages that may build on grpc-netty-shaded's relocated Netty: the gRPC transport and its TLS. */
+  private static final Set<String> SHADED_NETTY_USERS = Set.of("forward", "tls");
+
+  private static final String SHADED_NETTY = "io.grpc.netty.shaded";
+
   private static final Set<String> STAGES =
       Set.of(
           "auth",
@@ -84,5 +91,31 @@ final class PackageDependenciesTest {
       }
       assertTrue(!seen.contains(start), start + " depends on itself through " + seen);
     }
+  }
+
+  /**
+   * grpc-netty-shaded's Netty is gRPC's private copy: outside the transport a package uses a neutral interface
+   * of {@code forward} (or Netty's own artifact, as the admin listener does). Any mention counts, an import, a
+   * qualified name or a string (a system property, a class name): each binds to the private copy alike. The
+   * composition root in {@code io.sparkgate} is held to it too.
+   */
+  @Test
+  void grpcsShadedNetty_onlyInForwardAndTls() throws IOException {
+    List<String> offenders = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(SOURCES)) {
+      for (Path f : files.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
+        Path dir = SOURCES.relativize(f).getParent();
+        if (dir != null && SHADED_NETTY_USERS.contains(dir.getName(0).toString())) continue;
+        List<String> lines = Files.readAllLines(f);
+        for (int i = 0; i < lines.size(); i++) {
+          if (lines.get(i).contains(SHADED_NETTY)) {
+            offenders.add(SOURCES.relativize(f) + ":" + (i + 1) + ": " + lines.get(i).strip());
+          }
+        }
+      }
+    }
+    assertTrue(
+        offenders.isEmpty(),
+        SHADED_NETTY + " outside " + SHADED_NETTY_USERS + ":\n" + String.join("\n", offenders));
   }
 }

@@ -20,6 +20,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ClientCalls;
 import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
@@ -249,8 +250,6 @@ final class SlowReaderTest {
         used += pool.getMemoryUsed();
       }
     }
-    return used
-        + Math.max(
-            0, io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent.usedDirectMemory());
+    return used + Math.max(0, EventLoops.directMemoryUsed());
   }
 }

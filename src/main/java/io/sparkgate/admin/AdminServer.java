@@ -1,53 +1,28 @@
 package io.sparkgate.admin;
 
-import io.grpc.netty.shaded.io.netty.bootstrap.ServerBootstrap;
-import io.grpc.netty.shaded.io.netty.buffer.ByteBufUtil;
-import io.grpc.netty.shaded.io.netty.buffer.Unpooled;
-import io.grpc.netty.shaded.io.netty.channel.Channel;
-import io.grpc.netty.shaded.io.netty.channel.ChannelFuture;
-import io.grpc.netty.shaded.io.netty.channel.ChannelFutureListener;
-import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
-import io.grpc.netty.shaded.io.netty.channel.ChannelInitializer;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.SimpleChannelInboundHandler;
-import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.socket.SocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.FullHttpRequest;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.FullHttpResponse;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpHeaderNames;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpMethod;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpObjectAggregator;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpResponseStatus;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpServerCodec;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpUtil;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.HttpVersion;
-import io.grpc.netty.shaded.io.netty.handler.codec.http.QueryStringDecoder;
-import io.grpc.netty.shaded.io.netty.handler.ssl.ClientAuth;
-import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
-import io.grpc.netty.shaded.io.netty.handler.ssl.SslContextBuilder;
-import io.grpc.netty.shaded.io.netty.handler.ssl.SslHandler;
-import io.grpc.netty.shaded.io.netty.handler.timeout.ReadTimeoutHandler;
-import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.ssl.SslContext;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import io.sparkgate.config.AdminConfig;
-import io.sparkgate.config.TlsConfig;
-import io.sparkgate.tls.TlsPolicy;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.cert.Certificate;
-import java.security.cert.X509Certificate;
+import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.SSLPeerUnverifiedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,19 +30,23 @@ import org.slf4j.LoggerFactory;
  * The admin listener: HTTP/1.1 (HTTPS with {@code admin.tls}) on Netty's codec, one event loop of its own.
  * Requests are read without blocking, so clients that open connections and never finish a request cannot
  * keep the scraper or a probe out (the JDK's built-in server, tried first, parsed each request on a worker
- * thread and was blocked by them); a connection silent for {@link #READ_TIMEOUT_SECONDS} is closed, and at
- * most {@link #MAX_CONNECTIONS} are open. Handlers run on a small pool of their own, since some ask a backend
- * or Redis.
+ * thread and was blocked by them); a connection that has not sent a whole request within {@link
+ * #REQUEST_TIMEOUT} of being ready for one is closed, and at most {@link #MAX_CONNECTIONS} are open. Handlers
+ * run on a small pool of their own, since some ask a backend or Redis.
  *
  * <p>Every path but the open ones (health and readiness) needs the bearer token or a client certificate when
  * the configuration has one. A POST must say {@code Content-Type: application/json}: a browser sends that
  * cross-origin only after a CORS preflight, which this server never approves, so a web page an operator
  * visits cannot act on the proxy through the operator's browser.
+ *
+ * <p>Netty here is Netty's own artifact, not grpc-netty-shaded's relocated copy: that is gRPC's private
+ * transport, and only the gRPC listener (io.sparkgate.forward, io.sparkgate.tls) builds on it.
  */
 public final class AdminServer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
 
-  static final int READ_TIMEOUT_SECONDS = 30;
+  /** How long a connection has to send a whole request: from when it opens, and after each answer. */
+  static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
   /**
    * Open connections at most: a scraper, probes and a console need a handful, and the proxy's file descriptors
@@ -75,12 +54,16 @@ public final class AdminServer implements AutoCloseable {
    */
   static final int MAX_CONNECTIONS = 64;
 
+  private static final int MAX_LINE_BYTES = 4096;
   private static final int MAX_HEADER_BYTES = 8192;
 
   /** The largest body: a plan or SQL pasted into the policy playground. */
-  private static final int MAX_BODY_BYTES = 1024 * 1024;
+  static final int MAX_BODY_BYTES = 1024 * 1024;
 
-  /** Requests a handler pool thread may wait behind; beyond it the listener answers 503 at once. */
+  /**
+   * Threads answering requests. Each connection has at most one request with them at a time, so their queue
+   * holds at most {@link #MAX_CONNECTIONS}.
+   */
   private static final int HANDLER_THREADS = 2;
 
   private final EventLoopGroup loop;
@@ -95,7 +78,7 @@ public final class AdminServer implements AutoCloseable {
 
   /** The paths of one admin listener and what answers them. */
   public static final class Routes {
-    private record Entry(boolean open, boolean prefix, AdminHandler handler) {}
+    record Entry(boolean open, boolean prefix, AdminHandler handler) {}
 
     private final Map<String, Entry> entries = new LinkedHashMap<>();
 
@@ -125,7 +108,7 @@ public final class AdminServer implements AutoCloseable {
       return this;
     }
 
-    private Entry find(String path) {
+    Entry find(String path) {
       Entry exact = entries.get(path);
       if (exact != null && !exact.prefix) return exact;
       Entry best = null;
@@ -144,17 +127,28 @@ public final class AdminServer implements AutoCloseable {
 
   /** Binds the listener {@code config} describes and serves {@code routes} on it. */
   public static AdminServer start(AdminConfig config, Routes routes) throws IOException {
-    SslContext ssl = config.tls().map(AdminServer::sslContext).orElse(null);
+    return start(config, routes, REQUEST_TIMEOUT);
+  }
+
+  /** As {@link #start(AdminConfig, Routes)}, giving each connection {@code requestTimeout} per request. */
+  static AdminServer start(AdminConfig config, Routes routes, Duration requestTimeout)
+      throws IOException {
+    SslContext ssl = config.tls().map(AdminTls::sslContext).orElse(null);
     EventLoopGroup loop =
-        new NioEventLoopGroup(1, new DefaultThreadFactory("sparkgate-admin", true));
+        new MultiThreadIoEventLoopGroup(
+            1, new DefaultThreadFactory("sparkgate-admin", true), NioIoHandler.newFactory());
     ExecutorService handlers =
         Executors.newFixedThreadPool(
             HANDLER_THREADS, new DefaultThreadFactory("sparkgate-admin-handler", true));
+    Exchanges.Settings settings =
+        new Exchanges.Settings(routes, new Credentials(config), handlers, requestTimeout);
     AtomicInteger open = new AtomicInteger();
     ChannelFuture bound =
         new ServerBootstrap()
             .group(loop)
             .channel(NioServerSocketChannel.class)
+            // Read only when ready for the next request (Exchanges): a client cannot queue up work.
+            .childOption(ChannelOption.AUTO_READ, false)
             .childHandler(
                 new ChannelInitializer<SocketChannel>() {
                   @Override
@@ -170,10 +164,9 @@ public final class AdminServer implements AutoCloseable {
                     }
                     ch.pipeline()
                         .addLast(
-                            new ReadTimeoutHandler(READ_TIMEOUT_SECONDS, TimeUnit.SECONDS),
-                            new HttpServerCodec(4096, MAX_HEADER_BYTES, 8192),
-                            new HttpObjectAggregator(MAX_BODY_BYTES),
-                            new Requests(config, routes, handlers));
+                            new HttpServerCodec(MAX_LINE_BYTES, MAX_HEADER_BYTES, 8192),
+                            new BodyLimit(MAX_BODY_BYTES),
+                            new Exchanges(settings));
                   }
                 })
             .bind(config.address(), config.port())
@@ -201,29 +194,6 @@ public final class AdminServer implements AutoCloseable {
     return s;
   }
 
-  private static SslContext sslContext(TlsConfig tls) {
-    try {
-      SslContextBuilder b =
-          TlsPolicy.apply(
-              SslContextBuilder.forServer(tls.certFile().toFile(), tls.keyFile().toFile()));
-      if (tls.clientCaFile().isPresent()) {
-        // Optional at the handshake: probes (the kubelet's among them) have no certificate and need
-        // /healthz and /readyz; every other path then asks for one (or the token).
-        b.trustManager(tls.clientCaFile().get().toFile()).clientAuth(ClientAuth.OPTIONAL);
-      }
-      return b.build();
-    } catch (IOException | IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "admin.tls: cannot use "
-              + tls.certFile()
-              + " and "
-              + tls.keyFile()
-              + ": "
-              + e.getMessage(),
-          e);
-    }
-  }
-
   /** The bound port (the configured one, or the one picked for port 0). */
   public int port() {
     return ((InetSocketAddress) server.localAddress()).getPort();
@@ -234,140 +204,5 @@ public final class AdminServer implements AutoCloseable {
     server.close().awaitUninterruptibly();
     handlers.shutdownNow();
     loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
-  }
-
-  /** Answers one request at a time per connection, keeping the connection open when the client asks to. */
-  private static final class Requests extends SimpleChannelInboundHandler<FullHttpRequest> {
-    private final AdminConfig config;
-    private final Routes routes;
-    private final ExecutorService handlers;
-
-    Requests(AdminConfig config, Routes routes, ExecutorService handlers) {
-      this.config = config;
-      this.routes = routes;
-      this.handlers = handlers;
-    }
-
-    @Override
-    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
-      boolean keepAlive = request.decoderResult().isSuccess() && HttpUtil.isKeepAlive(request);
-      if (!request.decoderResult().isSuccess()) {
-        respond(ctx, AdminResponse.text(400, "bad request\n"), false, false);
-        return;
-      }
-      QueryStringDecoder uri = new QueryStringDecoder(request.uri());
-      Routes.Entry entry = routes.find(uri.path());
-      if (entry == null) {
-        respond(ctx, AdminResponse.text(404, "not found: " + uri.path() + "\n"), keepAlive, false);
-        return;
-      }
-      String operator = entry.open ? "anyone" : operator(ctx, request);
-      if (operator == null) {
-        FullHttpResponse r =
-            http(AdminResponse.text(401, "send Authorization: Bearer <admin token>\n"), false);
-        r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"sparkgate\"");
-        write(ctx, r, keepAlive);
-        return;
-      }
-      HttpMethod method = request.method();
-      boolean head = method.equals(HttpMethod.HEAD);
-      if (method.equals(HttpMethod.POST) && !json(request)) {
-        respond(
-            ctx,
-            AdminResponse.error(415, "POST requests must send Content-Type: application/json"),
-            keepAlive,
-            false);
-        return;
-      }
-      byte[] body = ByteBufUtil.getBytes(request.content());
-      AdminRequest r =
-          new AdminRequest(
-              head ? "GET" : method.name(), uri.path(), uri.parameters(), body, operator);
-      try {
-        handlers.execute(() -> respond(ctx, answer(entry.handler, r), keepAlive, head));
-      } catch (RejectedExecutionException stopping) {
-        respond(ctx, AdminResponse.text(503, "stopping\n"), false, false);
-      }
-    }
-
-    private static AdminResponse answer(AdminHandler handler, AdminRequest r) {
-      try {
-        return handler.handle(r);
-      } catch (Exception | Error e) {
-        log.warn("admin {} {} failed", r.method(), r.path(), e);
-        return AdminResponse.error(500, "failed: see the proxy's log");
-      }
-    }
-
-    private static boolean json(FullHttpRequest request) {
-      String type = request.headers().get(HttpHeaderNames.CONTENT_TYPE);
-      return type != null && type.toLowerCase(Locale.ROOT).startsWith("application/json");
-    }
-
-    /** Who is asking, or null when the request does not carry the credentials this listener needs. */
-    private String operator(ChannelHandlerContext ctx, FullHttpRequest request) {
-      SslHandler ssl = ctx.pipeline().get(SslHandler.class);
-      if (ssl != null && config.clientCaFile().isPresent()) {
-        try {
-          Certificate[] chain = ssl.engine().getSession().getPeerCertificates();
-          if (chain.length > 0 && chain[0] instanceof X509Certificate x) {
-            return x.getSubjectX500Principal().getName();
-          }
-        } catch (SSLPeerUnverifiedException noCertificate) {
-          // the token may still do
-        }
-      }
-      if (config.token().isPresent()) {
-        String header = request.headers().get(HttpHeaderNames.AUTHORIZATION);
-        String prefix = "Bearer ";
-        if (header == null || !header.regionMatches(true, 0, prefix, 0, prefix.length())) {
-          return null;
-        }
-        byte[] sent = header.substring(prefix.length()).strip().getBytes(StandardCharsets.UTF_8);
-        byte[] expected = config.token().get().reveal().getBytes(StandardCharsets.UTF_8);
-        return MessageDigest.isEqual(sent, expected) ? "token" : null;
-      }
-      return config.requiresCredentials() ? null : "loopback";
-    }
-
-    private static void respond(
-        ChannelHandlerContext ctx, AdminResponse answer, boolean keepAlive, boolean head) {
-      write(ctx, http(answer, head), keepAlive);
-    }
-
-    private static FullHttpResponse http(AdminResponse answer, boolean head) {
-      FullHttpResponse r =
-          new DefaultFullHttpResponse(
-              HttpVersion.HTTP_1_1,
-              HttpResponseStatus.valueOf(answer.status()),
-              head ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(answer.body()));
-      r.headers()
-          .set(HttpHeaderNames.CONTENT_TYPE, answer.contentType())
-          .setInt(HttpHeaderNames.CONTENT_LENGTH, answer.body().length)
-          // Nothing here may be cached by a browser or framed by another site's page.
-          .set(HttpHeaderNames.CACHE_CONTROL, "no-store")
-          .set("X-Content-Type-Options", "nosniff")
-          .set("X-Frame-Options", "DENY");
-      answer.headers().forEach((name, value) -> r.headers().set(name, value));
-      if (answer.status() == 405 && !r.headers().contains(HttpHeaderNames.ALLOW)) {
-        r.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD");
-      }
-      return r;
-    }
-
-    private static void write(ChannelHandlerContext ctx, FullHttpResponse r, boolean keepAlive) {
-      HttpUtil.setKeepAlive(r, keepAlive);
-      ChannelFuture written = ctx.writeAndFlush(r);
-      if (!keepAlive) {
-        written.addListener(ChannelFutureListener.CLOSE);
-      }
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      // Read timeouts, resets, failed handshakes and oversized requests: the connection goes.
-      log.debug("admin connection closed: {}", cause.toString());
-      ctx.close();
-    }
   }
 }

@@ -1,5 +1,6 @@
 package io.sparkgate.cli;
 
+import io.sparkgate.forward.NettyDefaults;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 

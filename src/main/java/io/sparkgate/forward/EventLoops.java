@@ -5,7 +5,6 @@ import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
 import io.grpc.netty.shaded.io.netty.channel.EventLoop;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.ServerChannel;
@@ -17,6 +16,7 @@ import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent;
 import java.nio.channels.spi.SelectorProvider;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -155,7 +155,7 @@ public final class EventLoops implements AutoCloseable {
    * As {@link #serve(NettyServerBuilder)}, with {@code acceptor} first in the listening channel's pipeline:
    * it sees each accepted connection before gRPC does, and may close it instead of passing it on.
    */
-  public NettyServerBuilder serve(NettyServerBuilder server, ChannelHandler acceptor) {
+  public NettyServerBuilder serve(NettyServerBuilder server, Acceptor acceptor) {
     boolean epoll = serverChannelType == EpollServerSocketChannel.class;
     return server
         .bossEventLoopGroup(boss)
@@ -164,7 +164,7 @@ public final class EventLoops implements AutoCloseable {
             () -> {
               ServerChannel channel =
                   epoll ? new EpollServerSocketChannel() : new NioServerSocketChannel();
-              channel.pipeline().addLast(acceptor);
+              channel.pipeline().addLast(acceptor.handler());
               return channel;
             });
   }
@@ -207,6 +207,15 @@ public final class EventLoops implements AutoCloseable {
       }
     }
     return out;
+  }
+
+  /**
+   * Direct memory the transport's buffers hold now, or -1 when Netty does not count it. Netty allocates them
+   * outside the JVM's buffer pools, so the JVM's own figures miss them; Netty counts them only in an internal
+   * class, which is why the reading is here, next to the transport, rather than in the metrics.
+   */
+  public static long directMemoryUsed() {
+    return PlatformDependent.usedDirectMemory();
   }
 
   /** The loops, in the order of {@link #backends()}. */

@@ -1,20 +1,12 @@
 package io.sparkgate.limits;
 
-import io.grpc.Attributes;
-import io.grpc.Grpc;
 import io.grpc.ServerTransportFilter;
-import io.grpc.netty.shaded.io.netty.channel.Channel;
-import io.grpc.netty.shaded.io.netty.channel.ChannelHandler;
-import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
-import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
-import io.grpc.netty.shaded.io.netty.channel.ChannelPipeline;
-import io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2ConnectionHandler;
-import io.grpc.netty.shaded.io.netty.util.AttributeKey;
 import io.sparkgate.config.LimitsConfig;
+import io.sparkgate.forward.Acceptor;
+import io.sparkgate.forward.ConnectionWatch;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -25,12 +17,11 @@ import org.slf4j.LoggerFactory;
  * Caps the client connections open at once, in all and per IP address, and counts the connections refused
  * and those that never became HTTP/2 connections (TLS not finished within the handshake timeout, not HTTP/2
  * at all). It sits on the listening socket ({@link #acceptor()}), so a refused connection is closed as it is
- * accepted, before TLS costs anything; gRPC itself has no connection limit.
+ * accepted, before TLS costs anything; gRPC itself has no connection limit. The transport tells it about each
+ * connection through the {@link ConnectionWatch} it implements.
  */
 public final class ConnectionGate {
   private static final Logger log = LoggerFactory.getLogger(ConnectionGate.class);
-  private static final AttributeKey<Boolean> ESTABLISHED =
-      AttributeKey.valueOf("sparkgate.established");
 
   /** Why a connection was refused, as the metric's {@code reason} label shows it. */
   public enum Reason {
@@ -47,12 +38,11 @@ public final class ConnectionGate {
   private final int maxHeaderBytes;
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentHashMap<InetAddress, Integer> byAddress = new ConcurrentHashMap<>();
-  private final Map<SocketAddress, Channel> accepted = new ConcurrentHashMap<>();
   private final LongAdder refusedTotal = new LongAdder();
   private final LongAdder refusedPerAddress = new LongAdder();
   private final LongAdder unestablished = new LongAdder();
   private final Abuse abuse = new Abuse();
-  private final Acceptor acceptor = new Acceptor();
+  private final Acceptor acceptor = new Acceptor(this::accept);
 
   public ConnectionGate(LimitsConfig limits) {
     this.max = limits.maxConnections();
@@ -60,8 +50,8 @@ public final class ConnectionGate {
     this.maxHeaderBytes = limits.maxHeaderBytes();
   }
 
-  /** The handler for the listening channel's pipeline: it sees every accepted connection first. */
-  public ChannelHandler acceptor() {
+  /** For the listening channel: it sees every accepted connection first. */
+  public Acceptor acceptor() {
     return acceptor;
   }
 
@@ -70,18 +60,7 @@ public final class ConnectionGate {
    * before any filter that may replace the transport attributes.
    */
   public ServerTransportFilter transportFilter() {
-    return new ServerTransportFilter() {
-      @Override
-      public Attributes transportReady(Attributes attrs) {
-        SocketAddress remote = attrs.get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
-        Channel channel = remote == null ? null : accepted.get(remote);
-        if (channel != null) {
-          channel.attr(ESTABLISHED).set(Boolean.TRUE);
-          watch(channel.pipeline());
-        }
-        return attrs;
-      }
-    };
+    return acceptor.transportFilter();
   }
 
   /** Client connections open now. */
@@ -117,13 +96,17 @@ public final class ConnectionGate {
     return abuse;
   }
 
-  private void watch(ChannelPipeline pipeline) {
-    for (Map.Entry<String, ChannelHandler> e : pipeline) {
-      if (e.getValue() instanceof Http2ConnectionHandler) {
-        pipeline.addBefore(e.getKey(), "sparkgate-http2-watch", new Http2Watch(abuse));
-        return;
-      }
+  /** The watch of a connection from {@code remote}, or null when it is refused. */
+  ConnectionWatch.Connection accept(SocketAddress remote) {
+    InetAddress address = ip(remote);
+    Reason refused = admit(address);
+    if (refused != null) {
+      (refused == Reason.MAX_CONNECTIONS ? refusedTotal : refusedPerAddress).increment();
+      // Debug only: an attacker could otherwise fill the log. The metric counts every one.
+      log.debug("refused a connection from {}: limits.{}", address, refused.label());
+      return null;
     }
+    return new Admitted(address);
   }
 
   /** Null when admitted (and counted), else why not. */
@@ -163,40 +146,42 @@ public final class ConnectionGate {
     return address instanceof InetSocketAddress inet ? inet.getAddress() : null;
   }
 
-  @ChannelHandler.Sharable
-  private final class Acceptor extends ChannelInboundHandlerAdapter {
+  /** One admitted connection: counted until it closes, and its abuse counted once it is established. */
+  private final class Admitted implements ConnectionWatch.Connection {
+    private final InetAddress address;
+    private volatile boolean established;
+
+    Admitted(InetAddress address) {
+      this.address = address;
+    }
+
     @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-      if (!(msg instanceof Channel child)) {
-        ctx.fireChannelRead(msg);
-        return;
+    public void established() {
+      established = true;
+    }
+
+    @Override
+    public void streamReset(int errorCode) {
+      count(Http2Watch.reset(errorCode));
+    }
+
+    @Override
+    public void goAway(int errorCode, String debug) {
+      count(Http2Watch.kind(errorCode, debug));
+    }
+
+    private void count(Abuse.Kind kind) {
+      if (kind != null) {
+        abuse.count(kind);
       }
-      SocketAddress remote = child.remoteAddress();
-      InetAddress address = ip(remote);
-      Reason refused = admit(address);
-      if (refused != null) {
-        (refused == Reason.MAX_CONNECTIONS ? refusedTotal : refusedPerAddress).increment();
-        // Debug only: an attacker could otherwise fill the log. The metric counts every one.
-        log.debug("refused a connection from {}: limits.{}", address, refused.label());
-        child.unsafe().closeForcibly();
-        return;
+    }
+
+    @Override
+    public void closed() {
+      if (!established) {
+        unestablished.increment();
       }
-      if (remote != null) {
-        accepted.put(remote, child);
-      }
-      child
-          .closeFuture()
-          .addListener(
-              f -> {
-                if (remote != null) {
-                  accepted.remove(remote, child);
-                }
-                if (child.attr(ESTABLISHED).get() == null) {
-                  unestablished.increment();
-                }
-                release(address);
-              });
-      ctx.fireChannelRead(child);
+      release(address);
     }
   }
 }

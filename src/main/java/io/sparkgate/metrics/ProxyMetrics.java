@@ -2,7 +2,6 @@ package io.sparkgate.metrics;
 
 import io.grpc.ConnectivityState;
 import io.grpc.ServerInterceptor;
-import io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -79,7 +78,7 @@ public final class ProxyMetrics implements AutoCloseable {
     binders.add(gc);
     // Netty's buffers live outside the JVM's direct-buffer pools, so jvm_buffer_* does not show
     // them.
-    Gauge.builder("sparkgate.netty.direct.memory.used", PlatformDependent::usedDirectMemory)
+    Gauge.builder("sparkgate.netty.direct.memory.used", EventLoops::directMemoryUsed)
         .description("Direct memory held by the network buffers (-1: not tracked)")
         .baseUnit("bytes")
         .register(registry);

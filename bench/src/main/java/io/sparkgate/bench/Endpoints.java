@@ -231,7 +231,7 @@ final class Endpoints implements AutoCloseable {
       List<String> extraJvmOptions,
       Map<String, String> env)
       throws IOException {
-    // Netty's leak detector off, as the sparkgate command sets it (cli/NettyDefaults).
+    // Netty's leak detector off, as the sparkgate command sets it (forward/NettyDefaults).
     List<String> cmd =
         new ArrayList<>(
             List.of(javaBin(), "-Dio.grpc.netty.shaded.io.netty.leakDetection.level=disabled"));

@@ -1,12 +1,13 @@
-package io.sparkgate.cli;
+package io.sparkgate.forward;
 
 import java.util.Map;
 
 /**
- * Netty settings the proxy runs with unless the operator sets them ({@code -Dname=value} wins). They are
- * system properties read once, when the (shaded) Netty classes load, so they are set before anything else.
+ * Settings of the gRPC transport's Netty that the proxy runs with unless the operator sets them ({@code
+ * -Dname=value} wins). They are system properties read once, when grpc-netty-shaded's Netty classes load, so
+ * the command line sets them before anything else; their names carry the shaded package, hence they live here.
  */
-final class NettyDefaults {
+public final class NettyDefaults {
   private static final String SHADED = "io.grpc.netty.shaded.";
 
   /**
@@ -26,7 +27,8 @@ final class NettyDefaults {
 
   private NettyDefaults() {}
 
-  static void apply() {
+  /** Sets each default the operator left unset; call before anything touches gRPC. */
+  public static void apply() {
     DEFAULTS.forEach(
         (name, value) -> {
           if (System.getProperty(name) == null) {

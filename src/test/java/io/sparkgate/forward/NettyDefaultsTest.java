@@ -1,4 +1,4 @@
-package io.sparkgate.cli;
+package io.sparkgate.forward;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
