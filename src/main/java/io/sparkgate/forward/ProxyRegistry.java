@@ -68,6 +68,12 @@ public final class ProxyRegistry extends HandlerRegistry {
         new BufferedBytes());
   }
 
+  /** As above, over {@code backends}' loops with their tokens. */
+  public ProxyRegistry(
+      Backends backends, Executor pool, List<String> forwardHeaders, CallHook.Factory hooks) {
+    this(backends.loops(), pool, backends.tokens(), forwardHeaders, hooks);
+  }
+
   /** Forwards every call over one channel, on the threads gRPC calls back on (tests). */
   public ProxyRegistry(Channel backend, String backendToken, CallHook.Factory hooks) {
     this(

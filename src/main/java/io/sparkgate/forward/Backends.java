@@ -1,0 +1,95 @@
+package io.sparkgate.forward;
+
+import io.grpc.Channel;
+import io.grpc.ClientInterceptors;
+import io.grpc.Metadata;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
+import io.sparkgate.config.BackendConfig;
+import io.sparkgate.config.PoolConfig;
+import io.sparkgate.config.ProxyConfig;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The proxy's side of its backends: the event loops every call runs on, a channel to each backend on each
+ * loop (built on first use), and each backend's token, which the proxy's own calls (health checks, the
+ * profiler, the admin API's actions) send as clients' calls do.
+ */
+public final class Backends implements AutoCloseable {
+  /** Spark's error trailers carry JSON error details; grpc-java's 8 KiB default is too small for them. */
+  private static final int MAX_BACKEND_METADATA_BYTES = 1024 * 1024;
+
+  private final EventLoops loops;
+  private final Map<String, String> tokens;
+
+  private Backends(EventLoops loops, Map<String, String> tokens) {
+    this.loops = loops;
+    this.tokens = tokens;
+  }
+
+  /** Starts the event loops of {@code listen.event_loops} for the backends of every pool. */
+  public static Backends start(ProxyConfig config) {
+    Map<String, BackendConfig> backends = new HashMap<>();
+    Map<String, String> tokens = new HashMap<>();
+    for (PoolConfig pool : config.pools().values()) {
+      for (BackendConfig b : pool.backends()) {
+        backends.putIfAbsent(
+            b.address(), b); // one address in two pools: the first entry's settings
+        b.token().ifPresent(t -> tokens.put(b.address(), t.reveal()));
+      }
+    }
+    int maxMessage = (int) config.listen().maxInboundMessageBytes();
+    EventLoops loops =
+        EventLoops.start(
+            config.listen().eventLoops(),
+            config.listen().eventLoopSpin(),
+            address -> channel(address, maxMessage, backends.get(address)),
+            config.firstBackend().address());
+    return new Backends(loops, Map.copyOf(tokens));
+  }
+
+  public EventLoops loops() {
+    return loops;
+  }
+
+  /** The token of each backend that has one, by {@code host:port}. */
+  public Map<String, String> tokens() {
+    return tokens;
+  }
+
+  /** A channel to the backend at {@code address} that sends its token, for the proxy's own calls. */
+  public Channel channel(String address) {
+    String token = tokens.get(address);
+    Channel channel = loops.backend(address);
+    if (token == null) return channel;
+    Metadata bearer = new Metadata();
+    bearer.put(
+        Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+    return ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(bearer));
+  }
+
+  @Override
+  public void close() {
+    loops.close();
+  }
+
+  private static NettyChannelBuilder channel(
+      String address, int maxMessage, BackendConfig backend) {
+    int colon = address.lastIndexOf(':');
+    String host = address.substring(0, colon);
+    if (host.startsWith("[")) host = host.substring(1, host.length() - 1);
+    return BackendTransport.plaintext(
+            NettyChannelBuilder.forAddress(host, Integer.parseInt(address.substring(colon + 1))),
+            backend == null ? BackendConfig.DEFAULT_CONNECT_TIMEOUT : backend.connectTimeout(),
+            backend == null ? BackendConfig.DEFAULT_HANDSHAKE_TIMEOUT : backend.handshakeTimeout())
+        .maxInboundMessageSize(maxMessage)
+        .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
+        // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.
+        .directExecutor()
+        // The client retries if it wants to: a proxy replaying an ExecutePlan could run it twice,
+        // and gRPC's retry machinery buffers every message of every call even when it never
+        // retries.
+        .disableRetry();
+  }
+}
