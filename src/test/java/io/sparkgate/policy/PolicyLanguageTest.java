@@ -383,4 +383,34 @@ final class PolicyLanguageTest {
         """);
     assertEquals("test.yaml:4: rule 's': effect: must be a string, got a mapping", e);
   }
+
+  /** Who a rule applies to is read as routes and quotas read it: exact globs, never a regex. */
+  @Test
+  void identitiesInAMatch_areGlobs_notRegexes() {
+    String e =
+        compileError(
+            """
+        rules:
+          - name: r
+            description: d
+            effect: deny
+            match:
+              tenant: [acme, {regex: "t[0-9]+"}]
+        """);
+    assertEquals(
+        "test.yaml:6: rule 'r': match.tenant: takes globs of identities, matched exactly as in routes"
+            + " and quotas; not a {regex: ...}",
+        e);
+    e =
+        compileError(
+            """
+        rules:
+          - name: r
+            description: d
+            effect: deny
+            match:
+              except_principals: {regex: "svc-.*"}
+        """);
+    assertTrue(e.startsWith("test.yaml:6: rule 'r': match.except_principals: takes globs"), e);
+  }
 }
