@@ -10,6 +10,7 @@ import io.sparkgate.config.MatchConfig;
 import io.sparkgate.policy.PolicyProbe;
 import io.sparkgate.quota.QuotaProbe;
 import io.sparkgate.route.RouteProbe;
+import io.sparkgate.testing.Principals;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -284,11 +285,6 @@ final class MatchBlockTest {
   }
 
   private static Principal who(String name, String tenant, String... groups) {
-    return new Principal(
-        name,
-        List.of(groups),
-        Optional.ofNullable(tenant),
-        Principal.Method.STATIC_TOKEN,
-        Optional.empty());
+    return Principals.principal(name, tenant, groups);
   }
 }

@@ -28,9 +28,9 @@ import io.sparkgate.proto.spark.ReleaseExecuteRequest;
 import io.sparkgate.proto.spark.ReleaseSessionRequest;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.testing.Principals;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.UUID;
@@ -45,12 +45,7 @@ final class QuotaCalls {
   private QuotaCalls() {}
 
   static Principal principal(String name, String tenant, String... groups) {
-    return new Principal(
-        name,
-        List.of(groups),
-        Optional.ofNullable(tenant),
-        Principal.Method.STATIC_TOKEN,
-        Optional.empty());
+    return Principals.principal(name, tenant, groups);
   }
 
   /** Limits; 0 leaves one unset. */
@@ -108,13 +103,19 @@ final class QuotaCalls {
   /** @param authority the host the client dialled, as the proxy's transport passes it; null: unknown */
   static Open open(QuotaStage stage, String method, Principal who, String authority)
       throws StatusException {
+    Call call = call(method, who, authority);
+    return new Open(call, Pipeline.of(InspectStage.headOnly(INSPECTOR), stage).open(call));
+  }
+
+  /** A call of {@code who}'s, dialled to {@code authority} (null: unknown), before any stage saw it. */
+  static Call call(String method, Principal who, String authority) {
     Attributes transport =
         authority == null
             ? Attributes.EMPTY
             : Attributes.newBuilder().set(ProxyRegistry.AUTHORITY, authority).build();
     Call call = new Call(method, new Metadata(), transport);
     call.principal(who);
-    return new Open(call, Pipeline.of(InspectStage.headOnly(INSPECTOR), stage).open(call));
+    return call;
   }
 
   static String uuid() {

@@ -1,13 +1,9 @@
 package io.sparkgate.quota;
 
-import io.grpc.Attributes;
-import io.grpc.Metadata;
-import io.sparkgate.call.Call;
 import io.sparkgate.call.Principal;
 import io.sparkgate.config.MatchConfig;
 import io.sparkgate.config.QuotasConfig;
 import io.sparkgate.config.QuotasConfig.Limits;
-import io.sparkgate.forward.ProxyRegistry;
 import java.time.Duration;
 import java.util.List;
 
@@ -25,12 +21,7 @@ public final class QuotaProbe {
                 Limits.NONE,
                 List.of(QuotaCalls.override(match, one, Limits.NONE)),
                 Duration.ofMinutes(1)));
-    Attributes transport =
-        authority == null
-            ? Attributes.EMPTY
-            : Attributes.newBuilder().set(ProxyRegistry.AUTHORITY, authority).build();
-    // Only the override limits anyone: the budget it finds says whether the override took the
-    // principal.
-    return rules.budget(who, new Call("ExecutePlan", new Metadata(), transport)).limitsPrincipal();
+    // Only the override limits anyone: the budget it finds says whether it took the principal.
+    return rules.budget(who, QuotaCalls.call("ExecutePlan", who, authority)).limitsPrincipal();
   }
 }
