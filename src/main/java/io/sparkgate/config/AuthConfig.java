@@ -23,8 +23,8 @@ import java.util.regex.Pattern;
  *
  * @param methods the enabled methods in the order they are tried
  * @param userIdMismatch what to do when a client declares a {@code user_id} other than its principal
- * @param secretPatterns globs ({@code *} matches anything, case-insensitive) of Spark conf keys whose values
- *     never reach a client; {@code spark.connect.authenticate.token} is always among them
+ * @param secretPatterns {@link Glob#anyCase} globs of Spark conf keys whose values never reach a client;
+ *     {@code spark.connect.authenticate.token} is always among them
  * @param userContextExtensions which {@code UserContext.extensions} reach the server
  */
 public record AuthConfig(

@@ -4,10 +4,10 @@ import io.sparkgate.yaml.YamlNode;
 import java.util.List;
 
 /**
- * Whom a route or a quota override applies to ({@code match:}): glob patterns ({@code *} any run of
- * characters, {@code ?} one) over the verified principal's name, its groups, its tenant, and the
- * {@code :authority} (the host the client dialled). Every list that is set must match; an empty match takes
- * everyone.
+ * Whom a route or a quota override applies to ({@code match:}): {@link Glob} patterns over the verified
+ * principal's name, its groups and its tenant, matched exactly (case as the identity provider states it), and
+ * over the {@code :authority} (the host the client dialled), in any case. Every list that is set must match;
+ * an empty match takes everyone. {@code io.sparkgate.call.MatchBlock} is the one place that reads it.
  */
 public record MatchConfig(
     List<String> principals, List<String> groups, List<String> tenants, List<String> authority) {

@@ -1,32 +1,25 @@
 package io.sparkgate.policy;
 
-import java.util.List;
+import io.sparkgate.call.MatchBlock;
+import java.util.Optional;
 
 /**
- * Who and what a rule applies to: RPC names, principal, groups (any of), tenant; and exemptions by group or
- * principal. A null matcher places no restriction.
+ * Which calls a rule applies to: RPC names, whom its principal, groups and tenant take (read as routes and
+ * quota overrides read theirs), less whom an exemption by principal or by group takes. A null {@code rpc} or
+ * exemption places no restriction.
  */
 record Match(
-    StringMatcher rpc,
-    StringMatcher principal,
-    StringMatcher groups,
-    StringMatcher tenant,
-    StringMatcher exceptGroups,
-    StringMatcher exceptPrincipals) {
+    StringMatcher rpc, MatchBlock who, MatchBlock exceptPrincipals, MatchBlock exceptGroups) {
 
-  static final Match ALL = new Match(null, null, null, null, null, null);
+  static final Match ALL = new Match(null, MatchBlock.ANYONE, null, null);
 
   boolean matches(EvalInput in) {
     if (rpc != null && !rpc.matches(in.rpc())) return false;
-    if (principal != null && !principal.matches(in.principal())) return false;
-    if (groups != null && !anyGroup(groups, in.groups())) return false;
-    if (tenant != null && !tenant.matches(in.tenant())) return false;
-    if (exceptGroups != null && anyGroup(exceptGroups, in.groups())) return false;
-    return exceptPrincipals == null || !exceptPrincipals.matches(in.principal());
-  }
-
-  private static boolean anyGroup(StringMatcher m, List<String> groups) {
-    for (String g : groups) if (m.matches(g)) return true;
-    return false;
+    // EvalInput writes a principal without a tenant as "": it has none to match.
+    Optional<String> tenant = Optional.of(in.tenant()).filter(t -> !t.isEmpty());
+    if (!who.takes(in.principal(), in.groups(), tenant)) return false;
+    if (exceptGroups != null && exceptGroups.takes(in.principal(), in.groups(), tenant))
+      return false;
+    return exceptPrincipals == null || !exceptPrincipals.takes(in.principal(), in.groups(), tenant);
   }
 }

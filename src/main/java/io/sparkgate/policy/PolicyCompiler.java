@@ -1,6 +1,7 @@
 package io.sparkgate.policy;
 
 import io.grpc.Status;
+import io.sparkgate.call.MatchBlock;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.yaml.YamlNode;
 import java.io.IOException;
@@ -290,13 +291,34 @@ public final class PolicyCompiler {
     Map<String, YamlNode> m =
         node.allowOnly("rpc", "principal", "groups", "tenant", "except_groups", "except_principals")
             .entries();
+    List<String> exceptPrincipals = identities(m.get("except_principals"));
+    List<String> exceptGroups = identities(m.get("except_groups"));
     return new Match(
         strings(m.get("rpc")),
-        strings(m.get("principal")),
-        strings(m.get("groups")),
-        strings(m.get("tenant")),
-        strings(m.get("except_groups")),
-        strings(m.get("except_principals")));
+        MatchBlock.identities(
+            identities(m.get("principal")),
+            identities(m.get("groups")),
+            identities(m.get("tenant"))),
+        exceptPrincipals.isEmpty()
+            ? null
+            : MatchBlock.identities(exceptPrincipals, List.of(), List.of()),
+        exceptGroups.isEmpty() ? null : MatchBlock.identities(List.of(), exceptGroups, List.of()));
+  }
+
+  /**
+   * Principals, groups or tenants: a glob or a list of them, matched exactly as a route's or a quota
+   * override's are, so no {@code regex}; empty when absent.
+   */
+  private static List<String> identities(YamlNode node) {
+    if (node == null) return List.of();
+    boolean mapping =
+        node.isMapping()
+            || node.isSequence() && node.items().stream().anyMatch(YamlNode::isMapping);
+    if (mapping) {
+      throw node.error(
+          "takes globs of identities, matched exactly as in routes and quotas; not a {regex: ...}");
+    }
+    return node.strings();
   }
 
   private static StringMatcher strings(YamlNode node) {

@@ -1,5 +1,6 @@
 package io.sparkgate.policy;
 
+import io.sparkgate.config.Glob;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -7,10 +8,11 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * A test on one string value: a glob ({@code *} any run, {@code ?} one character; case-insensitive, because
- * Spark matches most names case-insensitively and a policy must not be bypassed by case, but exact where
- * Spark compares the value exactly: see {@link io.sparkgate.inspect.Fact#caseSensitive}), a regex (full
- * match, case-sensitive unless written with {@code (?i)}), or a list of these (any of them).
+ * A test on one string value of a request (an RPC name, a fact's attribute): a {@link Glob} (in any case,
+ * because Spark matches most names case-insensitively and a policy must not be bypassed by case, but exact
+ * where Spark compares the value exactly: see {@link io.sparkgate.inspect.Fact#caseSensitive}), a regex (full
+ * match, case-sensitive unless written with {@code (?i)}), or a list of these (any of them). Who calls is not
+ * a value of the request: a rule's principals, groups and tenants are a {@link io.sparkgate.call.MatchBlock}.
  */
 interface StringMatcher {
   boolean matches(String value);
@@ -40,7 +42,8 @@ interface StringMatcher {
    * way: an exact match is also a match ignoring case, so a {@link LiteralIndex} still finds a superset.
    */
   static StringMatcher glob(String glob, boolean ignoreCase) {
-    if (glob.indexOf('*') < 0 && glob.indexOf('?') < 0) {
+    Glob g = ignoreCase ? Glob.anyCase(glob) : Glob.exact(glob);
+    if (!g.hasWildcards()) {
       String lower = glob.toLowerCase(Locale.ROOT);
       return withLiterals(
           ignoreCase
@@ -48,34 +51,18 @@ interface StringMatcher {
               : v -> v != null && v.equals(glob),
           new Literals(Set.of(glob), Set.of()));
     }
-    StringBuilder re = new StringBuilder();
-    for (int i = 0; i < glob.length(); i++) {
-      char c = glob.charAt(i);
-      switch (c) {
-        case '*' -> re.append(".*");
-        case '?' -> re.append('.');
-        default -> re.append(Pattern.quote(String.valueOf(c)));
-      }
-    }
-    Pattern p =
-        Pattern.compile(
-            re.toString(),
-            ignoreCase
-                ? Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE | Pattern.DOTALL
-                : Pattern.DOTALL);
-    StringMatcher test = v -> v != null && p.matcher(v).matches();
-    // The prefix also stops at a surrogate: LiteralIndex folds case one char at a time, as the
-    // regex compares characters of the Basic Multilingual Plane (others it compares as whole code
-    // points).
+    StringMatcher test = g::matches;
+    // The prefix stops at a surrogate: LiteralIndex folds case one char at a time, the glob one
+    // code
+    // point at a time, and the two agree only on the Basic Multilingual Plane.
+    String prefix = g.literalPrefix();
     int end = 0;
-    while (end < glob.length()
-        && "*?".indexOf(glob.charAt(end)) < 0
-        && !Character.isSurrogate(glob.charAt(end))) {
+    while (end < prefix.length() && !Character.isSurrogate(prefix.charAt(end))) {
       end++;
     }
     return end == 0
         ? test
-        : withLiterals(test, new Literals(Set.of(), Set.of(glob.substring(0, end))));
+        : withLiterals(test, new Literals(Set.of(), Set.of(prefix.substring(0, end))));
   }
 
   static StringMatcher regex(Pattern p) {

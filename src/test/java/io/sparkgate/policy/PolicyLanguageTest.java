@@ -383,4 +383,23 @@ final class PolicyLanguageTest {
         """);
     assertEquals("test.yaml:4: rule 's': effect: must be a string, got a mapping", e);
   }
+
+  /** Who a rule applies to is read as routes and quotas read it: exact globs, never a regex. */
+  @Test
+  void identitiesInAMatch_areGlobs_notRegexes() {
+    for (String key :
+        List.of("tenant: [acme, {regex: 't[0-9]+'}]", "except_principals: {regex: 'svc-.*'}")) {
+      String e =
+          compileError(
+              "rules:\n  - name: r\n    description: d\n    effect: deny\n    match:\n      "
+                  + key
+                  + "\n");
+      assertEquals(
+          "test.yaml:6: rule 'r': match."
+              + key.substring(0, key.indexOf(':'))
+              + ": takes globs of identities, matched exactly as in routes and quotas; not a"
+              + " {regex: ...}",
+          e);
+    }
+  }
 }

@@ -14,7 +14,6 @@ import io.sparkgate.config.QuotasConfig.Limits;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.Payload;
 import io.sparkgate.forward.ProxyRegistry;
-import io.sparkgate.inspect.Inspector;
 import io.sparkgate.proto.spark.ConfigRequest;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
@@ -27,10 +26,10 @@ import io.sparkgate.proto.spark.ReleaseExecuteRequest;
 import io.sparkgate.proto.spark.ReleaseSessionRequest;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.testing.Principals;
 import io.sparkgate.testing.TestStages;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.UUID;
@@ -40,17 +39,11 @@ import java.util.UUID;
  * and the Spark Connect messages that start, continue and end operations, for the quota tests.
  */
 final class QuotaCalls {
-  private static final Inspector INSPECTOR = new Inspector();
 
   private QuotaCalls() {}
 
   static Principal principal(String name, String tenant, String... groups) {
-    return new Principal(
-        name,
-        List.of(groups),
-        Optional.ofNullable(tenant),
-        Principal.Method.STATIC_TOKEN,
-        Optional.empty());
+    return Principals.principal(name, tenant, groups);
   }
 
   /** Limits; 0 leaves one unset. */
@@ -108,13 +101,19 @@ final class QuotaCalls {
   /** @param authority the host the client dialled, as the proxy's transport passes it; null: unknown */
   static Open open(QuotaStage stage, String method, Principal who, String authority)
       throws StatusException {
+    Call call = call(method, who, authority);
+    return new Open(call, Pipeline.of(TestStages.unstampedHead(), stage).open(call));
+  }
+
+  /** A call of {@code who}'s, dialled to {@code authority} (null: unknown), before any stage saw it. */
+  static Call call(String method, Principal who, String authority) {
     Attributes transport =
         authority == null
             ? Attributes.EMPTY
             : Attributes.newBuilder().set(ProxyRegistry.AUTHORITY, authority).build();
     Call call = new Call(method, new Metadata(), transport);
     call.principal(who);
-    return new Open(call, Pipeline.of(TestStages.unstampedHead(), stage).open(call));
+    return call;
   }
 
   static String uuid() {
