@@ -5,6 +5,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
@@ -28,7 +29,7 @@ final class RawHttp implements Closeable {
   private final InputStream in;
 
   RawHttp(int port) throws IOException {
-    socket = new Socket("127.0.0.1", port);
+    socket = new Socket(InetAddress.getLoopbackAddress(), port);
     socket.setSoTimeout(10_000);
     in = new BufferedInputStream(socket.getInputStream());
   }
@@ -64,8 +65,11 @@ final class RawHttp implements Closeable {
     }
     int length = head ? 0 : Integer.parseInt(headers.getOrDefault("content-length", "0"));
     byte[] body = in.readNBytes(length);
+    int code = status.indexOf(' ') + 1;
     return new Response(
-        Integer.parseInt(status.split(" ")[1]), headers, new String(body, StandardCharsets.UTF_8));
+        Integer.parseInt(status.substring(code, code + 3)),
+        headers,
+        new String(body, StandardCharsets.UTF_8));
   }
 
   /** Whether the server closed the connection (end of stream or a reset) with nothing more sent. */
