@@ -313,7 +313,7 @@ final class ForwardingTest {
     java.util.concurrent.atomic.AtomicReference<Status> closing =
         new java.util.concurrent.atomic.AtomicReference<>();
     hooks =
-        (method, headers) ->
+        (method, headers, transport) ->
             new CallHook() {
               @Override
               public void onClosing(Status status) {
@@ -343,7 +343,7 @@ final class ForwardingTest {
     Metadata trailers = new Metadata();
     trailers.put(DETAILS, new byte[] {42});
     hooks =
-        (method, headers) ->
+        (method, headers, transport) ->
             new CallHook() {
               @Override
               public byte[] onRequest(byte[] message) throws StatusException {
@@ -371,7 +371,7 @@ final class ForwardingTest {
   @Test
   void hookFailure_failsClosed() throws Exception {
     hooks =
-        (method, headers) ->
+        (method, headers, transport) ->
             new CallHook() {
               @Override
               public byte[] onRequest(byte[] message) {
@@ -395,7 +395,7 @@ final class ForwardingTest {
   void hookRefusalMidStream_cancelsBackend() throws Exception {
     AtomicInteger seen = new AtomicInteger();
     hooks =
-        (method, headers) ->
+        (method, headers, transport) ->
             new CallHook() {
               @Override
               public byte[] onRequest(byte[] message) throws StatusException {
