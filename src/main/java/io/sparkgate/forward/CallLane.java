@@ -50,11 +50,6 @@ final class CallLane {
     }
   }
 
-  /** True while queued events are being run on the pool (tests). */
-  synchronized boolean draining() {
-    return draining;
-  }
-
   private void drain() {
     while (true) {
       Runnable event;

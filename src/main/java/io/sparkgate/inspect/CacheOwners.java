@@ -53,10 +53,6 @@ final class CacheOwners {
     Entry {
       footprint = Set.copyOf(footprint);
     }
-
-    Entry(Owner owner, Set<String> footprint) {
-      this(owner, footprint, true);
-    }
   }
 
   private final Object lock = new Object();

@@ -4,12 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.Sparkgate;
-import io.sparkgate.config.AuditConfig;
-import io.sparkgate.config.AuthConfig;
-import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
-import io.sparkgate.config.ProxyConfig;
-import java.nio.file.Path;
+import io.sparkgate.testing.TestConfigs;
 import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
@@ -29,25 +25,9 @@ final class BenchSmokeTest {
   @BeforeEach
   void start() throws Exception {
     backend = BenchBackend.start(0);
-    ListenConfig listen =
-        new ListenConfig(
-            "127.0.0.1",
-            0,
-            true,
-            64L * 1024 * 1024,
-            1000,
-            Duration.ofSeconds(5),
-            Duration.ofMinutes(1),
-            Duration.ofSeconds(1));
+    ListenConfig listen = TestConfigs.listen(true, 64L * 1024 * 1024, Duration.ofSeconds(5));
     proxy =
-        Sparkgate.start(
-            new ProxyConfig(
-                Path.of("bench-smoke.yaml"),
-                listen,
-                Optional.empty(),
-                new BackendConfig("127.0.0.1", backend.port(), Optional.empty()),
-                AuthConfig.disabled(),
-                AuditConfig.disabled()));
+        Sparkgate.start(TestConfigs.proxy(listen, Optional.empty(), "127.0.0.1", backend.port()));
     target = new LoadGenerator.Target("sparkgate", "127.0.0.1", proxy.port(), null, "smoke-token");
   }
 

@@ -15,10 +15,11 @@ final class StringMatcherTest {
     StringMatcher m =
         StringMatcher.anyOf(
             List.of(
-                StringMatcher.glob("abs"),
-                StringMatcher.glob("Upper"),
-                StringMatcher.glob("*.system.expire_snapshots"),
-                StringMatcher.regex(Pattern.compile("[-+*/]+"))));
+                StringMatcher.glob("abs", true),
+                StringMatcher.glob("Upper", true),
+                StringMatcher.glob("*.system.expire_snapshots", true),
+                StringMatcher.regex(Pattern.compile("[-+*/]+"))),
+            true);
     assertTrue(m.matches("ABS"));
     assertTrue(m.matches("upper"));
     assertTrue(m.matches("cat.system.expire_snapshots"));

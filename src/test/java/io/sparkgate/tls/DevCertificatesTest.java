@@ -90,10 +90,10 @@ final class DevCertificatesTest {
   }
 
   @Test
-  void reissue_from_loaded_ca_gets_new_serial() throws Exception {
+  void reissue_from_the_written_ca_gets_new_serial() throws Exception {
     DevCertificates.Generated g = DevCertificates.generate(dir, DevCertificates.Options.defaults());
     X509Certificate first = Pem.certificates(Files.readAllBytes(g.serverCert())).get(0);
-    DevCertificates.Authority ca = DevCertificates.Authority.load(g.caCert(), g.caKey());
+    DevCertificates.Authority ca = TlsTestSupport.authority(g);
     DevCertificates.Issued second = ca.issueServer(KeyType.RSA, Duration.ofDays(1));
     assertNotEquals(first.getSerialNumber(), second.certificate().getSerialNumber());
     second.certificate().verify(ca.certificate().getPublicKey());
