@@ -213,7 +213,7 @@ final class AdminServerTest {
       }
       HttpResponse<String> ok =
           http.sendAsync(request("/metrics").GET().build(), HttpResponse.BodyHandlers.ofString())
-              .get(5, TimeUnit.SECONDS);
+              .get(30, TimeUnit.SECONDS);
       assertEquals(200, ok.statusCode());
     } finally {
       for (Socket s : stalled) {

@@ -62,7 +62,7 @@ class CallLaneTest {
         false);
     assertEquals(List.of("cheap-1"), events);
     release.countDown();
-    assertTrue(done.await(5, TimeUnit.SECONDS));
+    assertTrue(done.await(30, TimeUnit.SECONDS));
     assertEquals(List.of("cheap-1", "expensive", "cheap-2", "cheap-3"), events);
     assertNotSame(Thread.currentThread(), ran.get(0));
     assertSame(ran.get(0), ran.get(1), "the queue drains on the pool thread");
@@ -84,7 +84,7 @@ class CallLaneTest {
         },
         true);
     lane.run(done::countDown, false);
-    assertTrue(done.await(5, TimeUnit.SECONDS));
+    assertTrue(done.await(30, TimeUnit.SECONDS));
   }
 
   @Test
@@ -98,7 +98,7 @@ class CallLaneTest {
 
   private static void await(CountDownLatch latch) {
     try {
-      latch.await(5, TimeUnit.SECONDS);
+      latch.await(30, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

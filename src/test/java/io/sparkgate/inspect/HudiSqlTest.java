@@ -10,8 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkgate.testing.Await;
 import io.sparkgate.testing.TestFacts;
-import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
@@ -292,7 +292,7 @@ final class HudiSqlTest {
   @Test
   void hostile_text_is_bounded() {
     assertTimeoutPreemptively(
-        Duration.ofSeconds(30),
+        Await.HANG,
         () -> {
           for (String prefix : List.of("RUN COMPACTION ON ", "SHOW INDEXES FROM ", "CALL p(")) {
             for (String unit : List.of("-", "/*", "*/", "(", "'", "`(", "a.")) {
