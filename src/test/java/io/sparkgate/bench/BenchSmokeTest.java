@@ -87,7 +87,7 @@ final class BenchSmokeTest {
       }
     }
     backend.close(); // a call that fails says so instead of throwing
-    try (LoadGenerator.Caller caller = new LoadGenerator.Caller(target)) {
+    try (LoadGenerator.Caller caller = new LoadGenerator.Caller(target, LoadGenerator.SYSTEM)) {
       assertEquals(-1, caller.once());
     }
   }

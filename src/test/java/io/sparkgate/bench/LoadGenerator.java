@@ -277,7 +277,7 @@ public final class LoadGenerator {
       smallCall(ch, request); // connect before the clock starts
       Histogram raw = histogram();
       Histogram corrected = histogram();
-      OpenWindow w = openWindow(ch, request, rate, warmup, measure, raw, corrected);
+      OpenWindow w = openWindow(ch, request, rate, warmup, measure, raw, corrected, SYSTEM);
       return new OpenLoop(
           rate,
           w.completed() / w.seconds(),
@@ -297,23 +297,10 @@ public final class LoadGenerator {
   /**
    * One open-loop window on an open channel: small ExecutePlans started at {@code rate} for {@code lead} plus
    * {@code measure}, each recorded into {@code raw} (from its actual start) and {@code corrected} (from its
-   * intended start) when intended inside {@code measure}. Returns once every call started has finished (or
-   * after 30 s), so that windows run one after another do not overlap.
+   * intended start) when intended inside {@code measure}, on {@code clock}. Returns once every call started
+   * has finished (or after 30 s), so that windows run one after another do not overlap.
    */
   public static OpenWindow openWindow(
-      ManagedChannel ch,
-      byte[] request,
-      int rate,
-      Duration lead,
-      Duration measure,
-      Histogram raw,
-      Histogram corrected)
-      throws InterruptedException {
-    return openWindow(ch, request, rate, lead, measure, raw, corrected, SYSTEM);
-  }
-
-  /** As above, on {@code clock}. */
-  static OpenWindow openWindow(
       ManagedChannel ch,
       byte[] request,
       int rate,
@@ -439,16 +426,9 @@ public final class LoadGenerator {
   /**
    * One client reading {@code totalBytes} in batches of {@code batchBytes} no faster than
    * {@code bytesPerSecond}: it asks for the next message only when its budget allows, so the whole
-   * result backs up behind flow control in the proxy and the backend.
+   * result backs up behind flow control in the proxy and the backend. Paced on {@code clock}.
    */
   public static SlowRead slowRead(
-      Target target, long totalBytes, long bytesPerSecond, int batchBytes)
-      throws InterruptedException {
-    return slowRead(target, totalBytes, bytesPerSecond, batchBytes, SYSTEM);
-  }
-
-  /** As above, paced on {@code clock}. */
-  static SlowRead slowRead(
       Target target, long totalBytes, long bytesPerSecond, int batchBytes, Clock clock)
       throws InterruptedException {
     ManagedChannel ch = channel(target);
@@ -564,12 +544,8 @@ public final class LoadGenerator {
     private final byte[] request =
         BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), 16, 1);
 
-    public Caller(Target target) {
-      this(target, SYSTEM);
-    }
-
-    /** As above, timing calls on {@code clock}. */
-    Caller(Target target, Clock clock) {
+    /** A caller timing its calls on {@code clock}. */
+    public Caller(Target target, Clock clock) {
       this.channel = channel(target);
       this.clock = clock;
     }
