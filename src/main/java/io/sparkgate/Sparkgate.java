@@ -11,6 +11,7 @@ import io.sparkgate.auth.Authentication;
 import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
 import io.sparkgate.call.PoolStages;
+import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
@@ -53,6 +54,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -157,6 +159,32 @@ public final class Sparkgate implements AutoCloseable {
     }
   }
 
+  /**
+   * The stages of a proxy with one backend, no session registry and no quotas, in {@link #start}'s order: for
+   * the benchmarks that relay calls themselves (bench/). Every call goes to the first backend.
+   *
+   * @param audit null without audit
+   * @param policy null without a policy
+   */
+  public static List<Stage> stages(
+      ProxyConfig config, Authentication auth, AuditStage audit, PolicyStage policy) {
+    Route only =
+        new Route(config.pools().keySet().iterator().next(), config.firstBackend().address());
+    return Stream.of(
+            audit,
+            auth.stage(),
+            new HeadStage(config.auth()),
+            new ConfigRedaction(new SecretPatterns(config.auth().secretPatterns())),
+            call -> {
+              call.route(only);
+              return CallHook.PASS_THROUGH;
+            },
+            policy == null ? null : InspectStage.full(inspector(config), policy.sessions()),
+            policy == null ? null : policy.stage())
+        .filter(Objects::nonNull)
+        .toList();
+  }
+
   private static boolean shared(ProxyConfig config) {
     return config.sessions().store() == SessionsConfig.Store.REDIS;
   }
@@ -209,10 +237,7 @@ public final class Sparkgate implements AutoCloseable {
   /** Inspect and decide by the policy of the pool the route stage chose; nothing without policies. */
   private static Feature pools(ProxyConfig config, Map<String, PolicyStage> policies) {
     if (policies.isEmpty()) return Feature.NONE;
-    Inspector inspector =
-        new Inspector(
-            InspectorConfig.DEFAULTS.withMaxDecompressedBytes(
-                config.policy().maxDecompressedPlanBytes()));
+    Inspector inspector = inspector(config);
     Map<String, Pipeline> byPool = new LinkedHashMap<>();
     policies.forEach(
         (pool, policy) ->
@@ -221,6 +246,13 @@ public final class Sparkgate implements AutoCloseable {
                 Pipeline.of(InspectStage.full(inspector, policy.sessions()), policy.stage())));
     return new Feature(
         new PoolStages(byPool::get, shared(config)), m -> policies.forEach(m::watch));
+  }
+
+  /** The inspector a policy decides on, with the configuration's bounds. */
+  private static Inspector inspector(ProxyConfig config) {
+    return new Inspector(
+        InspectorConfig.DEFAULTS.withMaxDecompressedBytes(
+            config.policy().maxDecompressedPlanBytes()));
   }
 
   private static Feature quotas(ProxyConfig config, Redis redis, Parts parts) {

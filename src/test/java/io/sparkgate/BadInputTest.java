@@ -16,17 +16,14 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ClientCalls;
-import io.sparkgate.config.AuditConfig;
-import io.sparkgate.config.AuthConfig;
-import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
-import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.testing.Await;
 import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.FakeSparkConnect;
 import io.sparkgate.testing.TcpRelay;
+import io.sparkgate.testing.TestConfigs;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.management.BufferPoolMXBean;
@@ -34,7 +31,6 @@ import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.Random;
@@ -75,25 +71,10 @@ final class BadInputTest {
                 io.grpc.netty.shaded.io.netty.channel.ChannelOption.ALLOCATOR, TEST_SIDE_ALLOCATOR)
             .build()
             .start();
-    ListenConfig listen =
-        new ListenConfig(
-            "127.0.0.1",
-            0,
-            true,
-            LIMIT,
-            1000,
-            Duration.ofSeconds(2),
-            Duration.ofMinutes(1),
-            Duration.ofSeconds(1));
+    ListenConfig listen = TestConfigs.listen(true, LIMIT, Duration.ofSeconds(2));
     proxy =
         Sparkgate.start(
-            new ProxyConfig(
-                Path.of("test.yaml"),
-                listen,
-                Optional.empty(),
-                new BackendConfig("127.0.0.1", backendServer.getPort(), Optional.empty()),
-                AuthConfig.disabled(),
-                AuditConfig.disabled()));
+            TestConfigs.proxy(listen, Optional.empty(), "127.0.0.1", backendServer.getPort()));
     good = channel(proxy.port());
   }
 

@@ -99,7 +99,7 @@ final class OneRequestTest {
         call.request(1);
         call.sendMessage(request);
         call.halfClose();
-        assertEquals(Status.Code.OK, ok.get(10, TimeUnit.SECONDS).getCode());
+        assertEquals(Status.Code.OK, ok.get(30, TimeUnit.SECONDS).getCode());
       } finally {
         channel.shutdownNow();
       }
@@ -125,6 +125,6 @@ final class OneRequestTest {
       call.sendMessage(request);
     }
     call.halfClose();
-    return closed.get(10, TimeUnit.SECONDS);
+    return closed.get(30, TimeUnit.SECONDS);
   }
 }

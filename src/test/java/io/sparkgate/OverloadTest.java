@@ -2,21 +2,19 @@ package io.sparkgate;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.rpc.ErrorInfo;
-import com.google.rpc.RetryInfo;
+import com.google.common.util.concurrent.ListenableFuture;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Server;
-import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ClientCalls;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.TestMethods;
+import io.sparkgate.testing.Await;
 import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.FakeSparkConnect;
 import io.sparkgate.testing.MetricsScrape;
@@ -26,25 +24,31 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Twice the calls the proxy may serve at once, against a slow backend: the calls beyond {@code
- * limits.max_calls} are refused at once with RESOURCE_EXHAUSTED, Spark's error shape and a RetryInfo, the
- * accepted ones complete with the backend's answer, and round after round the proxy's heap stays flat.
+ * Twice the calls the proxy may serve at once, against a backend that holds every call it gets until the test
+ * lets it answer: the calls beyond {@code limits.max_calls} are refused while the backend still holds the
+ * others (so before any backend answer), with RESOURCE_EXHAUSTED, Spark's error shape and a RetryInfo; the
+ * accepted ones then complete with the backend's answer, and round after round the proxy's heap stays flat.
  */
 final class OverloadTest {
   private static final MethodDescriptor<byte[], byte[]> UNARY = TestMethods.get("ArtifactStatus");
   private static final int MAX_CALLS = 8;
-  private static final long BACKEND_DELAY_MS = 1500;
+  private static final String REFUSALS = "sparkgate_overload_refusals_total{limit=max_calls}";
 
   @TempDir Path dir;
   private final FakeSparkConnect backend = new FakeSparkConnect();
+  private final AtomicInteger held = new AtomicInteger();
+  private volatile CountDownLatch answer = new CountDownLatch(0);
   private Server backendServer;
   private Sparkgate proxy;
   private ManagedChannel client;
@@ -53,8 +57,9 @@ final class OverloadTest {
   void start() throws Exception {
     backend.reply =
         m -> {
+          held.incrementAndGet();
           try {
-            Thread.sleep(BACKEND_DELAY_MS);
+            answer.await();
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }
@@ -80,98 +85,74 @@ final class OverloadTest {
 
   @AfterEach
   void stop() throws Exception {
+    answer.countDown();
     client.shutdownNow();
     proxy.close();
     backendServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
   }
 
-  private record Outcome(long nanos, byte[] response, Throwable error) {}
-
   @Test
-  void twiceTheLimit_excessRefusedAtOnceWithRetryInfo_acceptedComplete_heapFlat() throws Exception {
+  void twiceTheLimit_excessRefusedBeforeAnyAnswerWithRetryInfo_acceptedComplete_heapFlat()
+      throws Exception {
     round(); // warm up: classes, buffers, the backend connections
     long heapBefore = heapAfterGc();
-    int refusedInAll = 0;
+    double countedBefore = refusalsCounted();
     for (int r = 0; r < 4; r++) {
-      refusedInAll += round();
+      round();
     }
     long heapAfter = heapAfterGc();
     assertTrue(
         heapAfter <= heapBefore + 16L * 1024 * 1024,
         "heap grew from " + (heapBefore >> 20) + " MiB to " + (heapAfter >> 20) + " MiB");
-    double counted =
-        MetricsScrape.get(proxy.metricsPort())
-            .get("sparkgate_overload_refusals_total{limit=max_calls}");
-    assertTrue(counted >= refusedInAll, counted + " counted, " + refusedInAll + " refused");
+    assertEquals(countedBefore + 4 * MAX_CALLS, refusalsCounted(), "refusals counted");
   }
 
-  /** 2 x max_calls calls at once; the number refused. */
-  private int round() throws Exception {
-    List<com.google.common.util.concurrent.ListenableFuture<byte[]>> futures = new ArrayList<>();
-    long[] started = new long[2 * MAX_CALLS];
-    // When each call ended, set on the thread that completed it.
-    java.util.concurrent.atomic.AtomicLongArray ended =
-        new java.util.concurrent.atomic.AtomicLongArray(2 * MAX_CALLS);
+  /**
+   * 2 x max_calls calls at once, the backend holding those it gets: exactly max_calls reach it, the rest are
+   * refused while it still holds them; then it answers. A call's slot is free again before its client sees
+   * the answer, so every round starts with none in use.
+   */
+  private void round() throws Exception {
+    held.set(0);
+    CountDownLatch release = new CountDownLatch(1);
+    answer = release;
+    List<ListenableFuture<byte[]>> futures = new ArrayList<>();
     for (int i = 0; i < 2 * MAX_CALLS; i++) {
-      started[i] = System.nanoTime();
-      var future =
+      futures.add(
           ClientCalls.futureUnaryCall(
               client.newCall(UNARY, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS)),
-              AbuseTest.artifactStatus());
-      int index = i;
-      future.addListener(() -> ended.set(index, System.nanoTime()), Runnable::run);
-      futures.add(future);
+              AbuseTest.artifactStatus()));
     }
-    for (var f : futures) {
-      try {
-        f.get(30, TimeUnit.SECONDS);
-      } catch (ExecutionException refused) {
-        // looked at below
+    Await.until(
+        "max_calls calls held by the backend and the rest answered",
+        Await.TIMEOUT,
+        () ->
+            held.get() == MAX_CALLS && futures.stream().filter(Future::isDone).count() == MAX_CALLS,
+        () -> held.get() + " held, " + futures.stream().filter(Future::isDone).count() + " done");
+    List<ListenableFuture<byte[]>> accepted = new ArrayList<>();
+    for (ListenableFuture<byte[]> f : futures) {
+      if (f.isDone()) {
+        assertRefused(f);
+      } else {
+        accepted.add(f);
       }
     }
-    io.sparkgate.testing.Await.until(
-        "every call's end to be recorded",
-        () -> java.util.stream.IntStream.range(0, ended.length()).allMatch(i -> ended.get(i) != 0));
-    List<Outcome> outcomes = new ArrayList<>();
-    for (int i = 0; i < futures.size(); i++) {
-      try {
-        byte[] r = futures.get(i).get(30, TimeUnit.SECONDS);
-        outcomes.add(new Outcome(ended.get(i) - started[i], r, null));
-      } catch (ExecutionException e) {
-        outcomes.add(new Outcome(ended.get(i) - started[i], null, e.getCause()));
-      }
+    assertEquals(MAX_CALLS, held.get(), "no call beyond the limit reached the backend");
+    release.countDown();
+    for (ListenableFuture<byte[]> f : accepted) {
+      assertArrayEquals("ok".getBytes(StandardCharsets.UTF_8), f.get(30, TimeUnit.SECONDS));
     }
-    int accepted = 0;
-    int refused = 0;
-    for (Outcome o : outcomes) {
-      if (o.error() == null) {
-        accepted++;
-        assertArrayEquals("ok".getBytes(StandardCharsets.UTF_8), o.response());
-        continue;
-      }
-      refused++;
-      assertEquals(Status.Code.RESOURCE_EXHAUSTED, Status.fromThrowable(o.error()).getCode());
-      com.google.rpc.Status details = StatusProto.fromThrowable(o.error());
-      assertNotNull(details, "no google.rpc.Status in the trailers");
-      assertTrue(details.getMessage().contains("[SPARKGATE_OVERLOADED]"), details.getMessage());
-      ErrorInfo info = null;
-      RetryInfo retry = null;
-      for (var any : details.getDetailsList()) {
-        if (any.is(ErrorInfo.class)) info = any.unpack(ErrorInfo.class);
-        if (any.is(RetryInfo.class)) retry = any.unpack(RetryInfo.class);
-      }
-      assertNotNull(info, "no ErrorInfo: Spark clients would not show the error class");
-      assertEquals("53400", info.getMetadataOrThrow("sqlState"));
-      assertNotNull(retry, "no RetryInfo");
-      assertTrue(retry.getRetryDelay().getSeconds() >= 1, retry.toString());
-      // At once: answered before the backend could have answered anyone.
-      assertTrue(
-          o.nanos() < TimeUnit.MILLISECONDS.toNanos(BACKEND_DELAY_MS),
-          "refused after " + TimeUnit.NANOSECONDS.toMillis(o.nanos()) + " ms");
-    }
-    assertTrue(accepted >= MAX_CALLS, accepted + " accepted of " + outcomes.size());
-    assertTrue(refused >= 1, "none refused at twice the limit");
-    return refused;
+  }
+
+  private static void assertRefused(ListenableFuture<byte[]> f) throws Exception {
+    ExecutionException refused = assertThrows(ExecutionException.class, f::get);
+    com.google.rpc.Status details = Overloaded.assertRefusal(refused.getCause()).details();
+    assertTrue(details.getMessage().contains("[SPARKGATE_OVERLOADED]"), details.getMessage());
+  }
+
+  private double refusalsCounted() throws Exception {
+    Double v = MetricsScrape.get(proxy.metricsPort()).get(REFUSALS);
+    return v == null ? 0 : v;
   }
 
   private static long heapAfterGc() {

@@ -30,76 +30,100 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLongArray;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Slowloris over TLS: many connections from one address that open TCP to the proxy's TLS listener and then
  * send nothing, or dribble a real ClientHello one byte a second. Those over {@code
- * limits.max_connections_per_address} are closed as they are accepted; the rest are closed by the proxy at
- * {@code listen.handshake_timeout}, the dribblers too (the timeout runs from the connection's start, bytes do
- * not extend it); meanwhile a real gRPC client's new TLS connection and call from another address succeed,
- * the proxy's threads and heap stay where they were, and the metrics count both refusals and timeouts.
- * Attackers connect from 127.0.0.2, the good client from 127.0.0.1.
+ * limits.max_connections_per_address} are closed as they are accepted and the rest stay open; the rest are
+ * closed by the proxy at {@code listen.handshake_timeout}, the dribblers too (the timeout runs from the
+ * connection's start, bytes do not extend it); meanwhile a real gRPC client's new TLS connection and call from
+ * another address succeed, the proxy's threads and heap stay where they were, and the metrics count both
+ * refusals and timeouts. Attackers connect from 127.0.0.2, the good client from 127.0.0.1.
+ *
+ * <p>Nothing here measures time. Which connections the proxy closed, and why, is read from the connections'
+ * states and the proxy's counters; a handshake timeout far beyond the test's life stands for "not yet", and
+ * bytes extending the timeout would keep a dribbler open for minutes, far past any wait here.
  */
 final class SlowTlsHandshakeTest {
   private static final MethodDescriptor<byte[], byte[]> UNARY = TestMethods.get("ArtifactStatus");
   private static final int PER_ADDRESS = 100;
-  private static final int ATTACKERS = 2 * PER_ADDRESS;
-  private static final long HANDSHAKE_TIMEOUT_MS = 5000;
   private static final String REFUSED =
       "sparkgate_connections_refused_total{reason=max_connections_per_address}";
   private static final String UNESTABLISHED = "sparkgate_connections_unestablished_total";
 
   @TempDir Path dir;
+  private DevCertificates.Generated certs;
+  private Server backendServer;
+  private final List<Socket> attackers = new ArrayList<>();
+  private Thread dribbler;
+
+  @BeforeEach
+  void start() throws Exception {
+    certs = DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
+    backendServer = new FakeSparkConnect().serve();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    if (dribbler != null) {
+      dribbler.interrupt();
+      dribbler.join(5000);
+    }
+    for (Socket s : attackers) {
+      s.close();
+    }
+    backendServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+  }
 
   @Test
-  void manySlowTlsHandshakes_overTheLimitRefused_restClosedAtTheTimeout_goodClientServed()
+  void overThePerAddressLimit_closedAsAccepted_restHeldOpen_goodClientServed() throws Exception {
+    try (Sparkgate proxy = start("5m")) { // the longest the configuration allows
+      assertGoodCallServed(proxy);
+      double refusedBefore = metric(proxy, REFUSED);
+
+      connectAttackers(proxy, 2 * PER_ADDRESS);
+      Await.until(
+          "the connections over the per-address limit to be refused",
+          () -> metric(proxy, REFUSED) >= refusedBefore + PER_ADDRESS);
+      assertEquals(
+          refusedBefore + PER_ADDRESS,
+          metric(proxy, REFUSED),
+          "exactly the connections over the limit are refused");
+      boolean[] closed = new boolean[attackers.size()];
+      Await.until(
+          "the refused connections to be seen closed",
+          () -> sweep(attackers, closed) >= PER_ADDRESS);
+
+      // A new client from another address is served meanwhile.
+      assertGoodCallServed(proxy);
+      // The admitted ones are all still open: nothing but a handshake timeout minutes away closes
+      // them.
+      assertEquals(
+          PER_ADDRESS, sweep(attackers, closed), "connections within the limit were closed");
+    }
+  }
+
+  @Test
+  void slowHandshakes_closedAtTheTimeout_dribblersToo_goodClientServed_resourcesBounded()
       throws Exception {
-    DevCertificates.Generated certs =
-        DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
-    FakeSparkConnect backend = new FakeSparkConnect();
-    Server backendServer = backend.serve();
-    Files.writeString(
-        dir.resolve("sparkgate.yaml"),
-        String.join(
-            "\n",
-            "listen: {address: 127.0.0.1, port: 0, handshake_timeout: "
-                + HANDSHAKE_TIMEOUT_MS
-                + "ms}",
-            "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
-            "backend: {address: '127.0.0.1:" + backendServer.getPort() + "'}",
-            "auth: {anonymous: true}",
-            "limits: {max_connections: 1000, max_connections_per_address: " + PER_ADDRESS + "}",
-            "admin: {address: 127.0.0.1, port: 0}",
-            ""));
-    List<Socket> attackers = new ArrayList<>();
-    Thread dribbler = null;
-    try (Sparkgate proxy = Sparkgate.start(ProxyConfig.load(dir.resolve("sparkgate.yaml")))) {
+    try (Sparkgate proxy = start("2s")) {
       // Warm up: the proxy's TLS, the test client's event loops and the backend connection exist
       // before the threads and the heap are sampled.
-      assertGoodCallServed(proxy, certs);
-      int threadsBefore = threads();
+      assertGoodCallServed(proxy);
+      List<String> threadsBefore = AbuseTest.threads();
       long heapBefore = heapAfterGc();
       double refusedBefore = metric(proxy, REFUSED);
       double unestablishedBefore = metric(proxy, UNESTABLISHED);
 
-      InetAddress from = InetAddress.getByName("127.0.0.2");
-      byte[] clientHello = clientHello(proxy.port());
-      long[] connectedAt = new long[ATTACKERS];
-      for (int i = 0; i < ATTACKERS; i++) {
-        Socket s = new Socket();
-        s.bind(new InetSocketAddress(from, 0));
-        s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), proxy.port()), 5000);
-        connectedAt[i] = System.nanoTime();
-        attackers.add(s);
-      }
+      connectAttackers(proxy, PER_ADDRESS);
       // Every other connection dribbles its ClientHello, a byte a second, from one thread; the rest
       // are silent. A write to a connection the proxy closed fails, and that connection is left
       // alone.
@@ -107,78 +131,68 @@ final class SlowTlsHandshakeTest {
       for (int i = 0; i < attackers.size(); i += 2) {
         dribbling.add(attackers.get(i));
       }
+      byte[] clientHello = clientHello(proxy.port());
       dribbler = new Thread(() -> dribble(dribbling, clientHello), "test-dribbler");
       dribbler.setDaemon(true);
       dribbler.start();
 
-      // Over the per-address limit: closed as accepted, so at once.
-      Await.until(
-          "the connections over the per-address limit to be refused",
-          () -> metric(proxy, REFUSED) >= refusedBefore + (ATTACKERS - PER_ADDRESS));
-      assertEquals(
-          refusedBefore + (ATTACKERS - PER_ADDRESS),
-          metric(proxy, REFUSED),
-          "exactly the connections over the limit are refused");
-      AtomicLongArray closedAfter = new AtomicLongArray(ATTACKERS);
-      Await.until(
-          "the refused connections to be seen closed",
-          () -> sweep(attackers, connectedAt, closedAfter) >= ATTACKERS - PER_ADDRESS);
-      // Seen before the first admitted connection's timeout could have passed: the admitted are all
-      // open.
-      if (System.nanoTime() - connectedAt[0]
-          < TimeUnit.MILLISECONDS.toNanos(HANDSHAKE_TIMEOUT_MS)) {
-        assertEquals(
-            ATTACKERS - PER_ADDRESS,
-            sweep(attackers, connectedAt, closedAfter),
-            "connections within the limit were closed before the handshake timeout");
-      }
-
       // Meanwhile a real client, on a new TLS connection, is served.
-      int threadsDuring = threads();
-      assertGoodCallServed(proxy, certs);
+      List<String> threadsDuring = AbuseTest.threads();
+      assertGoodCallServed(proxy);
 
-      // The rest are closed by the proxy once the handshake timeout has passed, the dribblers too.
+      // The proxy closes every one: a ClientHello takes minutes at a byte a second, so a timeout
+      // that bytes extended would keep the dribblers open far past this wait.
+      boolean[] closed = new boolean[attackers.size()];
       Await.until(
           "every attacker connection to be closed by the proxy",
-          () -> sweep(attackers, connectedAt, closedAfter) == ATTACKERS);
-      long[] millis = new long[ATTACKERS];
-      for (int i = 0; i < ATTACKERS; i++) {
-        millis[i] = TimeUnit.NANOSECONDS.toMillis(closedAfter.get(i));
-      }
-      Arrays.sort(millis);
-      // The admitted half lived until the timeout (not cut early), and none much past it.
-      long admittedShortest = millis[ATTACKERS - PER_ADDRESS];
-      assertTrue(
-          admittedShortest >= HANDSHAKE_TIMEOUT_MS * 8 / 10,
-          "connections within the limit were closed after " + admittedShortest + " ms");
-      assertTrue(
-          millis[ATTACKERS - 1] <= HANDSHAKE_TIMEOUT_MS + 25_000,
-          "the last attacker connection lived " + millis[ATTACKERS - 1] + " ms");
+          () -> sweep(attackers, closed) == PER_ADDRESS);
+      // Each was admitted and closed before its TLS and HTTP/2 set-up completed: the timeout's
+      // work.
       Await.until(
           "the timed-out connections to be counted",
           () -> metric(proxy, UNESTABLISHED) >= unestablishedBefore + PER_ADDRESS);
+      assertEquals(unestablishedBefore + PER_ADDRESS, metric(proxy, UNESTABLISHED));
+      assertEquals(refusedBefore, metric(proxy, REFUSED), "none was over the limit");
       Await.until(
           "the proxy to hold no attacker connection",
           () -> metric(proxy, "sparkgate_connections_open") <= 1);
 
-      int threadsAfter = threads();
+      List<String> threadsAfter = AbuseTest.threads();
       long heapAfter = heapAfterGc();
       assertTrue(
-          threadsDuring <= threadsBefore + 4 && threadsAfter <= threadsBefore + 4,
+          threadsDuring.size() <= threadsBefore.size() + 4
+              && threadsAfter.size() <= threadsBefore.size() + 4,
           "threads " + threadsBefore + " -> " + threadsDuring + " -> " + threadsAfter);
       assertTrue(
           heapAfter <= heapBefore + 32L * 1024 * 1024,
           "heap " + (heapBefore >> 20) + " MiB -> " + (heapAfter >> 20) + " MiB");
-      assertGoodCallServed(proxy, certs);
-    } finally {
-      if (dribbler != null) {
-        dribbler.interrupt();
-        dribbler.join(5000);
-      }
-      for (Socket s : attackers) {
-        s.close();
-      }
-      backendServer.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+      assertGoodCallServed(proxy);
+    }
+  }
+
+  private Sparkgate start(String handshakeTimeout) throws Exception {
+    Files.writeString(
+        dir.resolve("sparkgate.yaml"),
+        String.join(
+            "\n",
+            "listen: {address: 127.0.0.1, port: 0, handshake_timeout: " + handshakeTimeout + "}",
+            "tls: {cert_file: certs/server.pem, key_file: certs/server.key}",
+            "backend: {address: '127.0.0.1:" + backendServer.getPort() + "'}",
+            "auth: {anonymous: true}",
+            "limits: {max_connections: 1000, max_connections_per_address: " + PER_ADDRESS + "}",
+            "admin: {address: 127.0.0.1, port: 0}",
+            ""));
+    return Sparkgate.start(ProxyConfig.load(dir.resolve("sparkgate.yaml")));
+  }
+
+  /** Opens {@code n} TCP connections to the proxy from 127.0.0.2, sending nothing. */
+  private void connectAttackers(Sparkgate proxy, int n) throws IOException {
+    InetAddress from = InetAddress.getByName("127.0.0.2");
+    for (int i = 0; i < n; i++) {
+      Socket s = new Socket();
+      s.bind(new InetSocketAddress(from, 0));
+      s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), proxy.port()), 5000);
+      attackers.add(s);
     }
   }
 
@@ -218,22 +232,18 @@ final class SlowTlsHandshakeTest {
     }
   }
 
-  /**
-   * Looks at each connection not yet seen closed and records how long after its connect it was seen closed;
-   * the number seen closed so far.
-   */
-  private static int sweep(List<Socket> sockets, long[] connectedAt, AtomicLongArray closedAfter)
-      throws IOException {
-    int closed = 0;
+  /** Looks at each connection not yet seen closed; the number seen closed so far. */
+  private static int sweep(List<Socket> sockets, boolean[] closed) throws IOException {
+    int n = 0;
     for (int i = 0; i < sockets.size(); i++) {
-      if (closedAfter.get(i) == 0 && closedByPeer(sockets.get(i))) {
-        closedAfter.set(i, Math.max(1, System.nanoTime() - connectedAt[i]));
+      if (!closed[i] && closedByPeer(sockets.get(i))) {
+        closed[i] = true;
       }
-      if (closedAfter.get(i) != 0) {
-        closed++;
+      if (closed[i]) {
+        n++;
       }
     }
-    return closed;
+    return n;
   }
 
   /** Whether the proxy has closed this connection: end of stream or a reset, within a short read. */
@@ -254,8 +264,7 @@ final class SlowTlsHandshakeTest {
     }
   }
 
-  private static void assertGoodCallServed(Sparkgate proxy, DevCertificates.Generated certs)
-      throws IOException {
+  private void assertGoodCallServed(Sparkgate proxy) throws IOException {
     ManagedChannel good = Channels.tls(proxy.port(), certs.caCert()).build();
     try {
       byte[] response =
@@ -274,14 +283,6 @@ final class SlowTlsHandshakeTest {
     Double v = MetricsScrape.get(proxy.metricsPort()).get(series);
     assertNotNull(v, series + " is not exported");
     return v;
-  }
-
-  /** Live threads but the test's own: the metrics scraper's and the dribbler. */
-  private static int threads() {
-    return (int)
-        Thread.getAllStackTraces().keySet().stream()
-            .filter(t -> !t.getName().startsWith("HttpClient") && !t.getName().startsWith("test-"))
-            .count();
   }
 
   private static long heapAfterGc() {

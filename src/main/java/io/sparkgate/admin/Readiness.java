@@ -1,5 +1,6 @@
 package io.sparkgate.admin;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,7 +35,9 @@ public final class Readiness {
 
   private final Map<String, Supplier<Optional<String>>> checks = new LinkedHashMap<>();
   private volatile boolean draining;
-  private String lastFailing = null; // guarded by this; null before the first evaluation
+
+  @GuardedBy("this")
+  private String lastFailing = null; // null before the first evaluation
 
   /**
    * Adds a check: {@code problem} returns what is wrong, or empty when all is well.

@@ -150,11 +150,6 @@ public final class AuditLog implements AutoCloseable {
     return writer.written();
   }
 
-  /** Batches the writer has written (each a wake-up and a write to the file). */
-  public long batches() {
-    return writer.batches();
-  }
-
   /** How often the writer has forced the file to disk while running (fsync: batch or always). */
   public long syncs() {
     return writer.syncs();

@@ -102,7 +102,6 @@ final class AuditWriter {
   private Instant lastCommit; // wall time of the last commit
   private String lossReason = "";
   private final AtomicLong syncs = new AtomicLong();
-  private final AtomicLong batches = new AtomicLong();
   private int taken; // records of the current batch written or counted as lost
   private long linger = LINGER_NANOS;
   private boolean unsynced; // written since the last force (fsync: batch)
@@ -111,20 +110,9 @@ final class AuditWriter {
 
   /**
    * A writer of the records {@code queue} receives to {@code out}, continuing {@code chain}; each file it
-   * rotates goes to {@code rotated}.
+   * rotates goes to {@code rotated}. The log also reports the records {@code droppedBefore} counts as
+   * refused by the queue.
    */
-  AuditWriter(
-      AuditConfig config,
-      BlockingQueue<Supplier<Map<String, Object>>> queue,
-      Clock clock,
-      Ticker ticker,
-      LogFile out,
-      HashChain chain,
-      Consumer<Path> rotated) {
-    this(config, queue, clock, ticker, out, chain, rotated, () -> 0);
-  }
-
-  /** As above, also reporting in the log the records {@code droppedBefore} counts as refused by the queue. */
   AuditWriter(
       AuditConfig config,
       BlockingQueue<Supplier<Map<String, Object>>> queue,
@@ -174,7 +162,6 @@ final class AuditWriter {
         // recover.
         if (wrote) {
           linger = nextLinger(linger, batch.size());
-          batches.incrementAndGet();
         }
         writeBatch();
         if (failing && config.fsync() != AuditConfig.Fsync.NEVER) {
@@ -387,9 +374,5 @@ final class AuditWriter {
 
   long syncs() {
     return syncs.get();
-  }
-
-  long batches() {
-    return batches.get();
   }
 }

@@ -60,15 +60,11 @@ final class LogFile {
     fileKey = Files.readAttributes(files.current(), BasicFileAttributes.class).fileKey();
   }
 
-  /** Appends one line and its newline (buffered: {@link #flush} or {@link #force} passes it on). */
+  /** Appends one line and its newline (buffered: {@link #commit} or {@link #force} passes it on). */
   void append(byte[] line) throws IOException {
     out.write(line);
     out.write('\n');
     bytes += line.length + 1;
-  }
-
-  void flush() throws IOException {
-    out.flush();
   }
 
   /** Flushes, and marks everything appended so far as in the file: {@link #recover} keeps it. */

@@ -30,14 +30,10 @@ final class WireScanner {
   /** Reads a message up to its row count only (one reader for every call, not one per call). */
   private final Payload.Reader<Long> rowsOnly = this::rowsOf;
 
-  /** Scans for the fields of {@code type} with these names that exist in it, e.g. "operation_id". */
-  WireScanner(Descriptor type, Set<String> names) {
-    this(type, names, "", false);
-  }
-
   /**
-   * As {@link #WireScanner(Descriptor, Set)}, reporting each field as {@code prefix + name} (made once here,
-   * not per call), and with {@code countRows} also the row count of the message's {@code arrow_batch}.
+   * Scans for the fields of {@code type} with these names that exist in it, e.g. "operation_id", reporting
+   * each as {@code prefix + name} (made once here, not per call), and with {@code countRows} also the row
+   * count of the message's {@code arrow_batch}.
    */
   WireScanner(Descriptor type, Set<String> names, String prefix, boolean countRows) {
     List<FieldDescriptor> fields = new ArrayList<>();

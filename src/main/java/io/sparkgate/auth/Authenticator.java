@@ -35,11 +35,7 @@ final class Authenticator {
     this.clientCert = config.clientCert().map(ClientCertIdentity::new).orElse(null);
   }
 
-  Principal authenticate(Metadata headers, SSLSession tls) throws AuthFailure {
-    return authenticate(headers, tls, null);
-  }
-
-  /** As {@link #authenticate(Metadata, SSLSession)}, for a call of the connection whose last token is {@code last}. */
+  /** The caller of a call on a connection whose last token is {@code last} (null: none yet). */
   Principal authenticate(Metadata headers, SSLSession tls, TokenCache.LastToken last)
       throws AuthFailure {
     if (!config.enabled()) {

@@ -2,6 +2,7 @@ package io.sparkgate.auth;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import com.nimbusds.jose.jwk.JWK;
 import com.nimbusds.jose.jwk.JWKSet;
 import com.nimbusds.jose.jwk.KeyType;
@@ -57,7 +58,9 @@ final class RemoteJwks implements KeySource {
 
   private volatile List<JWK> keys = List.of();
   private volatile Instant fetchedAt; // null until the first success
-  private Instant lastAttempt; // guarded by this
+
+  @GuardedBy("this")
+  private Instant lastAttempt;
 
   RemoteJwks(AuthConfig.Jwt config, Clock clock) {
     this.jwksUrl = config.jwksUrl().orElse(null);

@@ -64,11 +64,7 @@ final class TokenCache {
                 .build();
   }
 
-  JwtVerifier.Verified get(String token, Verifier verifier) throws AuthFailure {
-    return get(token, verifier, null);
-  }
-
-  /** As {@link #get(String, Verifier)}, trying the connection's last token first ({@code last} may be null). */
+  /** The verified token, from the cache or {@code verifier}, trying the connection's last token first ({@code last} may be null). */
   JwtVerifier.Verified get(String token, Verifier verifier, LastToken last) throws AuthFailure {
     if (cache == null) {
       return verifier.verify(token);

@@ -1,5 +1,6 @@
 package io.sparkgate.call;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -28,15 +29,30 @@ public final class AuditEvent {
       List<Rewrite> rewrites,
       Supplier<Map<String, Object>> planSummary) {}
 
-  private String authFailure; // guarded by this
-  private String refusal; // guarded by this
-  private String quota; // guarded by this
+  @GuardedBy("this")
+  private String authFailure;
+
+  @GuardedBy("this")
+  private String refusal;
+
+  @GuardedBy("this")
+  private String quota;
+
   // A long stream matches the same rules message after message: each is kept once.
-  private final Set<String> shadowDecisions = new LinkedHashSet<>(); // guarded by this
-  private final Set<String> auditRules = new LinkedHashSet<>(); // guarded by this
-  private final List<Rewrite> rewrites = new ArrayList<>(); // guarded by this
-  private Supplier<Map<String, Object>> planSummary; // guarded by this
-  private boolean sealed; // guarded by this
+  @GuardedBy("this")
+  private final Set<String> shadowDecisions = new LinkedHashSet<>();
+
+  @GuardedBy("this")
+  private final Set<String> auditRules = new LinkedHashSet<>();
+
+  @GuardedBy("this")
+  private final List<Rewrite> rewrites = new ArrayList<>();
+
+  @GuardedBy("this")
+  private Supplier<Map<String, Object>> planSummary;
+
+  @GuardedBy("this")
+  private boolean sealed;
 
   AuditEvent() {}
 

@@ -31,11 +31,6 @@ public final class Pipeline implements CallHook.Factory {
   }
 
   @Override
-  public CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers) throws StatusException {
-    return newCall(method, headers, Attributes.EMPTY);
-  }
-
-  @Override
   public CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers, Attributes transport)
       throws StatusException {
     String name = method.getBareMethodName();

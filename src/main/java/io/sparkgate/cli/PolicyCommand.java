@@ -35,11 +35,6 @@ public final class PolicyCommand implements Runnable {
         spec.commandLine(), "a subcommand is required: check, test or explain");
   }
 
-  /** The compiler the CLI uses (for tests of the shipped policies). */
-  public static PolicyCompiler compilerForTests() {
-    return compiler();
-  }
-
   static PolicyCompiler compiler() {
     return new PolicyCompiler(Effect.DENY, IcebergTimeTravelPolicyRewriter.all().keySet());
   }

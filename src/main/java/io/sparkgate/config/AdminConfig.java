@@ -34,11 +34,6 @@ public record AdminConfig(
         false, "127.0.0.1", DEFAULT_PORT, "/metrics", Optional.empty(), Optional.empty());
   }
 
-  /** A loopback listener on {@code port} without credentials (tests and tools). */
-  public static AdminConfig loopback(int port) {
-    return new AdminConfig(true, "127.0.0.1", port, "/metrics", Optional.empty(), Optional.empty());
-  }
-
   /** Whether requests beyond health and readiness must authenticate. */
   public boolean requiresCredentials() {
     return token.isPresent() || tls.flatMap(TlsConfig::clientCaFile).isPresent();

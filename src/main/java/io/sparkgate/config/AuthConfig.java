@@ -93,11 +93,6 @@ public record AuthConfig(
         Set.of("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512");
     public static final Set<String> HMAC_ALGORITHMS = Set.of("HS256", "HS384", "HS512");
 
-    /** True when keys come from somewhere other than the HMAC secret (RSA/EC keys). */
-    public boolean asymmetric() {
-      return hmacSecretFile.isEmpty();
-    }
-
     static Jwt read(YamlNode node) {
       node.allowOnly(
           "jwks_file",

@@ -30,10 +30,6 @@ public record BackendConfig(
     this(host, port, token, profile, DEFAULT_CONNECT_TIMEOUT, DEFAULT_HANDSHAKE_TIMEOUT);
   }
 
-  public BackendConfig(String host, int port, Optional<Secret> token) {
-    this(host, port, token, BackendProfileConfig.defaults());
-  }
-
   /** One entry of a pool's {@code backends}: {@code "host:port"}, or a mapping like the {@code backend} section. */
   static BackendConfig readEntry(YamlNode node) {
     if (node.isScalar()) {

@@ -59,59 +59,9 @@ public record ListenConfig(
     }
   }
 
-  /** As the canonical constructor, without a drain delay (tests and tools stop at once). */
-  public ListenConfig(
-      String address,
-      int port,
-      boolean plaintext,
-      long maxInboundMessageBytes,
-      int maxConcurrentStreams,
-      Duration handshakeTimeout,
-      Duration keepaliveTime,
-      Duration shutdownGrace,
-      int eventLoops,
-      Duration eventLoopSpin) {
-    this(
-        address,
-        port,
-        plaintext,
-        maxInboundMessageBytes,
-        maxConcurrentStreams,
-        handshakeTimeout,
-        keepaliveTime,
-        shutdownGrace,
-        eventLoops,
-        eventLoopSpin,
-        Duration.ZERO,
-        List.of());
-  }
-
   /** One loop per core, like nginx's {@code worker_processes auto}: more only adds context switches. */
   public static int defaultEventLoops() {
     return Runtime.getRuntime().availableProcessors();
-  }
-
-  /** As the canonical constructor, with {@link #defaultEventLoops()} and loops that never spin. */
-  public ListenConfig(
-      String address,
-      int port,
-      boolean plaintext,
-      long maxInboundMessageBytes,
-      int maxConcurrentStreams,
-      Duration handshakeTimeout,
-      Duration keepaliveTime,
-      Duration shutdownGrace) {
-    this(
-        address,
-        port,
-        plaintext,
-        maxInboundMessageBytes,
-        maxConcurrentStreams,
-        handshakeTimeout,
-        keepaliveTime,
-        shutdownGrace,
-        defaultEventLoops(),
-        Duration.ZERO);
   }
 
   /** Whether the listener is reachable only from this machine, so plaintext never leaves it. */

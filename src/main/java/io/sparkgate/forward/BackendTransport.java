@@ -12,7 +12,6 @@ import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.handler.codec.AdaptiveCumulator;
 import io.grpc.netty.shaded.io.netty.util.AsciiString;
-import io.sparkgate.config.BackendConfig;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -43,14 +42,9 @@ public final class BackendTransport {
 
   private BackendTransport() {}
 
-  /** Makes {@code builder} connect in plaintext, with the flow-control window and cumulator above. */
-  public static NettyChannelBuilder plaintext(NettyChannelBuilder builder) {
-    return plaintext(
-        builder, BackendConfig.DEFAULT_CONNECT_TIMEOUT, BackendConfig.DEFAULT_HANDSHAKE_TIMEOUT);
-  }
-
   /**
-   * The same, giving up on a TCP connection not made within {@code connectTimeout}, and on one whose peer has
+   * Makes {@code builder} connect in plaintext, with the flow-control window and cumulator above, giving up
+   * on a TCP connection not made within {@code connectTimeout}, and on one whose peer has
    * not sent its first bytes (an HTTP/2 server's SETTINGS) within {@code handshakeTimeout} of it: a backend
    * that accepts and never answers would otherwise hold every call that waits for the connection, for good
    * when the client set no deadline. The calls then fail with UNAVAILABLE.

@@ -72,14 +72,10 @@ public interface CallHook {
   /** Creates the hook of each new call; may refuse the call before any message by throwing. */
   @FunctionalInterface
   interface Factory {
-    Factory PASS_THROUGH = (method, headers) -> CallHook.PASS_THROUGH;
+    Factory PASS_THROUGH = (method, headers, transport) -> CallHook.PASS_THROUGH;
 
-    CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers) throws StatusException;
-
-    /** As {@link #newCall(MethodDescriptor, Metadata)}, for a factory that needs the client's connection. */
-    default CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers, Attributes transport)
-        throws StatusException {
-      return newCall(method, headers);
-    }
+    /** The hook of a call to {@code method}; {@code transport} describes the client's connection. */
+    CallHook newCall(MethodDescriptor<?, ?> method, Metadata headers, Attributes transport)
+        throws StatusException;
   }
 }

@@ -1,5 +1,6 @@
 package io.sparkgate.forward;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -19,8 +20,12 @@ final class CallLane {
   private static final Logger log = LoggerFactory.getLogger(CallLane.class);
 
   private final Executor pool;
-  private final ArrayDeque<Runnable> queued = new ArrayDeque<>(); // guarded by this
-  private boolean draining; // guarded by this
+
+  @GuardedBy("this")
+  private final ArrayDeque<Runnable> queued = new ArrayDeque<>();
+
+  @GuardedBy("this")
+  private boolean draining;
 
   CallLane(Executor pool) {
     this.pool = pool;
@@ -48,11 +53,6 @@ final class CallLane {
       // forever.
       drain();
     }
-  }
-
-  /** True while queued events are being run on the pool (tests). */
-  synchronized boolean draining() {
-    return draining;
   }
 
   private void drain() {

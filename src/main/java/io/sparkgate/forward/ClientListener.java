@@ -76,7 +76,8 @@ public final class ClientListener {
     NettyServerBuilder address =
         NettyServerBuilder.forAddress(new InetSocketAddress(listen.address(), listen.port()));
     NettyServerBuilder builder =
-        (acceptor == null ? loops.serve(address) : loops.serve(address, acceptor))
+        loops
+            .serve(address, java.util.Objects.requireNonNull(acceptor, "admit() an acceptor first"))
             .directExecutor()
             .fallbackHandlerRegistry(methods)
             .maxInboundMessageSize((int) listen.maxInboundMessageBytes())

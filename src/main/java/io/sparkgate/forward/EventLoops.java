@@ -27,7 +27,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
  * The proxy's network threads and its connections to the backend: one backend connection per event loop,
@@ -68,15 +67,6 @@ public final class EventLoops implements AutoCloseable {
     this.first = first;
   }
 
-  /** One backend only (tests, tools): {@code backend} builds its channels. */
-  public static EventLoops start(
-      int threads, Duration spin, Supplier<NettyChannelBuilder> backend) {
-    return start(threads, spin, address -> backend.get(), SINGLE);
-  }
-
-  /** The address {@link #backend(String)} knows a single backend started with a supplier by. */
-  static final String SINGLE = "single";
-
   /**
    * Starts {@code threads} event loops (epoll where the bundled native transport loads, NIO elsewhere); the
    * channels to each backend are built on first use, one on each loop.
@@ -84,7 +74,7 @@ public final class EventLoops implements AutoCloseable {
    * @param spin how long a loop with nothing to do polls before it sleeps ({@link SpinThenSleep}); zero: never
    * @param backend a new builder for one channel to the backend of this {@code host:port} (plaintext, limits,
    *     executor); its event loop and channel type are set here
-   * @param first the backend {@link #anyBackend()} and calls that name none use
+   * @param first the backend calls that name none use
    */
   public static EventLoops start(
       int threads, Duration spin, Function<String, NettyChannelBuilder> backend, String first) {
@@ -143,17 +133,9 @@ public final class EventLoops implements AutoCloseable {
             threads, factory, SelectorProvider.provider(), () -> new SpinThenSleep(spin));
   }
 
-  /** Serves the proxy's clients on these loops. */
-  public NettyServerBuilder serve(NettyServerBuilder server) {
-    return server
-        .bossEventLoopGroup(boss)
-        .workerEventLoopGroup(workers)
-        .channelType(serverChannelType);
-  }
-
   /**
-   * As {@link #serve(NettyServerBuilder)}, with {@code acceptor} first in the listening channel's pipeline:
-   * it sees each accepted connection before gRPC does, and may close it instead of passing it on.
+   * Serves the proxy's clients on these loops, with {@code acceptor} first in the listening channel's
+   * pipeline: it sees each accepted connection before gRPC does, and may close it instead of passing it on.
    */
   public NettyServerBuilder serve(NettyServerBuilder server, Acceptor acceptor) {
     boolean epoll = serverChannelType == EpollServerSocketChannel.class;
@@ -193,11 +175,6 @@ public final class EventLoops implements AutoCloseable {
     return first;
   }
 
-  /** A channel to the first backend, for the proxy's own calls. */
-  public Channel anyBackend() {
-    return channels(first)[0];
-  }
-
   /** How many backend connections are in each state now (READY is serving; the rest reconnect on demand). */
   public Map<ConnectivityState, Integer> backendStates() {
     Map<ConnectivityState, Integer> out = new EnumMap<>(ConnectivityState.class);
@@ -216,16 +193,6 @@ public final class EventLoops implements AutoCloseable {
    */
   public static long directMemoryUsed() {
     return PlatformDependent.usedDirectMemory();
-  }
-
-  /** The loops, in the order of {@link #backends()}. */
-  List<EventLoop> loops() {
-    return List.of(loops);
-  }
-
-  /** The first backend's channels, one per loop. */
-  List<ManagedChannel> backends() {
-    return List.of(channels(first));
   }
 
   /** Stops the backend channels, then the loops. Call after the server has stopped. */

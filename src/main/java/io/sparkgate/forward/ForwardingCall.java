@@ -1,5 +1,6 @@
 package io.sparkgate.forward;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;
@@ -51,19 +52,23 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   private final Object lock = new Object();
 
   /** The client call owes a request(1) as soon as the backend can take a message. */
-  private boolean requestOwed; // guarded by lock
+  @GuardedBy("lock")
+  private boolean requestOwed;
 
   /** The backend call owes a request(1) as soon as the client can take a message. */
-  private boolean responseOwed; // guarded by lock
+  @GuardedBy("lock")
+  private boolean responseOwed;
 
-  private boolean serverClosed; // guarded by lock
+  @GuardedBy("lock")
+  private boolean serverClosed;
 
   /**
    * Bytes counted in {@link #buffered} for the client-facing queue while it is full: gRPC holds the
    * responses sent to a client that does not read (up to {@link #RESPONSE_QUEUE_BYTES} and the message that
    * filled it) until the client takes them or the call ends, and only those calls hold that much.
    */
-  private long queuedForClient; // guarded by lock
+  @GuardedBy("lock")
+  private long queuedForClient;
 
   /** Started at the first client message, once the hook has let it through. Request-side thread only. */
   private ClientCall<byte[], Payload> clientCall;
@@ -320,8 +325,8 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
   }
 
   /** Sets what {@link #buffered} counts for the client-facing queue. */
+  @GuardedBy("lock")
   private void countQueuedForClient(long bytes) {
-    assert Thread.holdsLock(lock);
     buffered.hold(bytes - queuedForClient);
     queuedForClient = bytes;
   }

@@ -56,10 +56,6 @@ final class HeaderFilter {
     return ("Bearer " + token).getBytes(StandardCharsets.US_ASCII);
   }
 
-  Metadata toBackend(Metadata fromClient) {
-    return toBackend(fromClient, null, null);
-  }
-
   /**
    * The headers for the backend at {@code address} (null: the first backend), for a client connected from
    * {@code peer} (null when the transport does not say, as in-process ones do).

@@ -46,14 +46,9 @@ public final class ProxyRegistry extends HandlerRegistry {
    * @param loops the server's event loops and their backend channels
    * @param pool runs the request side of calls whose messages are too large to handle on an event loop
    * @param tokens bearer token of each backend that expects one, by {@code host:port}
+   * @param forwardHeaders the client headers that reach the backend ({@code listen.forward_headers})
    * @param hooks sees and may change or refuse every message of every call
    */
-  public ProxyRegistry(
-      EventLoops loops, Executor pool, Map<String, String> tokens, CallHook.Factory hooks) {
-    this(loops, pool, tokens, List.of(), hooks);
-  }
-
-  /** As above; {@code forwardHeaders} are the client headers that reach the backend (listen.forward_headers). */
   public ProxyRegistry(
       EventLoops loops,
       Executor pool,

@@ -1,5 +1,6 @@
 package io.sparkgate.inspect;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -53,16 +54,16 @@ final class CacheOwners {
     Entry {
       footprint = Set.copyOf(footprint);
     }
-
-    Entry(Owner owner, Set<String> footprint) {
-      this(owner, footprint, true);
-    }
   }
 
   private final Object lock = new Object();
   private volatile Snapshot snapshot = new Snapshot(Map.of());
-  private boolean fullLogged; // guarded by lock
-  private long storedVersion; // guarded by lock
+
+  @GuardedBy("lock")
+  private boolean fullLogged;
+
+  @GuardedBy("lock")
+  private long storedVersion;
 
   /** The key of a persisted plan: the digest of its relation as the client encoded it. */
   static String planKey(String digest) {

@@ -3,7 +3,6 @@ package io.sparkgate.inspect;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
-import io.sparkgate.proto.spark.CommonInlineUserDefinedFunction;
 import io.sparkgate.proto.spark.JavaUDF;
 import io.sparkgate.proto.spark.PipelineAnalysisContext;
 import io.sparkgate.proto.spark.PythonUDF;
@@ -820,9 +819,5 @@ final class Detectors {
   /** Spark's PythonEvalType for transformWithState (SQL_TRANSFORM_WITH_STATE_*: 211, 212). */
   private static boolean isTransformWithState(Message m) {
     return m instanceof PythonUDF py && (py.getEvalType() == 211 || py.getEvalType() == 212);
-  }
-
-  static boolean isUdf(Message m) {
-    return m instanceof CommonInlineUserDefinedFunction;
   }
 }

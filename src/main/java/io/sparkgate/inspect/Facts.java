@@ -43,11 +43,6 @@ public final class Facts {
     return ofKind(kind).stream().anyMatch(test);
   }
 
-  /** True if some fact of this kind has this subkind. */
-  public boolean has(Fact.Kind kind, String subkind) {
-    return any(kind, f -> f.subkind().equals(subkind));
-  }
-
   public int size() {
     return all.size();
   }

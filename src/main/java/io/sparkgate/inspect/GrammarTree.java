@@ -15,10 +15,6 @@ import java.util.Set;
 record GrammarTree(
     String name, String rule, String sql, int start, int end, List<GrammarTree> children) {
 
-  boolean isToken() {
-    return rule == null;
-  }
-
   /** True if this is a rule or alternative, or a token type, of that name. */
   boolean is(String n) {
     return n.equals(name) || n.equals(rule);

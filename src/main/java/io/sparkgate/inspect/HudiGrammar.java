@@ -2,11 +2,9 @@ package io.sparkgate.inspect;
 
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
-import java.util.Arrays;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Collectors;
 
 /**
  * One of the SQL grammars in Hudi's Spark 3.5 bundle, as its release generated it, run on {@link Antlr49}:
@@ -40,8 +38,7 @@ final class HudiGrammar {
       Object lexerAtn,
       Object parserAtn,
       String[] ruleNames,
-      String[] tokenNames,
-      Class<?> parserClass) {}
+      String[] tokenNames) {}
 
   /** Our DFA caches (ExtensionSql.MAX_DFA_STATES), replaced when they grow large. */
   private record Caches(Object[] lexer, Object[] parser, Object contexts) {}
@@ -64,22 +61,6 @@ final class HudiGrammar {
     } catch (RuntimeException | StackOverflowError e) {
       return null;
     }
-  }
-
-  /** The labels of the alternatives of {@code rule} in the generated parser (tests keep tables complete). */
-  Set<String> alternatives(String rule) {
-    Class<?> parser = generated(Antlr49.get()).parserClass();
-    String base =
-        PACKAGE
-            + name
-            + "Parser$"
-            + Character.toUpperCase(rule.charAt(0))
-            + rule.substring(1)
-            + "Context";
-    return Arrays.stream(parser.getClasses())
-        .filter(c -> c.getSuperclass().getName().equals(base))
-        .map(GrammarTree::alternative)
-        .collect(Collectors.toSet());
   }
 
   private Generated generated(Antlr49 antlr) {
@@ -114,8 +95,7 @@ final class HudiGrammar {
                   lexer.getField("_ATN").get(null),
                   parser.getField("_ATN").get(null),
                   (String[]) parser.getField("ruleNames").get(null),
-                  tokenNames,
-                  parser);
+                  tokenNames);
         } catch (ReflectiveOperationException | LinkageError e) {
           throw new IllegalStateException(
               name + "'s generated grammar not found under " + Antlr49.PREFIX, e);

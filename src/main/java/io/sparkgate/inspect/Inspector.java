@@ -49,7 +49,7 @@ public final class Inspector {
 
   public Facts inspect(
       String method, byte[] request, SessionView session, ArtifactTracker tracker) {
-    return inspect(method, request, SessionViews.fixed(session), tracker, true);
+    return inspect(method, request, SessionViews.fixed(session), tracker);
   }
 
   /**
@@ -60,41 +60,44 @@ public final class Inspector {
    */
   public Facts inspect(
       String method, byte[] request, SessionViews sessions, ArtifactTracker tracker) {
-    return inspect(method, request, sessions, tracker, true);
-  }
-
-  /** As above; with {@code fromEncoding} false, always from the parsed request (tests compare the two). */
-  Facts inspect(
-      String method,
-      byte[] request,
-      SessionView session,
-      ArtifactTracker tracker,
-      boolean fromEncoding) {
-    return inspect(method, request, SessionViews.fixed(session), tracker, fromEncoding);
-  }
-
-  private Facts inspect(
-      String method,
-      byte[] request,
-      SessionViews sessions,
-      ArtifactTracker tracker,
-      boolean fromEncoding) {
-    FactSink sink = new FactSink(config.maxFacts());
     String name = Requests.shortName(Objects.requireNonNull(method, "method"));
+    FactSink sink = new FactSink(config.maxFacts());
     try {
-      if (!fromEncoding || !inspectEncoded(name, request, sessions, sink)) {
-        sink = new FactSink(config.maxFacts());
-        inspectInto(name, request, sessions, tracker, sink);
+      if (inspectEncoded(name, request, sessions, sink)) {
+        return sink.build();
       }
     } catch (SessionStates.Unavailable | SessionStates.Lost e) {
       throw e; // not the request's fault: the call is answered for what happened to its session
     } catch (RuntimeException | StackOverflowError e) {
-      // Fail closed: a bug here must never let a request pass as "nothing seen".
-      sink.fact(Fact.Kind.UNCLASSIFIED, "inspector_error")
-          .put("method", name)
-          .put("detail", e.toString())
-          .emit();
+      return failed(sink, name, e);
     }
+    return inspectParsed(name, request, sessions, tracker);
+  }
+
+  /**
+   * The facts of one request message read from the parsed request: what {@link #inspect} falls back to when
+   * the encoding will not do, and the reference its reading of the encoding must agree with.
+   */
+  Facts inspectParsed(
+      String method, byte[] request, SessionViews sessions, ArtifactTracker tracker) {
+    String name = Requests.shortName(Objects.requireNonNull(method, "method"));
+    FactSink sink = new FactSink(config.maxFacts());
+    try {
+      inspectInto(name, request, sessions, tracker, sink);
+    } catch (SessionStates.Unavailable | SessionStates.Lost e) {
+      throw e;
+    } catch (RuntimeException | StackOverflowError e) {
+      return failed(sink, name, e);
+    }
+    return sink.build();
+  }
+
+  /** Fail closed: a bug here must never let a request pass as "nothing seen". */
+  private static Facts failed(FactSink sink, String method, Throwable e) {
+    sink.fact(Fact.Kind.UNCLASSIFIED, "inspector_error")
+        .put("method", method)
+        .put("detail", e.toString())
+        .emit();
     return sink.build();
   }
 

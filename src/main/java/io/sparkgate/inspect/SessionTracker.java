@@ -123,10 +123,6 @@ public final class SessionTracker implements SessionViews {
   private final SessionStates store; // null: this replica's memory only
   private volatile Fresh fresh; // null until the first view
 
-  public SessionTracker(Supplier<BackendProfile> profile, Duration idle, Ticker ticker) {
-    this(profile, idle, ticker, null);
-  }
-
   /**
    * @param store where every replica of the pool keeps sessions' state and cache ownership, read by every
    *     call; null: this replica's memory only
@@ -390,14 +386,10 @@ public final class SessionTracker implements SessionViews {
   }
 
   /**
-   * Applies the state changes in facts of a request Spark answered successfully (the inspect stage calls it
-   * through {@link #apply}). Keeping an active session alive is {@link #view}'s lookup, which every request
-   * makes first.
+   * Applies the state changes in facts of a request Spark answered successfully ({@link #apply}), confirming
+   * the cache entries it {@code reserved}. Keeping an active session alive is {@link #view}'s lookup, which
+   * every request makes first.
    */
-  public void observe(String userId, String sessionId, Facts facts) {
-    observe(userId, sessionId, facts, java.util.List.of());
-  }
-
   private void observe(
       String userId, String sessionId, Facts facts, java.util.List<String> reserved) {
     CacheOwners.Owner owner = new CacheOwners.Owner(userId, sessionId);

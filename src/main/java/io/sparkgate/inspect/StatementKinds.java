@@ -46,22 +46,15 @@ final class StatementKinds {
   static final StatementKinds TABLE = new StatementKinds(load());
 
   private final Map<String, Kind> kinds;
-  private final List<Kind> rows;
 
   StatementKinds(Map<String, Kind> kinds) {
     this.kinds = Map.copyOf(kinds);
-    this.rows = List.copyOf(kinds.values());
   }
 
   /** The statement kind of that name, or null (also for the INSERT forms, which are not statements). */
   Kind of(String name) {
     Kind k = kinds.get(name);
     return k == null || k.isInsertForm() ? null : k;
-  }
-
-  /** Every row, statement kinds and INSERT forms, in the file's order. */
-  List<Kind> all() {
-    return rows;
   }
 
   /** Reads a parsed top-level statement, a scripting block (compound) or a single statement. */
@@ -114,7 +107,8 @@ final class StatementKinds {
     return out;
   }
 
-  private static Map<String, Kind> load() {
+  /** Every row of {@link #RESOURCE}, statement kinds and INSERT forms, by name in the file's order. */
+  static Map<String, Kind> load() {
     try (InputStream in = StatementKinds.class.getResourceAsStream(RESOURCE)) {
       if (in == null) throw new IllegalStateException(RESOURCE + " is missing from the classpath");
       return parse(

@@ -45,10 +45,6 @@ public final class TimeTravelRequestRewriter {
     public Rewritten {
       rewrites = List.copyOf(rewrites);
     }
-
-    public boolean changed() {
-      return !rewrites.isEmpty();
-    }
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.sparkgate.live;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.grpc.Status;
 import io.sparkgate.call.AuditEvent;
 import io.sparkgate.call.Call;
@@ -115,7 +116,9 @@ public final class LiveCalls implements Stage {
   private final Duration idleTimeout;
   private final Map<Key, Tracked> sessions = new ConcurrentHashMap<>();
   private final Set<Running> running = ConcurrentHashMap.newKeySet();
-  private final ArrayDeque<Refusal> refusals = new ArrayDeque<>(); // guarded by itself
+
+  @GuardedBy("refusals")
+  private final ArrayDeque<Refusal> refusals = new ArrayDeque<>();
 
   public LiveCalls(Clock clock, Duration idleTimeout) {
     this.clock = clock;

@@ -1,5 +1,6 @@
 package io.sparkgate.metrics;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.grpc.ConnectivityState;
 import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -59,8 +60,12 @@ public final class ProxyMetrics implements AutoCloseable {
   private final List<Object> watched = new ArrayList<>();
 
   private final List<AutoCloseable> binders = new ArrayList<>();
-  private final Map<String, DecisionCounts> decisions = new LinkedHashMap<>(); // guarded by this
-  private final Set<String> decisionMeters = new HashSet<>(); // pool and key; guarded by this
+
+  @GuardedBy("this")
+  private final Map<String, DecisionCounts> decisions = new LinkedHashMap<>();
+
+  @GuardedBy("this")
+  private final Set<String> decisionMeters = new HashSet<>(); // pool and key
 
   private ProxyMetrics() {
     for (MeterBinder b :

@@ -2,8 +2,6 @@ package io.sparkgate.policy;
 
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.yaml.YamlNode;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -17,33 +15,25 @@ final class MessageTemplate {
   private static final int MAX_VALUE = 200;
 
   private final String text;
-  private final List<String> names;
 
-  private MessageTemplate(String text, List<String> names) {
+  private MessageTemplate(String text) {
     this.text = text;
-    this.names = List.copyOf(names);
   }
 
   /** Compiles a template; unbalanced braces are an error so typos surface at load. */
   static MessageTemplate compile(String text, YamlNode where) {
-    List<String> names = new ArrayList<>();
     Matcher m = PLACEHOLDER.matcher(text);
     StringBuilder rest = new StringBuilder();
     int last = 0;
     while (m.find()) {
       rest.append(text, last, m.start());
-      names.add(m.group(1));
       last = m.end();
     }
     rest.append(text.substring(last));
     if (rest.indexOf("{") >= 0 || rest.indexOf("}") >= 0) {
       throw where.error("message has an unbalanced or invalid {placeholder}: " + text);
     }
-    return new MessageTemplate(text, names);
-  }
-
-  List<String> names() {
-    return names;
+    return new MessageTemplate(text);
   }
 
   String render(String rule, Fact witness) {

@@ -4,10 +4,6 @@ package io.sparkgate.policy;
 public final class PolicyException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  PolicyException(String message) {
-    super(message);
-  }
-
   PolicyException(String message, Throwable cause) {
     super(message, cause);
   }

@@ -33,13 +33,10 @@ interface StringMatcher {
     }
   }
 
-  static StringMatcher glob(String glob) {
-    return glob(glob, true);
-  }
-
   /**
-   * With {@code ignoreCase} false, the glob's letters match only themselves. Its literals are the same either
-   * way: an exact match is also a match ignoring case, so a {@link LiteralIndex} still finds a superset.
+   * A glob ({@code *} any run of characters, {@code ?} one). With {@code ignoreCase} false, the glob's
+   * letters match only themselves. Its literals are the same either way: an exact match is also a match
+   * ignoring case, so a {@link LiteralIndex} still finds a superset.
    */
   static StringMatcher glob(String glob, boolean ignoreCase) {
     Glob g = ignoreCase ? Glob.anyCase(glob) : Glob.exact(glob);
@@ -71,13 +68,9 @@ interface StringMatcher {
 
   /**
    * Any of them; with literals when every one has some. Exact names (globs without wildcards) are looked up
-   * in one set, so an allowlist of hundreds of names costs one lookup, not one comparison per name.
+   * in one set, so an allowlist of hundreds of names costs one lookup, not one comparison per name. The
+   * matchers must all be made with this {@code ignoreCase}: the exact names are compared the same way.
    */
-  static StringMatcher anyOf(List<StringMatcher> matchers) {
-    return anyOf(matchers, true);
-  }
-
-  /** As above, for matchers all made with this {@code ignoreCase}: the exact names are compared the same way. */
   static StringMatcher anyOf(List<StringMatcher> matchers, boolean ignoreCase) {
     List<StringMatcher> copy = List.copyOf(matchers);
     Set<String> exact = new HashSet<>();

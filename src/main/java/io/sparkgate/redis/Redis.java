@@ -107,11 +107,6 @@ public final class Redis implements AutoCloseable {
     return redis;
   }
 
-  /** How long one command may take. */
-  public Duration timeout() {
-    return timeout;
-  }
-
   /** Commands that failed (Redis down, timed out, refused) since start. */
   public long errors() {
     return errors.get();
@@ -124,7 +119,7 @@ public final class Redis implements AutoCloseable {
   }
 
   /**
-   * Runs a command and waits for it, at most {@link #timeout()}.
+   * Runs a command and waits for it, at most {@code sessions.redis_timeout}.
    *
    * @throws RedisUnavailableException when Redis did not answer in time or is not connected
    */

@@ -37,10 +37,5 @@ final class MemorySessionStore implements SessionStore {
   }
 
   @Override
-  public long size() {
-    return placements.estimatedSize();
-  }
-
-  @Override
   public void close() {}
 }

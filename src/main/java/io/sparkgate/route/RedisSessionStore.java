@@ -80,15 +80,6 @@ final class RedisSessionStore implements SessionStore {
     CompletableFuture<Long> unused = redis.send(c -> c.del(k));
   }
 
-  /**
-   * Unknown (-1): counting the keys would need a SCAN over the database, which the shared quotas use too, and
-   * the placements a replica has seen are counted in front of the store.
-   */
-  @Override
-  public long size() {
-    return -1;
-  }
-
   /** Nothing to release: the connection belongs to whoever made it. */
   @Override
   public void close() {}

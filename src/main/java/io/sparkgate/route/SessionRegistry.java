@@ -88,11 +88,6 @@ final class SessionRegistry implements AutoCloseable {
     return local.estimatedSize();
   }
 
-  /** Placements in the store ({@code -1} when it cannot say cheaply). */
-  long stored() {
-    return store.size();
-  }
-
   @Override
   public void close() {
     store.close();

@@ -29,9 +29,6 @@ interface SessionStore extends AutoCloseable {
   /** The session was released: forget its placement. Never blocks. */
   void forget(SessionKey key);
 
-  /** How many placements the store holds (for metrics; an estimate for shared stores, -1 if unknown). */
-  long size();
-
   @Override
   void close();
 }

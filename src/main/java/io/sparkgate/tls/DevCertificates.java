@@ -170,7 +170,7 @@ public final class DevCertificates {
     private final X509Certificate certificate;
     private final PrivateKey privateKey;
 
-    private Authority(X509Certificate certificate, PrivateKey privateKey) {
+    Authority(X509Certificate certificate, PrivateKey privateKey) {
       this.certificate = certificate;
       this.privateKey = privateKey;
     }
@@ -194,17 +194,6 @@ public final class DevCertificates {
                     new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
               });
       return new Authority(cert, kp.getPrivate());
-    }
-
-    /** Loads a CA written by {@link #writePem} (or any PEM cert + PKCS#8 key pair). */
-    public static Authority load(Path caCert, Path caKey) throws IOException {
-      try {
-        X509Certificate cert = Pem.certificates(Files.readAllBytes(caCert)).get(0);
-        PrivateKey key = Pem.pkcs8PrivateKey(Files.readAllBytes(caKey));
-        return new Authority(cert, key);
-      } catch (Pem.PemException e) {
-        throw new IOException(caCert + " / " + caKey + ": " + e.getMessage(), e);
-      }
     }
 
     public X509Certificate certificate() {

@@ -15,8 +15,7 @@ import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
 import io.sparkgate.call.Principal;
 import io.sparkgate.call.Route;
-import io.sparkgate.cli.PolicyCommand;
-import io.sparkgate.config.AdminConfig;
+import io.sparkgate.cli.CliPolicyCompiler;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.head.HeadStage;
@@ -35,6 +34,7 @@ import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
 import io.sparkgate.testing.FakeTime;
+import io.sparkgate.testing.TestConfigs;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -59,7 +59,7 @@ import org.junit.jupiter.api.Test;
 final class AdminApiTest {
   private static final String SESSION = "0d1c2b3a-0000-4000-8000-000000000001";
   private static final Policy SHARED =
-      PolicyCommand.compilerForTests().compile(Path.of("policies/shared-server.yaml"));
+      CliPolicyCompiler.get().compile(Path.of("policies/shared-server.yaml"));
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final FakeTime time = new FakeTime();
@@ -82,7 +82,10 @@ final class AdminApiTest {
           InspectStage.full(
               new Inspector(),
               new SessionTracker(
-                  () -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker())),
+                  () -> BackendProfile.UNKNOWN,
+                  Duration.ofMinutes(1),
+                  Ticker.systemTicker(),
+                  null)),
           new DecideStage(engine, Map.of(), false));
   private final HttpClient http = HttpClient.newHttpClient();
   private AdminServer server;
@@ -131,7 +134,8 @@ final class AdminApiTest {
                 (user, session) -> released.add(user + " " + session),
                 audit::add,
                 time));
-    server = AdminServer.start(AdminConfig.loopback(0), api.register(new AdminServer.Routes()));
+    server =
+        AdminServer.start(TestConfigs.adminLoopback(0), api.register(new AdminServer.Routes()));
   }
 
   @AfterEach

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.config.AdminConfig;
 import io.sparkgate.config.Secret;
+import io.sparkgate.testing.TestConfigs;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
@@ -75,7 +76,7 @@ final class AdminHttpTest {
   }
 
   private RawHttp connect() throws Exception {
-    return connect(AdminConfig.loopback(0));
+    return connect(TestConfigs.adminLoopback(0));
   }
 
   private static String get(String path) {
@@ -250,14 +251,14 @@ final class AdminHttpTest {
 
   @Test
   void silentClient_closedAtTheRequestTimeout() throws Exception {
-    try (RawHttp c = connect(AdminConfig.loopback(0), Duration.ofMillis(300))) {
+    try (RawHttp c = connect(TestConfigs.adminLoopback(0), Duration.ofMillis(300))) {
       assertTrue(c.closedByServer());
     }
   }
 
   @Test
   void tricklingClient_closedAtTheRequestTimeout_thoughItNeverFallsSilent() throws Exception {
-    try (RawHttp c = connect(AdminConfig.loopback(0), Duration.ofMillis(500))) {
+    try (RawHttp c = connect(TestConfigs.adminLoopback(0), Duration.ofMillis(500))) {
       c.send("GET /healthz HTTP/1.1\r\nX-Slow: ");
       long started = System.nanoTime();
       Thread trickle =
@@ -289,7 +290,7 @@ final class AdminHttpTest {
   void keptAliveConnection_closedWhenIdleForTheRequestTimeout_butNotWhileItsAnswerIsWorkedOn()
       throws Exception {
     // Long enough that a loaded machine still gets each request across in time.
-    try (RawHttp c = connect(AdminConfig.loopback(0), Duration.ofSeconds(2))) {
+    try (RawHttp c = connect(TestConfigs.adminLoopback(0), Duration.ofSeconds(2))) {
       assertEquals(
           "done\n", c.send(get("/busy?ms=2500")).read().body(), "a slow handler is waited for");
       assertEquals("ok\n", c.send(get("/healthz")).read().body());

@@ -8,6 +8,7 @@ import io.sparkgate.config.AdminConfig;
 import io.sparkgate.config.Secret;
 import io.sparkgate.config.TlsConfig;
 import io.sparkgate.testing.Await;
+import io.sparkgate.testing.TestConfigs;
 import io.sparkgate.tls.DevCertificates;
 import java.io.IOException;
 import java.net.Socket;
@@ -71,7 +72,7 @@ final class AdminServerTest {
 
   @Test
   void loopbackWithoutCredentials_servesEveryone_asLoopback() throws Exception {
-    start(AdminConfig.loopback(0));
+    start(TestConfigs.adminLoopback(0));
     assertEquals("ok\n", send(request("/healthz")).body());
     HttpResponse<String> api = send(request("/api/sessions"));
     assertEquals(200, api.statusCode());
@@ -111,7 +112,7 @@ final class AdminServerTest {
 
   @Test
   void methods_getAndHead_postOnlyAsJson() throws Exception {
-    start(AdminConfig.loopback(0));
+    start(TestConfigs.adminLoopback(0));
     HttpResponse<String> post =
         send(
             request("/metrics")
@@ -201,7 +202,7 @@ final class AdminServerTest {
   /** A client that opens connections and never finishes its request must not keep the scraper out. */
   @Test
   void stalledClients_doNotBlockScrapes() throws Exception {
-    start(AdminConfig.loopback(0));
+    start(TestConfigs.adminLoopback(0));
     List<Socket> stalled = new ArrayList<>();
     try {
       for (int i = 0; i < 20; i++) {
@@ -212,7 +213,7 @@ final class AdminServerTest {
       }
       HttpResponse<String> ok =
           http.sendAsync(request("/metrics").GET().build(), HttpResponse.BodyHandlers.ofString())
-              .get(5, TimeUnit.SECONDS);
+              .get(30, TimeUnit.SECONDS);
       assertEquals(200, ok.statusCode());
     } finally {
       for (Socket s : stalled) {
@@ -224,7 +225,7 @@ final class AdminServerTest {
   /** Connections beyond the cap are closed at once; the scraper gets in again as soon as some go. */
   @Test
   void connectionsBeyondTheCap_closed() throws Exception {
-    start(AdminConfig.loopback(0));
+    start(TestConfigs.adminLoopback(0));
     List<Socket> held = new ArrayList<>();
     try {
       for (int i = 0; i < AdminServer.MAX_CONNECTIONS; i++) {

@@ -82,7 +82,7 @@ final class AuditDiskFullTest {
     LogFile out = LogFile.append(files, 1L << 30, Duration.ofHours(1), time);
     AuditWriter writer =
         new AuditWriter(
-            config(false), queue, time, time, out, HashChain.resume(files), rotated -> {});
+            config(false), queue, time, time, out, HashChain.resume(files), rotated -> {}, () -> 0);
     for (int i = 0; i < 10; i++) {
       queue.add(record(i));
     }

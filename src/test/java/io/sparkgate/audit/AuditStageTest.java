@@ -414,7 +414,7 @@ final class AuditStageTest {
                     ctx.cancel(null);
                   });
               try {
-                assertTrue(backend.streamCancelled.await(5, TimeUnit.SECONDS));
+                assertTrue(backend.streamCancelled.await(30, TimeUnit.SECONDS));
               } catch (InterruptedException e) {
                 throw new AssertionError(e);
               }

@@ -107,7 +107,8 @@ class WireScannerTest {
     assertEquals(0, rows[0]);
 
     WireScanner requests =
-        new WireScanner(ExecutePlanRequest.getDescriptor(), Set.of("session_id", "client_type"));
+        new WireScanner(
+            ExecutePlanRequest.getDescriptor(), Set.of("session_id", "client_type"), "", false);
     Map<String, Object> out = new TreeMap<>();
     byte[] request =
         ExecutePlanRequest.newBuilder()

@@ -156,7 +156,7 @@ final class AuthEndToEndTest {
   void grpc_validToken_backendSeesPrincipal_secretsRedacted() throws Exception {
     ConfigResponse response = ConfigResponse.parseFrom(call(AuthFixture.bearer(fx.token())));
     assertEquals(SecretPatterns.REDACTED, response.getPairs(0).getValue());
-    ConfigRequest seen = ConfigRequest.parseFrom(backendReceived.poll(5, TimeUnit.SECONDS));
+    ConfigRequest seen = ConfigRequest.parseFrom(backendReceived.poll(30, TimeUnit.SECONDS));
     assertEquals("alice", seen.getUserContext().getUserId());
     assertEquals("alice", seen.getUserContext().getUserName());
   }

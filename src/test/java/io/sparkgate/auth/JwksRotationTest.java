@@ -54,12 +54,12 @@ final class JwksRotationTest {
   }
 
   private static String name(Setup s, String token) throws AuthFailure {
-    return s.auth().authenticate(AuthFixture.bearer(token), null).name();
+    return s.auth().authenticate(AuthFixture.bearer(token), null, null).name();
   }
 
   private static AuthFailure.Reason refusal(Setup s, String token) {
     return assertThrows(
-            AuthFailure.class, () -> s.auth().authenticate(AuthFixture.bearer(token), null))
+            AuthFailure.class, () -> s.auth().authenticate(AuthFixture.bearer(token), null, null))
         .reason();
   }
 

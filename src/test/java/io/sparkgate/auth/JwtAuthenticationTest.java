@@ -37,7 +37,7 @@ final class JwtAuthenticationTest {
   }
 
   private AuthFailure refused(Metadata headers) {
-    return assertThrows(AuthFailure.class, () -> auth.authenticate(headers, null));
+    return assertThrows(AuthFailure.class, () -> auth.authenticate(headers, null, null));
   }
 
   private AuthFailure refused(String token) {
@@ -46,7 +46,7 @@ final class JwtAuthenticationTest {
 
   @Test
   void jwt_valid_principalGroupsTenant() throws Exception {
-    Principal p = auth.authenticate(AuthFixture.bearer(fx.token()), null);
+    Principal p = auth.authenticate(AuthFixture.bearer(fx.token()), null, null);
     assertEquals("alice", p.name());
     assertEquals(List.of("analysts", "eng"), p.groups());
     assertEquals(Optional.of("acme"), p.tenant());
@@ -57,21 +57,21 @@ final class JwtAuthenticationTest {
   void jwt_authenticationHeader_andLowercaseScheme_accepted() throws Exception {
     Metadata headers = new Metadata();
     headers.put(BearerTokens.AUTHENTICATION, "bearer " + fx.token());
-    assertEquals("alice", auth.authenticate(headers, null).name());
+    assertEquals("alice", auth.authenticate(headers, null, null).name());
   }
 
   @Test
   void jwt_sameTokenInBothHeaders_accepted() throws Exception {
     Metadata headers = AuthFixture.bearer(fx.token());
     headers.put(BearerTokens.AUTHENTICATION, "BEARER " + fx.token());
-    assertEquals("alice", auth.authenticate(headers, null).name());
+    assertEquals("alice", auth.authenticate(headers, null, null).name());
   }
 
   @Test
   void jwt_groupsAsSpaceSeparatedString() throws Exception {
     String token = fx.token(c -> c.claim("groups", "a b  c"));
     assertEquals(
-        List.of("a", "b", "c"), auth.authenticate(AuthFixture.bearer(token), null).groups());
+        List.of("a", "b", "c"), auth.authenticate(AuthFixture.bearer(token), null, null).groups());
   }
 
   @Test
@@ -97,7 +97,7 @@ final class JwtAuthenticationTest {
                 c.issueTime(Date.from(exp.minusSeconds(600)))
                     .notBeforeTime(Date.from(exp.minusSeconds(600)))
                     .expirationTime(Date.from(exp)));
-    assertEquals("alice", auth.authenticate(AuthFixture.bearer(token), null).name());
+    assertEquals("alice", auth.authenticate(AuthFixture.bearer(token), null, null).name());
   }
 
   @Test
@@ -243,13 +243,15 @@ final class JwtAuthenticationTest {
     assertEquals(Reason.LIFETIME_TOO_LONG, longLived.reason());
     assertEquals(
         "alice",
-        auth.authenticate(AuthFixture.bearer(fx.token(c -> c.claim("email", "a@x"))), null).name());
+        auth.authenticate(AuthFixture.bearer(fx.token(c -> c.claim("email", "a@x"))), null, null)
+            .name());
   }
 
   @Test
   void jwt_badToken_neverDowngradedToAnonymous() throws Exception {
     auth = fx.authenticator(fx.config(AuthFixture.JWT_FILE + "  anonymous: true\n"));
-    assertEquals(Principal.Method.ANONYMOUS, auth.authenticate(new Metadata(), null).method());
+    assertEquals(
+        Principal.Method.ANONYMOUS, auth.authenticate(new Metadata(), null, null).method());
     assertEquals(
         Reason.BAD_SIGNATURE,
         refused(AuthFixture.sign(AuthFixture.k2(), "k1", fx.claims().build())).reason());
@@ -258,7 +260,7 @@ final class JwtAuthenticationTest {
   @Test
   void disabled_everyoneIsUnauthenticatedNone() throws Exception {
     auth = fx.authenticator(io.sparkgate.config.AuthConfig.disabled()); // only code can ask for it
-    Principal p = auth.authenticate(new Metadata(), null);
+    Principal p = auth.authenticate(new Metadata(), null, null);
     assertEquals(Principal.Method.NONE, p.method());
     assertFalse(p.clientCertSubject().isPresent());
   }

@@ -50,7 +50,7 @@ final class OtherMethodsTest {
 
   @Test
   void staticToken_known_principal() throws Exception {
-    Principal p = auth(STATIC).authenticate(AuthFixture.bearer(ALICE_TOKEN), null);
+    Principal p = auth(STATIC).authenticate(AuthFixture.bearer(ALICE_TOKEN), null, null);
     assertEquals("alice", p.name());
     assertEquals(List.of("etl"), p.groups());
     assertEquals(Optional.of("acme"), p.tenant());
@@ -61,7 +61,8 @@ final class OtherMethodsTest {
   void staticToken_unknown_refused() throws Exception {
     Authenticator a = auth(STATIC);
     AuthFailure e =
-        assertThrows(AuthFailure.class, () -> a.authenticate(AuthFixture.bearer("guess"), null));
+        assertThrows(
+            AuthFailure.class, () -> a.authenticate(AuthFixture.bearer("guess"), null, null));
     assertEquals(AuthFailure.Reason.UNKNOWN_TOKEN, e.reason());
   }
 
@@ -71,12 +72,13 @@ final class OtherMethodsTest {
     Authenticator a =
         fx.authenticator(
             fx.config(STATIC + AuthFixture.JWT_FILE + "  methods: [static_tokens, jwt]\n"));
-    assertEquals("alice", a.authenticate(AuthFixture.bearer(ALICE_TOKEN), null).name());
+    assertEquals("alice", a.authenticate(AuthFixture.bearer(ALICE_TOKEN), null, null).name());
     assertEquals(
-        Principal.Method.JWT, a.authenticate(AuthFixture.bearer(fx.token()), null).method());
+        Principal.Method.JWT, a.authenticate(AuthFixture.bearer(fx.token()), null, null).method());
     String forged = AuthFixture.sign(AuthFixture.k2(), "k1", fx.claims().build());
     AuthFailure e =
-        assertThrows(AuthFailure.class, () -> a.authenticate(AuthFixture.bearer(forged), null));
+        assertThrows(
+            AuthFailure.class, () -> a.authenticate(AuthFixture.bearer(forged), null, null));
     assertEquals(AuthFailure.Reason.BAD_SIGNATURE, e.reason());
   }
 
@@ -117,10 +119,11 @@ final class OtherMethodsTest {
     var config = io.sparkgate.config.ProxyConfig.load(file).auth();
     FakeTime time = new FakeTime();
     Authenticator a = new Authenticator(config, List.of(), time, time);
-    assertEquals("alice", a.authenticate(new Metadata(), session(cert("CN=alice", null))).name());
     assertEquals(
-        Principal.Method.ANONYMOUS, a.authenticate(new Metadata(), session(null)).method());
-    assertEquals(Principal.Method.ANONYMOUS, a.authenticate(new Metadata(), null).method());
+        "alice", a.authenticate(new Metadata(), session(cert("CN=alice", null)), null).name());
+    assertEquals(
+        Principal.Method.ANONYMOUS, a.authenticate(new Metadata(), session(null), null).method());
+    assertEquals(Principal.Method.ANONYMOUS, a.authenticate(new Metadata(), null, null).method());
   }
 
   /** An SSLSession whose peer presented this certificate, or none (with the session's value store). */

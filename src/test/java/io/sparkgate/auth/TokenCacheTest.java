@@ -27,29 +27,29 @@ final class TokenCacheTest {
   @Test
   void cache_hit_verifiesOnce() throws Exception {
     TokenCache cache = new TokenCache(100, Duration.ofMinutes(5), time, time);
-    cache.get("t", expiringIn(Duration.ofHours(1)));
-    cache.get("t", expiringIn(Duration.ofHours(1)));
+    cache.get("t", expiringIn(Duration.ofHours(1)), null);
+    cache.get("t", expiringIn(Duration.ofHours(1)), null);
     assertEquals(1, verifications.get());
   }
 
   @Test
   void cache_expire_atTokenExp() throws Exception {
     TokenCache cache = new TokenCache(100, Duration.ofMinutes(5), time, time);
-    cache.get("t", expiringIn(Duration.ofMinutes(2)));
+    cache.get("t", expiringIn(Duration.ofMinutes(2)), null);
     time.advance(Duration.ofSeconds(119));
-    cache.get("t", expiringIn(Duration.ofMinutes(2)));
+    cache.get("t", expiringIn(Duration.ofMinutes(2)), null);
     assertEquals(1, verifications.get());
     time.advance(Duration.ofSeconds(2));
-    cache.get("t", expiringIn(Duration.ofMinutes(2)));
+    cache.get("t", expiringIn(Duration.ofMinutes(2)), null);
     assertEquals(2, verifications.get());
   }
 
   @Test
   void cache_expire_afterMaxAge() throws Exception {
     TokenCache cache = new TokenCache(100, Duration.ofMinutes(5), time, time);
-    cache.get("t", expiringIn(Duration.ofHours(1)));
+    cache.get("t", expiringIn(Duration.ofHours(1)), null);
     time.advance(Duration.ofMinutes(5).plusSeconds(1));
-    cache.get("t", expiringIn(Duration.ofHours(1)));
+    cache.get("t", expiringIn(Duration.ofHours(1)), null);
     assertEquals(2, verifications.get());
   }
 
@@ -57,7 +57,7 @@ final class TokenCacheTest {
   void cache_bounded() throws Exception {
     TokenCache cache = new TokenCache(10, Duration.ofMinutes(5), time, time);
     for (int i = 0; i < 100; i++) {
-      cache.get("t" + i, expiringIn(Duration.ofHours(1)));
+      cache.get("t" + i, expiringIn(Duration.ofHours(1)), null);
     }
     assertEquals(true, cache.size() <= 10, "size " + cache.size());
   }
@@ -125,7 +125,7 @@ final class TokenCacheTest {
   @Test
   void cache_disabled_alwaysVerifies() throws Exception {
     TokenCache cache = new TokenCache(0, Duration.ofMinutes(5), time, time);
-    cache.get("t", expiringIn(Duration.ofHours(1)));
+    cache.get("t", expiringIn(Duration.ofHours(1)), null);
     cache.get("t", expiringIn(Duration.ofHours(1)), new TokenCache.LastToken());
     assertEquals(2, verifications.get());
   }

@@ -39,6 +39,43 @@ public final class LoadGenerator {
   private LoadGenerator() {}
 
   /**
+   * Where the open loop, the slow reader and the alternating caller read the time and wait on it: the
+   * machine's ({@link #SYSTEM}), or a test's that moves only when something waits on it, so that what those
+   * scenarios compute from the time can be checked exactly.
+   */
+  public interface Clock {
+    long nanoTime();
+
+    /** Returns once {@link #nanoTime()} has reached {@code nanos}. */
+    void sleepUntil(long nanos);
+
+    /** Runs {@code action} on {@code timer} once {@code delayNanos} have passed on this clock. */
+    void after(ScheduledExecutorService timer, long delayNanos, Runnable action);
+  }
+
+  /** The machine's monotonic clock. */
+  public static final Clock SYSTEM =
+      new Clock() {
+        @Override
+        public long nanoTime() {
+          return System.nanoTime();
+        }
+
+        @Override
+        public void sleepUntil(long nanos) {
+          long now;
+          while ((now = System.nanoTime()) < nanos) {
+            LockSupport.parkNanos(nanos - now);
+          }
+        }
+
+        @Override
+        public void after(ScheduledExecutorService timer, long delayNanos, Runnable action) {
+          timer.schedule(action, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
+        }
+      };
+
+  /**
    * One endpoint under test.
    *
    * @param caFile CA certificate (PEM) to trust for TLS; null for plaintext
@@ -240,7 +277,7 @@ public final class LoadGenerator {
       smallCall(ch, request); // connect before the clock starts
       Histogram raw = histogram();
       Histogram corrected = histogram();
-      OpenWindow w = openWindow(ch, request, rate, warmup, measure, raw, corrected);
+      OpenWindow w = openWindow(ch, request, rate, warmup, measure, raw, corrected, SYSTEM);
       return new OpenLoop(
           rate,
           w.completed() / w.seconds(),
@@ -260,8 +297,8 @@ public final class LoadGenerator {
   /**
    * One open-loop window on an open channel: small ExecutePlans started at {@code rate} for {@code lead} plus
    * {@code measure}, each recorded into {@code raw} (from its actual start) and {@code corrected} (from its
-   * intended start) when intended inside {@code measure}. Returns once every call started has finished (or
-   * after 30 s), so that windows run one after another do not overlap.
+   * intended start) when intended inside {@code measure}, on {@code clock}. Returns once every call started
+   * has finished (or after 30 s), so that windows run one after another do not overlap.
    */
   public static OpenWindow openWindow(
       ManagedChannel ch,
@@ -270,7 +307,8 @@ public final class LoadGenerator {
       Duration lead,
       Duration measure,
       Histogram raw,
-      Histogram corrected)
+      Histogram corrected,
+      Clock clock)
       throws InterruptedException {
     AtomicLong errors = new AtomicLong();
     AtomicLong completed = new AtomicLong();
@@ -278,7 +316,7 @@ public final class LoadGenerator {
     int maxOutstanding = Math.max(1000, rate * 5);
     Semaphore outstanding = new Semaphore(maxOutstanding);
     long period = TimeUnit.SECONDS.toNanos(1) / rate;
-    long begin = System.nanoTime();
+    long begin = clock.nanoTime();
     long measureFrom = begin + lead.toNanos();
     long end = measureFrom + measure.toNanos();
     for (long i = 0; ; i++) {
@@ -286,22 +324,19 @@ public final class LoadGenerator {
       if (intended >= end) {
         break;
       }
-      long now;
-      while ((now = System.nanoTime()) < intended) {
-        LockSupport.parkNanos(intended - now);
-      }
-      if (now - intended > period) {
+      clock.sleepUntil(intended);
+      if (clock.nanoTime() - intended > period) {
         late++;
       }
       outstanding.acquire();
-      long actual = System.nanoTime();
+      long actual = clock.nanoTime();
       boolean measured = intended >= measureFrom;
       execute(
           ch,
           request,
           n -> {},
           status -> {
-            long t = System.nanoTime();
+            long t = clock.nanoTime();
             if (measured) {
               if (status.isOk()) {
                 synchronized (raw) {
@@ -320,7 +355,7 @@ public final class LoadGenerator {
     if (outstanding.tryAcquire(maxOutstanding, 30, TimeUnit.SECONDS)) {
       outstanding.release(maxOutstanding);
     }
-    long finishedAt = System.nanoTime();
+    long finishedAt = clock.nanoTime();
     synchronized (raw) {
       return new OpenWindow(
           completed.get(), errors.get(), late, (Math.max(end, finishedAt) - measureFrom) / 1e9);
@@ -391,10 +426,10 @@ public final class LoadGenerator {
   /**
    * One client reading {@code totalBytes} in batches of {@code batchBytes} no faster than
    * {@code bytesPerSecond}: it asks for the next message only when its budget allows, so the whole
-   * result backs up behind flow control in the proxy and the backend.
+   * result backs up behind flow control in the proxy and the backend. Paced on {@code clock}.
    */
   public static SlowRead slowRead(
-      Target target, long totalBytes, long bytesPerSecond, int batchBytes)
+      Target target, long totalBytes, long bytesPerSecond, int batchBytes, Clock clock)
       throws InterruptedException {
     ManagedChannel ch = channel(target);
     long batches = Math.max(1, totalBytes / batchBytes);
@@ -403,7 +438,7 @@ public final class LoadGenerator {
     ScheduledExecutorService pacer = Executors.newSingleThreadScheduledExecutor();
     AtomicLong read = new AtomicLong();
     CompletableFuture<Status> done = new CompletableFuture<>();
-    long start = System.nanoTime();
+    long start = clock.nanoTime();
     ClientCall<byte[], Integer> call = ch.newCall(BenchProtocol.EXECUTE_PLAN, CallOptions.DEFAULT);
     call.start(
         new ClientCall.Listener<>() {
@@ -411,8 +446,7 @@ public final class LoadGenerator {
           public void onMessage(Integer length) {
             long soFar = read.addAndGet(length);
             long due = start + (long) (soFar * 1e9 / bytesPerSecond);
-            long wait = due - System.nanoTime();
-            pacer.schedule(() -> call.request(1), Math.max(0, wait), TimeUnit.NANOSECONDS);
+            clock.after(pacer, due - clock.nanoTime(), () -> call.request(1));
           }
 
           @Override
@@ -431,7 +465,7 @@ public final class LoadGenerator {
       call.cancel("slow reader timed out", e);
       status = Status.DEADLINE_EXCEEDED;
     }
-    double seconds = (System.nanoTime() - start) / 1e9;
+    double seconds = (clock.nanoTime() - start) / 1e9;
     pacer.shutdownNow();
     ch.shutdownNow();
     return new SlowRead(
@@ -506,19 +540,22 @@ public final class LoadGenerator {
    */
   public static final class Caller implements AutoCloseable {
     private final ManagedChannel channel;
+    private final Clock clock;
     private final byte[] request =
         BenchProtocol.executePlanRequest(UUID.randomUUID().toString(), 16, 1);
 
-    public Caller(Target target) {
+    /** A caller timing its calls on {@code clock}. */
+    public Caller(Target target, Clock clock) {
       this.channel = channel(target);
+      this.clock = clock;
     }
 
     /** One small ExecutePlan: its latency in nanoseconds, or -1 when it failed. */
     public long once() throws InterruptedException {
-      long start = System.nanoTime();
+      long start = clock.nanoTime();
       try {
         smallCall(channel, request);
-        return Math.min(System.nanoTime() - start, MAX_LATENCY_NANOS);
+        return Math.min(clock.nanoTime() - start, MAX_LATENCY_NANOS);
       } catch (RuntimeException e) {
         return -1;
       }

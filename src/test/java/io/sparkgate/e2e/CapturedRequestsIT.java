@@ -51,7 +51,7 @@ class CapturedRequestsIT {
     dir = ProxyConfigs.freshDir("captured");
 
     CallHook.Factory recorder =
-        (method, headers) ->
+        (method, headers, transport) ->
             new CallHook() {
               @Override
               public byte[] onRequest(byte[] message) {

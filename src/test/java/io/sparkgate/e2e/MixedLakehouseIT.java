@@ -148,7 +148,7 @@ class MixedLakehouseIT {
 
   /** Records the SQL of ExecutePlan requests as forwarded (after the policy stage). */
   private static CallHook.Factory recorder(List<String> into) {
-    return (method, headers) ->
+    return (method, headers, transport) ->
         new CallHook() {
           @Override
           public byte[] onRequest(byte[] message) throws StatusException {

@@ -9,12 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.sparkgate.Sparkgate;
-import io.sparkgate.config.AuditConfig;
-import io.sparkgate.config.AuthConfig;
-import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
-import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.TlsConfig;
+import io.sparkgate.testing.TestConfigs;
 import io.sparkgate.tls.DevCertificates;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -76,27 +73,13 @@ class ProxyIT {
         ClientTrust.writeTrustStore(dir.resolve("client-trust.p12"), readCert(certs.caCert())));
 
     ListenConfig listen =
-        new ListenConfig(
-            "127.0.0.1",
-            0,
-            false,
-            ListenConfig.DEFAULT_MAX_INBOUND_MESSAGE_BYTES,
-            1000,
-            Duration.ofSeconds(10),
-            Duration.ofMinutes(1),
-            Duration.ofSeconds(1));
+        TestConfigs.listen(
+            false, ListenConfig.DEFAULT_MAX_INBOUND_MESSAGE_BYTES, Duration.ofSeconds(10));
     TlsConfig tls =
         new TlsConfig(
             certs.serverCert(), certs.serverKey(), Optional.empty(), Duration.ofMinutes(1));
     proxy =
-        Sparkgate.start(
-            new ProxyConfig(
-                dir.resolve("proxy-it.yaml"),
-                listen,
-                Optional.of(tls),
-                new BackendConfig("localhost", server.port(), Optional.empty()),
-                AuthConfig.disabled(),
-                AuditConfig.disabled()));
+        Sparkgate.start(TestConfigs.proxy(listen, Optional.of(tls), "localhost", server.port()));
     proxyUrl = "sc://localhost:" + proxy.port() + "/;use_ssl=true";
 
     spark = SparkClients.connect(proxyUrl);

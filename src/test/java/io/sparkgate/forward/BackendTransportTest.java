@@ -14,6 +14,7 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCalls;
+import io.sparkgate.config.BackendConfig;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,7 +61,10 @@ final class BackendTransportTest {
             .build()
             .start();
     ManagedChannel channel =
-        BackendTransport.plaintext(NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()))
+        BackendTransport.plaintext(
+                NettyChannelBuilder.forAddress("127.0.0.1", server.getPort()),
+                BackendConfig.DEFAULT_CONNECT_TIMEOUT,
+                BackendConfig.DEFAULT_HANDSHAKE_TIMEOUT)
             .maxInboundMessageSize(16 << 20)
             .build();
     try {

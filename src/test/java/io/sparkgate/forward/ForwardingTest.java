@@ -196,7 +196,7 @@ final class ForwardingTest {
     call.halfClose();
 
     assertEquals(
-        "received 20", new String(result.get(5, TimeUnit.SECONDS), StandardCharsets.UTF_8));
+        "received 20", new String(result.get(30, TimeUnit.SECONDS), StandardCharsets.UTF_8));
     for (int i = 0; i < 20; i++) {
       assertEquals("chunk-" + i, new String(backend.received.take(), StandardCharsets.UTF_8));
     }
@@ -257,12 +257,12 @@ final class ForwardingTest {
     call.sendMessage(utf8("plan"));
     call.halfClose();
     call.request(3);
-    assertTrue(backend.streamStarted.await(5, TimeUnit.SECONDS));
+    assertTrue(backend.streamStarted.await(30, TimeUnit.SECONDS));
 
     call.cancel("user pressed Ctrl-C", null);
 
     assertTrue(
-        backend.streamCancelled.await(5, TimeUnit.SECONDS), "backend call was not cancelled");
+        backend.streamCancelled.await(30, TimeUnit.SECONDS), "backend call was not cancelled");
   }
 
   @Test
@@ -289,19 +289,19 @@ final class ForwardingTest {
     call.halfClose();
     call.request(1); // a reader that takes one message and then stops reading
 
-    assertNotNull(got.poll(5, TimeUnit.SECONDS));
+    assertNotNull(got.poll(30, TimeUnit.SECONDS));
     // Whatever a misbehaving proxy would pull from the backend, it has pulled once its thread is
     // idle.
     Await.until(
         "the proxy's thread to have nothing queued",
-        () -> proxyThread.submit(() -> proxyThread.getQueue().isEmpty()).get(5, TimeUnit.SECONDS));
+        () -> proxyThread.submit(() -> proxyThread.getQueue().isEmpty()).get(30, TimeUnit.SECONDS));
     int sent = backend.sent.get();
     assertTrue(
         sent <= 4, "backend was allowed to send " + sent + " messages to a reader that took 1");
 
     call.request(100);
     for (int i = 0; i < 100; i++) {
-      assertNotNull(got.poll(5, TimeUnit.SECONDS), "message " + i);
+      assertNotNull(got.poll(30, TimeUnit.SECONDS), "message " + i);
     }
     assertTrue(backend.sent.get() <= 105, "backend sent " + backend.sent.get());
     call.cancel("done", null);
@@ -313,7 +313,7 @@ final class ForwardingTest {
     java.util.concurrent.atomic.AtomicReference<Status> closing =
         new java.util.concurrent.atomic.AtomicReference<>();
     hooks =
-        (method, headers) ->
+        (method, headers, transport) ->
             new CallHook() {
               @Override
               public void onClosing(Status status) {
@@ -343,7 +343,7 @@ final class ForwardingTest {
     Metadata trailers = new Metadata();
     trailers.put(DETAILS, new byte[] {42});
     hooks =
-        (method, headers) ->
+        (method, headers, transport) ->
             new CallHook() {
               @Override
               public byte[] onRequest(byte[] message) throws StatusException {
@@ -371,7 +371,7 @@ final class ForwardingTest {
   @Test
   void hookFailure_failsClosed() throws Exception {
     hooks =
-        (method, headers) ->
+        (method, headers, transport) ->
             new CallHook() {
               @Override
               public byte[] onRequest(byte[] message) {
@@ -395,7 +395,7 @@ final class ForwardingTest {
   void hookRefusalMidStream_cancelsBackend() throws Exception {
     AtomicInteger seen = new AtomicInteger();
     hooks =
-        (method, headers) ->
+        (method, headers, transport) ->
             new CallHook() {
               @Override
               public byte[] onRequest(byte[] message) throws StatusException {
@@ -419,7 +419,7 @@ final class ForwardingTest {
 
     Exception e = assertThrows(Exception.class, () -> result.get(5, TimeUnit.SECONDS));
     assertEquals(Status.Code.PERMISSION_DENIED, Status.fromThrowable(e.getCause()).getCode());
-    assertTrue(backend.streamCancelled.await(5, TimeUnit.SECONDS), "backend stream not cancelled");
+    assertTrue(backend.streamCancelled.await(30, TimeUnit.SECONDS), "backend stream not cancelled");
     assertEquals(2, backend.received.size());
   }
 

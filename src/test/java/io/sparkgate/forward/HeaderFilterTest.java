@@ -63,7 +63,7 @@ class HeaderFilterTest {
 
     Metadata out =
         new HeaderFilter(Map.of(), null, List.of("x-team", "x-blob-bin", "grpc-trace-bin"))
-            .toBackend(client);
+            .toBackend(client, null, null);
 
     assertEquals(Set.of("x-team", "x-blob-bin", "grpc-trace-bin"), out.keys());
     assertEquals(
@@ -82,7 +82,8 @@ class HeaderFilterTest {
     client.put(ascii("x-team"), "a");
 
     Metadata out =
-        new HeaderFilter(Map.of(), "backend-secret", List.of("x-team")).toBackend(client);
+        new HeaderFilter(Map.of(), "backend-secret", List.of("x-team"))
+            .toBackend(client, null, null);
 
     assertEquals(
         List.of("Bearer backend-secret"),
@@ -99,7 +100,7 @@ class HeaderFilterTest {
         InternalMetadata.newMetadata(
             "authorization".getBytes(), "Bearer t".getBytes(), "x-id".getBytes(), "7".getBytes());
 
-    Metadata out = new HeaderFilter(Map.of(), null, List.of("x-id")).toBackend(client);
+    Metadata out = new HeaderFilter(Map.of(), null, List.of("x-id")).toBackend(client, null, null);
 
     assertEquals(Set.of("x-id"), out.keys());
     assertEquals("7", out.get(ascii("x-id")));
@@ -121,6 +122,8 @@ class HeaderFilterTest {
 
   @Test
   void noHeaders_noneForwarded() {
-    assertEquals(0, InternalMetadata.headerCount(new HeaderFilter(null).toBackend(new Metadata())));
+    assertEquals(
+        0,
+        InternalMetadata.headerCount(new HeaderFilter(null).toBackend(new Metadata(), null, null)));
   }
 }

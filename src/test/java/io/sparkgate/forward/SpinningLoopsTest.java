@@ -9,13 +9,9 @@ import io.sparkgate.Sparkgate;
 import io.sparkgate.bench.BenchBackend;
 import io.sparkgate.bench.BenchProtocol;
 import io.sparkgate.bench.LoadGenerator;
-import io.sparkgate.config.AuditConfig;
-import io.sparkgate.config.AuthConfig;
-import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.ListenConfig;
-import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.testing.Await;
-import java.nio.file.Path;
+import io.sparkgate.testing.TestConfigs;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -37,26 +33,10 @@ class SpinningLoopsTest {
   void smallCallsAndStreams_forwardedBySpinningLoops() throws Exception {
     try (BenchBackend backend = BenchBackend.start(0)) {
       ListenConfig listen =
-          new ListenConfig(
-              "127.0.0.1",
-              0,
-              true,
-              64L * 1024 * 1024,
-              1000,
-              Duration.ofSeconds(5),
-              Duration.ofMinutes(1),
-              Duration.ofSeconds(1),
-              2,
-              Duration.ofNanos(200_000));
+          TestConfigs.listen(
+              true, 64L * 1024 * 1024, Duration.ofSeconds(5), 2, Duration.ofNanos(200_000));
       Sparkgate proxy =
-          Sparkgate.start(
-              new ProxyConfig(
-                  Path.of("spin.yaml"),
-                  listen,
-                  Optional.empty(),
-                  new BackendConfig("127.0.0.1", backend.port(), Optional.empty()),
-                  AuthConfig.disabled(),
-                  AuditConfig.disabled()));
+          Sparkgate.start(TestConfigs.proxy(listen, Optional.empty(), "127.0.0.1", backend.port()));
       try {
         LoadGenerator.Target target =
             new LoadGenerator.Target("sparkgate", "127.0.0.1", proxy.port(), null, "t");

@@ -12,7 +12,7 @@ import io.sparkgate.call.Call;
 import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
 import io.sparkgate.call.Principal;
-import io.sparkgate.cli.PolicyCommand;
+import io.sparkgate.cli.CliPolicyCompiler;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.inspect.ArtifactTracker;
 import io.sparkgate.inspect.BackendProfile;
@@ -93,7 +93,8 @@ final class PolicyDecisionFuzzTest {
         new SessionTracker(
             () -> profile == null ? BackendProfile.UNKNOWN : profile,
             Duration.ofHours(2),
-            Ticker.systemTicker());
+            Ticker.systemTicker(),
+            null);
     Pipeline stages =
         Pipeline.of(
             // Unstamped: the requests are inspected here as the client wrote them.
@@ -147,7 +148,7 @@ final class PolicyDecisionFuzzTest {
       return files
           .filter(p -> p.toString().endsWith(".yaml") && !p.toString().endsWith("_test.yaml"))
           .sorted()
-          .map(PolicyCommand.compilerForTests()::compile)
+          .map(CliPolicyCompiler.get()::compile)
           .toList();
     } catch (IOException e) {
       throw new UncheckedIOException(e);

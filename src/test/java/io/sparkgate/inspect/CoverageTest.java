@@ -16,6 +16,7 @@ import io.sparkgate.proto.spark.PipelineCommand;
 import io.sparkgate.proto.spark.Plan;
 import io.sparkgate.proto.spark.Project;
 import io.sparkgate.proto.spark.Relation;
+import io.sparkgate.testing.TestFacts;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -281,7 +282,8 @@ final class CoverageTest {
       byte[] bytes = emptyAt(route, requestType);
       for (boolean fromEncoding : List.of(true, false)) {
         Facts facts =
-            inspector.inspect(route.method(), bytes, SessionView.DEFAULT, null, fromEncoding);
+            Readings.read(
+                inspector, route.method(), bytes, SessionView.DEFAULT, null, fromEncoding);
         boolean noCase =
             facts.any(
                 Fact.Kind.UNCLASSIFIED,
@@ -322,7 +324,9 @@ final class CoverageTest {
                 .build()
                 .toByteArray(),
             SessionView.DEFAULT);
-    assertTrue(noOperation.has(Fact.Kind.UNCLASSIFIED, "missing_field"), noOperation.toString());
+    assertTrue(
+        TestFacts.has(noOperation, Fact.Kind.UNCLASSIFIED, "missing_field"),
+        noOperation.toString());
     Facts get =
         inspector.inspect(
             "Config",
@@ -342,29 +346,36 @@ final class CoverageTest {
   void detector_cases_yield_their_facts() {
     // Cases whose empty message already says what they are.
     assertTrue(
-        factsOf(
+        TestFacts.has(
+            factsOf(
                 Command.newBuilder()
                     .setExecuteExternalCommand(
                         io.sparkgate.proto.spark.ExecuteExternalCommand.newBuilder()
                             .setRunner("jdbc")
-                            .setCommand("DROP TABLE x")))
-            .has(Fact.Kind.USER_CODE, "execute_external_command"));
+                            .setCommand("DROP TABLE x"))),
+            Fact.Kind.USER_CODE,
+            "execute_external_command"));
     assertTrue(
-        factsOf(
+        TestFacts.has(
+            factsOf(
                 Command.newBuilder()
                     .setCreateResourceProfileCommand(
-                        io.sparkgate.proto.spark.CreateResourceProfileCommand.getDefaultInstance()))
-            .has(Fact.Kind.USER_CODE, "create_resource_profile"));
+                        io.sparkgate.proto.spark.CreateResourceProfileCommand
+                            .getDefaultInstance())),
+            Fact.Kind.USER_CODE,
+            "create_resource_profile"));
     assertTrue(
-        factsOf(
+        TestFacts.has(
+            factsOf(
                 Command.newBuilder()
                     .setPipelineCommand(
                         io.sparkgate.proto.spark.PipelineCommand.newBuilder()
                             .setDefineSqlGraphElements(
                                 io.sparkgate.proto.spark.PipelineCommand.DefineSqlGraphElements
                                     .newBuilder()
-                                    .setSqlText("x"))))
-            .has(Fact.Kind.USER_CODE, "pipeline_command"));
+                                    .setSqlText("x")))),
+            Fact.Kind.USER_CODE,
+            "pipeline_command"));
     assertTrue(
         factsOf(
                 Command.newBuilder()
@@ -383,7 +394,7 @@ final class CoverageTest {
                 .setExtension(
                     com.google.protobuf.Any.newBuilder().setTypeUrl("type.googleapis.com/x.Y")));
     assertEquals("type.googleapis.com/x.Y", ext.ofKind(Fact.Kind.EXTENSION).get(0).get("type_url"));
-    assertTrue(ext.has(Fact.Kind.UNCLASSIFIED, "unknown_extension"));
+    assertTrue(TestFacts.has(ext, Fact.Kind.UNCLASSIFIED, "unknown_extension"));
   }
 
   private Facts factsOf(Command.Builder command) {

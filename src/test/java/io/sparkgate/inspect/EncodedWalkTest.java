@@ -29,6 +29,7 @@ import io.sparkgate.proto.spark.RelationCommon;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.StatApproxQuantile;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.testing.TestFacts;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
@@ -185,8 +186,10 @@ final class EncodedWalkTest {
             .toByteArray();
     badUtf8[badUtf8.length - 1] = (byte) 0xff;
     assertTrue(
-        assertSameFacts("ExecutePlan", request(badUtf8))
-            .has(Fact.Kind.UNCLASSIFIED, "unparseable_request"));
+        TestFacts.has(
+            assertSameFacts("ExecutePlan", request(badUtf8)),
+            Fact.Kind.UNCLASSIFIED,
+            "unparseable_request"));
   }
 
   @Test
@@ -227,8 +230,8 @@ final class EncodedWalkTest {
         r = Relation.newBuilder().setLimit(Limit.newBuilder().setInput(r).setLimit(1)).build();
         byte[] bytes = request(r.toByteArray());
         assertEquals(
-            shallow.inspect("ExecutePlan", bytes, SESSION, null, false).all(),
-            shallow.inspect("ExecutePlan", bytes, SESSION, null, true).all(),
+            Readings.read(shallow, "ExecutePlan", bytes, SESSION, null, false).all(),
+            Readings.read(shallow, "ExecutePlan", bytes, SESSION, null, true).all(),
             "limits " + limits);
       }
     }
@@ -323,8 +326,8 @@ final class EncodedWalkTest {
   }
 
   private Facts assertSameFacts(String method, byte[] bytes) {
-    Facts parsed = inspector.inspect(method, bytes, SESSION, null, false);
-    Facts encoded = inspector.inspect(method, bytes, SESSION, null, true);
+    Facts parsed = Readings.read(inspector, method, bytes, SESSION, null, false);
+    Facts encoded = Readings.read(inspector, method, bytes, SESSION, null, true);
     assertEquals(parsed.all(), encoded.all());
     return encoded;
   }

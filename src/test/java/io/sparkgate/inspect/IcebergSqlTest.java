@@ -10,7 +10,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.inspect.grammar.iceberg.IcebergSqlExtensionsParser;
-import java.time.Duration;
+import io.sparkgate.testing.Await;
+import io.sparkgate.testing.TestFacts;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
@@ -221,10 +222,12 @@ final class IcebergSqlTest {
 
     // a path argument that is not a string cannot be checked: refused, as for Spark's grammar
     assertTrue(
-        read(
+        TestFacts.has(
+            read(
                 "CALL prod.system.add_files(table => 'db.t', source_table => 'parquet.`/x`', location => 42)",
-                ICEBERG_ONLY)
-            .has(Fact.Kind.UNCLASSIFIED, "computed_argument"));
+                ICEBERG_ONLY),
+            Fact.Kind.UNCLASSIFIED,
+            "computed_argument"));
   }
 
   @Test
@@ -239,36 +242,42 @@ final class IcebergSqlTest {
     // the same text on a backend without the extension (the statement cache keys on the session's
     // extensions)
     assertTrue(
-        inspector
-            .inspectSql(sql, session(Set.of(ExtensionSql.HUDI)))
-            .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+        TestFacts.has(
+            inspector.inspectSql(sql, session(Set.of(ExtensionSql.HUDI))),
+            Fact.Kind.UNCLASSIFIED,
+            "unparseable_sql"));
     assertTrue(
-        inspector
-            .inspectSql(sql, SessionView.DEFAULT)
-            .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+        TestFacts.has(
+            inspector.inspectSql(sql, SessionView.DEFAULT),
+            Fact.Kind.UNCLASSIFIED,
+            "unparseable_sql"));
 
     SessionView both = session(Set.of(ExtensionSql.ICEBERG, ExtensionSql.HUDI));
     assertTrue(
-        inspector
-            .inspectSql("RUN COMPACTION ON hudi_table", both)
-            .has(Fact.Kind.SQL, "hudi.compactionOnTable"));
+        TestFacts.has(
+            inspector.inspectSql("RUN COMPACTION ON hudi_table", both),
+            Fact.Kind.SQL,
+            "hudi.compactionOnTable"));
     assertTrue(
-        inspector
-            .inspectSql("ALTER TABLE t CREATE BRANCH ${name}", both)
-            .has(Fact.Kind.UNCLASSIFIED, "variable_substitution"));
+        TestFacts.has(
+            inspector.inspectSql("ALTER TABLE t CREATE BRANCH ${name}", both),
+            Fact.Kind.UNCLASSIFIED,
+            "variable_substitution"));
     assertTrue(
-        inspector
-            .inspectSql("ALTER TABLE t CREATE BRANCH b -- ${x}", both)
-            .has(Fact.Kind.UNCLASSIFIED, "variable_substitution"));
+        TestFacts.has(
+            inspector.inspectSql("ALTER TABLE t CREATE BRANCH b -- ${x}", both),
+            Fact.Kind.UNCLASSIFIED,
+            "variable_substitution"));
     Facts immediate = inspector.inspectSql("EXECUTE IMMEDIATE 'ALTER TABLE t DROP BRANCH b'", both);
-    assertTrue(immediate.has(Fact.Kind.SQL, "iceberg.dropBranch"), immediate.toString());
+    assertTrue(TestFacts.has(immediate, Fact.Kind.SQL, "iceberg.dropBranch"), immediate.toString());
     assertEquals(
         "spark_catalog.default.t", immediate.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
     // Spark's grammar comes first: what it reads is never read again with Iceberg's
     assertTrue(
-        inspector
-            .inspectSql("CALL prod.system.expire_snapshots('db.t')", both)
-            .has(Fact.Kind.SQL, "call"));
+        TestFacts.has(
+            inspector.inspectSql("CALL prod.system.expire_snapshots('db.t')", both),
+            Fact.Kind.SQL,
+            "call"));
   }
 
   @Test
@@ -315,7 +324,7 @@ final class IcebergSqlTest {
   @Test
   void hostile_text_is_bounded() {
     assertTimeoutPreemptively(
-        Duration.ofSeconds(10),
+        Await.HANG,
         () -> {
           for (String unit : List.of("-", "/*", "*/", "(", "bucket(", "'", "`(")) {
             String sql = "ALTER TABLE t ADD PARTITION FIELD " + unit.repeat(200_000);

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.github.luben.zstd.Zstd;
 import com.google.protobuf.ByteString;
 import io.sparkgate.proto.spark.*;
+import io.sparkgate.testing.TestFacts;
 import java.util.zip.CRC32;
 import org.junit.jupiter.api.Test;
 
@@ -88,7 +89,7 @@ final class InspectorTest {
                                         .setScalarScalaUdf(
                                             ScalarScalaUDF.newBuilder()
                                                 .setPayload(ByteString.copyFromUtf8("x")))))));
-    assertTrue(f.has(Fact.Kind.USER_CODE, "map_partitions"));
+    assertTrue(TestFacts.has(f, Fact.Kind.USER_CODE, "map_partitions"));
     Facts stream =
         execute(
             Plan.newBuilder()
@@ -100,7 +101,7 @@ final class InspectorTest {
                                 .setForeachBatch(
                                     StreamingForeachFunction.newBuilder()
                                         .setScalaFunction(ScalarScalaUDF.getDefaultInstance())))));
-    assertTrue(stream.has(Fact.Kind.USER_CODE, "foreach_batch"), stream.toString());
+    assertTrue(TestFacts.has(stream, Fact.Kind.USER_CODE, "foreach_batch"), stream.toString());
   }
 
   @Test
@@ -257,7 +258,7 @@ final class InspectorTest {
             SessionView.DEFAULT,
             tracker);
     assertEquals("forward_to_fs/", begin.ofKind(Fact.Kind.ARTIFACT).get(0).get("prefix"));
-    assertTrue(begin.has(Fact.Kind.PATH, "parent_ref"));
+    assertTrue(TestFacts.has(begin, Fact.Kind.PATH, "parent_ref"));
     Facts last =
         inspector.inspect(
             "AddArtifacts",
@@ -286,8 +287,8 @@ final class InspectorTest {
                 .toByteArray(),
             SessionView.DEFAULT,
             tracker);
-    assertTrue(other.has(Fact.Kind.UNCLASSIFIED, "identity_changed"));
-    assertTrue(other.has(Fact.Kind.UNCLASSIFIED, "orphan_artifact_chunk"));
+    assertTrue(TestFacts.has(other, Fact.Kind.UNCLASSIFIED, "identity_changed"));
+    assertTrue(TestFacts.has(other, Fact.Kind.UNCLASSIFIED, "orphan_artifact_chunk"));
   }
 
   private static AddArtifactsRequest.ArtifactChunk chunk(byte[] data) {
@@ -361,21 +362,23 @@ final class InspectorTest {
     byte[] poison = {(byte) (1 << 3 | 7)};
     byte[] shallow = executePlan(nestedLimits(10, poison));
     assertTrue(
-        inspector
-            .inspect("ExecutePlan", shallow, SessionView.DEFAULT)
-            .has(Fact.Kind.UNCLASSIFIED, "unparseable_request"),
+        TestFacts.has(
+            inspector.inspect("ExecutePlan", shallow, SessionView.DEFAULT),
+            Fact.Kind.UNCLASSIFIED,
+            "unparseable_request"),
         "the poison is noticed where it is reached");
 
     byte[] deep = executePlan(nestedLimits(100_000, poison));
     for (boolean fromEncoding : new boolean[] {true, false}) {
-      Facts f = inspector.inspect("ExecutePlan", deep, SessionView.DEFAULT, null, fromEncoding);
-      assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "plan_too_deep"), f.toString());
+      Facts f =
+          Readings.read(inspector, "ExecutePlan", deep, SessionView.DEFAULT, null, fromEncoding);
+      assertTrue(TestFacts.has(f, Fact.Kind.UNCLASSIFIED, "plan_too_deep"), f.toString());
       assertEquals(
           String.valueOf(InspectorConfig.DEFAULTS.maxDepth()),
           f.ofKind(Fact.Kind.UNCLASSIFIED).get(0).get("limit"),
           f.toString());
-      assertFalse(f.has(Fact.Kind.UNCLASSIFIED, "unparseable_request"), f.toString());
-      assertFalse(f.has(Fact.Kind.UNCLASSIFIED, "inspector_error"));
+      assertFalse(TestFacts.has(f, Fact.Kind.UNCLASSIFIED, "unparseable_request"), f.toString());
+      assertFalse(TestFacts.has(f, Fact.Kind.UNCLASSIFIED, "inspector_error"));
     }
   }
 
@@ -429,7 +432,7 @@ final class InspectorTest {
             "ExecutePlan",
             ExecutePlanRequest.newBuilder().setSessionId("s").setPlan(plan).build().toByteArray(),
             SessionView.DEFAULT);
-    assertTrue(bomb.has(Fact.Kind.UNCLASSIFIED, "compressed_plan_too_large"));
+    assertTrue(TestFacts.has(bomb, Fact.Kind.UNCLASSIFIED, "compressed_plan_too_large"));
   }
 
   /**
@@ -540,7 +543,7 @@ final class InspectorTest {
                             "spark.connect.StreamingQueryManagerCommand.StreamingQueryListenerCommand")),
         empty.toString());
     Facts idOnly = listenerCommand(true, listener.clone().setId("l1"));
-    assertTrue(idOnly.has(Fact.Kind.UNCLASSIFIED, "empty_message"), idOnly.toString());
+    assertTrue(TestFacts.has(idOnly, Fact.Kind.UNCLASSIFIED, "empty_message"), idOnly.toString());
     Facts remove = listenerCommand(false, listener.clone().setId("l1"));
     assertFalse(remove.has(Fact.Kind.UNCLASSIFIED), remove.toString());
     Facts python =
@@ -560,7 +563,8 @@ final class InspectorTest {
     // add_listener(5) {} } } }.
     byte[] raw = concat(field(1, utf8("s1")), field(3, field(2, field(9, field(5, new byte[0])))));
     Facts fromBytes = inspector.inspect("ExecutePlan", raw, SessionView.DEFAULT);
-    assertTrue(fromBytes.has(Fact.Kind.UNCLASSIFIED, "empty_message"), fromBytes.toString());
+    assertTrue(
+        TestFacts.has(fromBytes, Fact.Kind.UNCLASSIFIED, "empty_message"), fromBytes.toString());
     // No case at all in the manager command, and an empty command.
     for (byte[] nothing :
         new byte[][] {
@@ -569,7 +573,7 @@ final class InspectorTest {
           concat(field(1, utf8("s1")), field(3, new byte[0]))
         }) {
       Facts f = inspector.inspect("ExecutePlan", nothing, SessionView.DEFAULT);
-      assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "no_case"), f.toString());
+      assertTrue(TestFacts.has(f, Fact.Kind.UNCLASSIFIED, "no_case"), f.toString());
     }
   }
 
@@ -594,17 +598,20 @@ final class InspectorTest {
                 .toByteArray(),
             field(4242, utf8("smuggled")));
     assertTrue(
-        inspector
-            .inspect("ExecutePlan", withUnknown, SessionView.DEFAULT)
-            .has(Fact.Kind.UNCLASSIFIED, "unknown_field"));
+        TestFacts.has(
+            inspector.inspect("ExecutePlan", withUnknown, SessionView.DEFAULT),
+            Fact.Kind.UNCLASSIFIED,
+            "unknown_field"));
     assertTrue(
-        inspector
-            .inspect("ExecutePlan", new byte[] {(byte) 0xff, 1, 2}, SessionView.DEFAULT)
-            .has(Fact.Kind.UNCLASSIFIED, "unparseable_request"));
+        TestFacts.has(
+            inspector.inspect("ExecutePlan", new byte[] {(byte) 0xff, 1, 2}, SessionView.DEFAULT),
+            Fact.Kind.UNCLASSIFIED,
+            "unparseable_request"));
     assertTrue(
-        inspector
-            .inspect("BatchExecutePlan", new byte[0], SessionView.DEFAULT)
-            .has(Fact.Kind.UNCLASSIFIED, "unknown_method"));
+        TestFacts.has(
+            inspector.inspect("BatchExecutePlan", new byte[0], SessionView.DEFAULT),
+            Fact.Kind.UNCLASSIFIED,
+            "unknown_method"));
     Facts interrupt =
         inspector.inspect(
             "Interrupt",

@@ -27,6 +27,7 @@ import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.ResultChunkingOptions;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.testing.TestFacts;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -92,7 +93,7 @@ final class ProtocolFeaturesTest {
     Facts packed =
         execute(compressed(pythonUdfRelation(), Plan.CompressedOperation.OpType.OP_TYPE_RELATION));
 
-    assertTrue(plain.has(Fact.Kind.USER_CODE, "map_partitions"), plain.toString());
+    assertTrue(TestFacts.has(plain, Fact.Kind.USER_CODE, "map_partitions"), plain.toString());
     assertEquals(
         withoutWhere(plain, Fact.Kind.USER_CODE), withoutWhere(packed, Fact.Kind.USER_CODE));
     assertTrue(
@@ -180,7 +181,7 @@ final class ProtocolFeaturesTest {
     Facts f = execute(request);
 
     assertFalse(f.has(Fact.Kind.UNCLASSIFIED), f.toString());
-    assertTrue(f.has(Fact.Kind.REQUEST, "ExecutePlan"), f.toString());
+    assertTrue(TestFacts.has(f, Fact.Kind.REQUEST, "ExecutePlan"), f.toString());
   }
 
   private static Facts pipeline(Inspector inspector, PipelineCommand.Builder command) {
@@ -305,7 +306,7 @@ final class ProtocolFeaturesTest {
                                 .setRelation(pythonUdfRelation()))));
     assertEquals("4", only(flow, Fact.Kind.CONFIG_SET, "pipeline").get("value"));
     // The flow's relation is walked: its UDF is user code of its own.
-    assertTrue(flow.has(Fact.Kind.USER_CODE, "map_partitions"), flow.toString());
+    assertTrue(TestFacts.has(flow, Fact.Kind.USER_CODE, "map_partitions"), flow.toString());
   }
 
   private static ExecutePlanRequest withUserExtensions(Any... extensions) {
@@ -359,7 +360,7 @@ final class ProtocolFeaturesTest {
 
     Facts other =
         execute(withUserExtensions(Any.newBuilder().setTypeUrl("type.googleapis.com/x.Y").build()));
-    assertTrue(other.has(Fact.Kind.UNCLASSIFIED, "unknown_extension"), other.toString());
+    assertTrue(TestFacts.has(other, Fact.Kind.UNCLASSIFIED, "unknown_extension"), other.toString());
   }
 
   @Test
@@ -429,7 +430,7 @@ final class ProtocolFeaturesTest {
             .toByteArray();
     Facts s = inspector.inspect("GetStatus", status, SessionView.DEFAULT);
     assertFalse(s.has(Fact.Kind.UNCLASSIFIED), s.toString());
-    assertTrue(s.has(Fact.Kind.REQUEST, "GetStatus"), s.toString());
+    assertTrue(TestFacts.has(s, Fact.Kind.REQUEST, "GetStatus"), s.toString());
 
     byte[] statusExt =
         GetStatusRequest.newBuilder()
@@ -438,9 +439,10 @@ final class ProtocolFeaturesTest {
             .build()
             .toByteArray();
     assertTrue(
-        inspector
-            .inspect("GetStatus", statusExt, SessionView.DEFAULT)
-            .has(Fact.Kind.UNCLASSIFIED, "unknown_extension"));
+        TestFacts.has(
+            inspector.inspect("GetStatus", statusExt, SessionView.DEFAULT),
+            Fact.Kind.UNCLASSIFIED,
+            "unknown_extension"));
 
     byte[] clone =
         CloneSessionRequest.newBuilder()

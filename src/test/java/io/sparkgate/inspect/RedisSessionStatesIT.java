@@ -108,7 +108,7 @@ final class RedisSessionStatesIT {
             Duration.ofMinutes(10),
             com.github.benmanes.caffeine.cache.Ticker.systemTicker(),
             states);
-    tracker.observe("u", "o", inspector.inspectSql("USE lake", tracker.view("u", "o")));
+    Answered.request(tracker, "u", "o", inspector.inspectSql("USE lake", tracker.view("u", "o")));
     assertEquals("lake", tracker.view("u", "o").currentDatabase());
     server.stop(); // killed without persistence: what it held is gone
     try {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.Message;
 import io.sparkgate.fuzz.FuzzRequests;
+import io.sparkgate.testing.TestFacts;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -53,13 +54,15 @@ final class RequestProperties {
   static Facts check(FuzzRequests.Request request, int variant) {
     Inspector inspector = INSPECTORS[variant];
     SessionView session = SESSIONS[variant];
-    Facts encoded = inspector.inspect(request.method(), request.bytes(), session, null, true);
-    Facts parsed = inspector.inspect(request.method(), request.bytes(), session, null, false);
+    Facts encoded =
+        Readings.read(inspector, request.method(), request.bytes(), session, null, true);
+    Facts parsed =
+        Readings.read(inspector, request.method(), request.bytes(), session, null, false);
     assertEquals(
         parsed.all(), encoded.all(), () -> "encoded and parsed readings differ for " + request);
     assertFalse(encoded.all().isEmpty(), () -> "no fact at all for " + request);
     assertFalse(
-        encoded.has(Fact.Kind.UNCLASSIFIED, "inspector_error"),
+        TestFacts.has(encoded, Fact.Kind.UNCLASSIFIED, "inspector_error"),
         () -> "the inspector threw:\n" + encoded);
     if (!parses(request)) {
       assertTrue(

@@ -30,8 +30,10 @@ final class SessionTrackerTest {
 
   @Test
   void use_and_set_catalog_follow_the_session_and_expire() {
-    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
-    tracker.observe("u", "s", inspector.inspectSql("USE iceberg.lake", tracker.view("u", "s")));
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, null);
+    Answered.request(
+        tracker, "u", "s", inspector.inspectSql("USE iceberg.lake", tracker.view("u", "s")));
     SessionView v = tracker.view("u", "s");
     assertEquals("iceberg", v.currentCatalog());
     assertEquals("lake", v.currentDatabase());
@@ -51,8 +53,10 @@ final class SessionTrackerTest {
 
   @Test
   void catalog_rpc_and_default_catalog_config() {
-    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
-    tracker.observe(
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, null);
+    Answered.request(
+        tracker,
         "u",
         "s",
         Facts.of(
@@ -61,7 +65,8 @@ final class SessionTrackerTest {
                     Fact.Kind.CATALOG_OP,
                     "set_current_catalog",
                     Map.of("catalog_name", "iceberg")))));
-    tracker.observe(
+    Answered.request(
+        tracker,
         "u",
         "s",
         Facts.of(
@@ -70,7 +75,8 @@ final class SessionTrackerTest {
                     Fact.Kind.CATALOG_OP, "set_current_database", Map.of("db_name", "lake")))));
     assertEquals("iceberg", tracker.view("u", "s").currentCatalog());
     assertEquals("lake", tracker.view("u", "s").currentDatabase());
-    tracker.observe(
+    Answered.request(
+        tracker,
         "u",
         "t",
         Facts.of(
@@ -84,14 +90,17 @@ final class SessionTrackerTest {
 
   @Test
   void temporary_sql_functions_are_the_sessions_own() {
-    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
-    tracker.observe(
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, null);
+    Answered.request(
+        tracker,
         "u",
         "s",
         inspector.inspectSql(
             "CREATE TEMPORARY FUNCTION Plus1(x INT) RETURNS INT RETURN x + 1",
             tracker.view("u", "s")));
-    tracker.observe(
+    Answered.request(
+        tracker,
         "u",
         "s",
         inspector.inspectSql(
@@ -130,7 +139,8 @@ final class SessionTrackerTest {
   /** Spark's cache is the server's: a table another session cached first is never this session's to drop. */
   @Test
   void cacheTable_alreadyCachedByAnotherSession_isNotTheSecondSessionsToUncache() {
-    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, null);
     sql(tracker, "a", "CACHE TABLE sales.Orders");
     assertEquals("true", uncache(tracker, "a", "UNCACHE TABLE sales.orders"), "the first cacher");
     sql(tracker, "b", "CACHE TABLE SALES.orders");
@@ -149,27 +159,29 @@ final class SessionTrackerTest {
   @Test
   void uncacheTable_whileAnotherSessionCachedAPlanReadingIt_isRefused() {
     // UNCACHE TABLE cascades to every cached plan that reads the table.
-    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, null);
     sql(tracker, "a", "CACHE TABLE sales.orders");
-    tracker.observe("u", "b", analyze("b", persist(table("sales.orders", 7))));
+    Answered.request(tracker, "u", "b", analyze("b", persist(table("sales.orders", 7))));
     assertEquals(null, uncache(tracker, "a", "UNCACHE TABLE sales.orders"));
-    tracker.observe("u", "b", analyze("b", unpersist(table("sales.orders", 7))));
+    Answered.request(tracker, "u", "b", analyze("b", unpersist(table("sales.orders", 7))));
     assertEquals("true", uncache(tracker, "a", "UNCACHE TABLE sales.orders"));
   }
 
   @Test
   void unpersist_ownPlan_isOwned_anotherSessionsPlan_isNot() {
-    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, null);
     Relation mine = table("sales.orders", 1);
-    tracker.observe("u", "a", analyze("a", persist(mine)));
+    Answered.request(tracker, "u", "a", analyze("a", persist(mine)));
     assertEquals("true", unpersistOwned(tracker, "a", mine), "the session's own DataFrame");
     assertEquals(null, unpersistOwned(tracker, "b", mine), "another session's");
     // Persisting it again does not make it b's: Spark did nothing.
-    tracker.observe("u", "b", analyze("b", persist(mine)));
+    Answered.request(tracker, "u", "b", analyze("b", persist(mine)));
     assertEquals(null, unpersistOwned(tracker, "b", mine));
     // Nor does the same DataFrame with another plan id (the same plan to Sparkgate too).
     Relation same = table("sales.orders", 2);
-    tracker.observe("u", "b", analyze("b", persist(same)));
+    Answered.request(tracker, "u", "b", analyze("b", persist(same)));
     assertEquals(null, unpersistOwned(tracker, "b", same));
     assertEquals("true", unpersistOwned(tracker, "a", same), "a's, rebuilt");
     // Nor does another plan over the same table: Spark's sameResult may equate them.
@@ -184,23 +196,24 @@ final class SessionTrackerTest {
                                 io.sparkgate.proto.spark.Expression.ExpressionString.newBuilder()
                                     .setExpression("true"))))
             .build();
-    tracker.observe("u", "b", analyze("b", persist(filtered)));
+    Answered.request(tracker, "u", "b", analyze("b", persist(filtered)));
     assertEquals(null, unpersistOwned(tracker, "b", filtered));
     assertEquals(null, unpersistOwned(tracker, "a", mine), "now b's entry shares its tables");
     // An unrelated plan is b's own.
     Relation other = table("sales.returns", 3);
-    tracker.observe("u", "b", analyze("b", persist(other)));
+    Answered.request(tracker, "u", "b", analyze("b", persist(other)));
     assertEquals("true", unpersistOwned(tracker, "b", other));
     // The owner's unpersist, once answered, ends the ownership.
-    tracker.observe("u", "b", analyze("b", unpersist(other)));
+    Answered.request(tracker, "u", "b", analyze("b", unpersist(other)));
     assertEquals(null, unpersistOwned(tracker, "b", other));
   }
 
   /** The same DataFrame built again elsewhere in the program: another call site, the same cache entry. */
   @Test
   void unpersist_ofTheSamePlanBuiltOnAnotherLine_isTheSessionsOwn() {
-    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
-    tracker.observe("u", "a", analyze("a", persist(selected(1, "Main.java:10"))));
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, null);
+    Answered.request(tracker, "u", "a", analyze("a", persist(selected(1, "Main.java:10"))));
     assertEquals("true", unpersistOwned(tracker, "a", selected(5, "Main.java:42")));
     assertEquals(null, unpersistOwned(tracker, "b", selected(5, "Main.java:42")));
   }
@@ -260,7 +273,8 @@ final class SessionTrackerTest {
 
   @Test
   void aRefusedRequest_changesNothing_onlyAnAppliedChangeDoes() {
-    SessionTracker tracker = new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker);
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, null);
     Facts use = inspector.inspectSql("USE iceberg.lake", tracker.view("u", "s"));
     SessionTracker.Change change = tracker.changes("ExecutePlan", "u", "s", use);
     assertEquals("spark_catalog", tracker.view("u", "s").currentCatalog(), "not yet answered");
@@ -274,7 +288,7 @@ final class SessionTrackerTest {
   }
 
   private void sql(SessionTracker tracker, String session, String text) {
-    tracker.observe("u", session, inspector.inspectSql(text, tracker.view("u", session)));
+    Answered.request(tracker, "u", session, inspector.inspectSql(text, tracker.view("u", session)));
   }
 
   private String uncache(SessionTracker tracker, String session, String text) {

@@ -237,7 +237,7 @@ final class SharedStoreScenarios {
   }
 
   private static void sql(SessionTracker tracker, String session, String text) {
-    tracker.observe("u", session, INSPECTOR.inspectSql(text, tracker.view("u", session)));
+    Answered.request(tracker, "u", session, INSPECTOR.inspectSql(text, tracker.view("u", session)));
   }
 
   private static String uncache(SessionTracker tracker, String session, String text) {

@@ -71,7 +71,7 @@ final class SparkSqlCorpusTest {
     }
 
     Set<String> neverSeen = new TreeSet<>();
-    for (StatementKinds.Kind k : StatementKinds.TABLE.all()) {
+    for (StatementKinds.Kind k : StatementKinds.load().values()) {
       if (!k.isInsertForm() && !tally.kinds.containsKey(k.name())) neverSeen.add(k.name());
     }
     String summary =

@@ -3,6 +3,7 @@ package io.sparkgate.inspect;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkgate.testing.TestFacts;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -188,9 +189,10 @@ final class SqlInspectorTest {
     assertEquals(
         "spark_catalog.default.hidden", ei.ofKind(Fact.Kind.TIME_TRAVEL).get(0).get("table"));
     assertTrue(
-        inspector
-            .inspectSql("EXECUTE IMMEDIATE v", session)
-            .has(Fact.Kind.UNCLASSIFIED, "dynamic_sql"));
+        TestFacts.has(
+            inspector.inspectSql("EXECUTE IMMEDIATE v", session),
+            Fact.Kind.UNCLASSIFIED,
+            "dynamic_sql"));
   }
 
   @Test
@@ -210,9 +212,10 @@ final class SqlInspectorTest {
         "spark_catalog.default.t", merge.ofKind(Fact.Kind.TABLE_WRITE).get(0).get("table"));
     assertEquals("spark_catalog.default.s", merge.ofKind(Fact.Kind.TABLE_READ).get(0).get("table"));
     assertTrue(
-        inspector
-            .inspectSql("SELECT * FROM IDENTIFIER(:t)", session)
-            .has(Fact.Kind.UNCLASSIFIED, "hidden_identifier"));
+        TestFacts.has(
+            inspector.inspectSql("SELECT * FROM IDENTIFIER(:t)", session),
+            Fact.Kind.UNCLASSIFIED,
+            "hidden_identifier"));
     assertEquals(
         "spark_catalog.db.t",
         inspector
@@ -221,13 +224,15 @@ final class SqlInspectorTest {
             .get(0)
             .get("table"));
     assertTrue(
-        inspector
-            .inspectSql("SELECT (1 FROM t", session)
-            .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+        TestFacts.has(
+            inspector.inspectSql("SELECT (1 FROM t", session),
+            Fact.Kind.UNCLASSIFIED,
+            "unparseable_sql"));
     assertTrue(
-        inspector
-            .inspectSql("SELECT 1 /* unclosed", session)
-            .has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+        TestFacts.has(
+            inspector.inspectSql("SELECT 1 /* unclosed", session),
+            Fact.Kind.UNCLASSIFIED,
+            "unparseable_sql"));
     assertTrue(
         inspector
             .inspectSql("SELECT count(*) FROM hudi_metadata('default.trips_cow')", session)
@@ -261,14 +266,16 @@ final class SqlInspectorTest {
     String huge = "SELECT " + "1+".repeat(50_000_000) + "1";
     int parses = SqlParsing.parses();
     Facts f = inspector.inspectSql(huge, session);
-    assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "sql_too_long"));
+    assertTrue(TestFacts.has(f, Fact.Kind.UNCLASSIFIED, "sql_too_long"));
     assertEquals(
         String.valueOf(InspectorConfig.DEFAULTS.maxSqlChars()),
         f.ofKind(Fact.Kind.UNCLASSIFIED).get(0).get("limit"));
     assertEquals(
         parses, SqlParsing.parses(), "a 100 MB statement is refused before the lexer reads it");
     String deep = "SELECT " + "(".repeat(5000) + "1" + ")".repeat(5000);
-    assertTrue(inspector.inspectSql(deep, session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
+    assertTrue(
+        TestFacts.has(
+            inspector.inspectSql(deep, session), Fact.Kind.UNCLASSIFIED, "unparseable_sql"));
   }
 
   /** Found by RequestBytesFuzzTest: under a bound shorter than the 256 characters shown, the cut ran past the end. */
@@ -277,7 +284,7 @@ final class SqlInspectorTest {
     Inspector strict = new Inspector(new InspectorConfig(1024, 64, 64L << 20, 10_000, Set.of()));
     String sql = "SELECT " + "a, ".repeat(30) + "b FROM t"; // over 64 characters, under 256
     Facts f = strict.inspectSql(sql, session);
-    assertTrue(f.has(Fact.Kind.UNCLASSIFIED, "sql_too_long"), f.toString());
+    assertTrue(TestFacts.has(f, Fact.Kind.UNCLASSIFIED, "sql_too_long"), f.toString());
     assertEquals(sql, f.ofKind(Fact.Kind.SQL).get(0).get("sql"));
   }
 
@@ -382,7 +389,9 @@ final class SqlInspectorTest {
     assertEquals(List.of(), set.ofKind(Fact.Kind.UNCLASSIFIED));
     for (String sql : List.of("SELECT 1 /*", "SET a /*", "BEGIN SET a=/x/*; END")) {
       assertTrue(
-          inspector.inspectSql(sql, session).has(Fact.Kind.UNCLASSIFIED, "unparseable_sql"), sql);
+          TestFacts.has(
+              inspector.inspectSql(sql, session), Fact.Kind.UNCLASSIFIED, "unparseable_sql"),
+          sql);
     }
   }
 

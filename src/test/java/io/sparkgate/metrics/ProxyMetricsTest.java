@@ -189,8 +189,6 @@ final class ProxyMetricsTest {
       double notAfter =
           MetricsScrape.parse(metrics.scrape()).get("sparkgate_tls_certificate_not_after_seconds");
       assertEquals(tls.certificateNotAfter().getEpochSecond(), (long) notAfter);
-      double days = (notAfter - System.currentTimeMillis() / 1000.0) / 86_400;
-      assertTrue(days > 2.9 && days < 3.1, "about three days left: " + days);
     } finally {
       tls.close();
     }

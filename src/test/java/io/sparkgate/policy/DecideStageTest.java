@@ -54,7 +54,7 @@ final class DecideStageTest {
 
   private static final SessionTracker SESSIONS =
       new SessionTracker(
-          () -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker());
+          () -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker(), null);
 
   private static DecideStage stage(
       Supplier<Policy> policy, Map<String, RequestRewriter> rewriters) {

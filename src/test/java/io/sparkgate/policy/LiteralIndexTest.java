@@ -54,7 +54,7 @@ final class LiteralIndexTest {
     for (char a : TRICKY.toCharArray()) {
       for (char b : TRICKY.toCharArray()) {
         for (String glob : List.of(a + "" + b, a + "" + b + "*", a + "?*", a + "x*" + b)) {
-          StringMatcher m = StringMatcher.glob(glob);
+          StringMatcher m = StringMatcher.glob(glob, true);
           LiteralIndex index = new LiteralIndex();
           index.add(m.literals(), 7);
           for (char c : TRICKY.toCharArray()) {
@@ -75,25 +75,31 @@ final class LiteralIndexTest {
   void literalsOfGlobsAndLists() {
     assertEquals(
         new StringMatcher.Literals(Set.of("Reflect"), Set.of()),
-        StringMatcher.glob("Reflect").literals());
+        StringMatcher.glob("Reflect", true).literals());
     assertEquals(
-        new StringMatcher.Literals(Set.of(), Set.of("a")), StringMatcher.glob("a*b?").literals());
+        new StringMatcher.Literals(Set.of(), Set.of("a")),
+        StringMatcher.glob("a*b?", true).literals());
     assertEquals(
-        new StringMatcher.Literals(Set.of(), Set.of("ab")), StringMatcher.glob("ab?").literals());
-    assertNull(StringMatcher.glob("*..*").literals());
-    assertNull(StringMatcher.glob("?a").literals());
+        new StringMatcher.Literals(Set.of(), Set.of("ab")),
+        StringMatcher.glob("ab?", true).literals());
+    assertNull(StringMatcher.glob("*..*", true).literals());
+    assertNull(StringMatcher.glob("?a", true).literals());
     assertEquals(
         new StringMatcher.Literals(Set.of(), Set.of("x")),
-        StringMatcher.glob("x\uD83D\uDE00*").literals());
-    assertNull(StringMatcher.glob("\uD83D\uDE00*").literals());
+        StringMatcher.glob("x\uD83D\uDE00*", true).literals());
+    assertNull(StringMatcher.glob("\uD83D\uDE00*", true).literals());
     assertEquals(
         new StringMatcher.Literals(Set.of("\uD83D\uDE00"), Set.of()),
-        StringMatcher.glob("\uD83D\uDE00").literals());
+        StringMatcher.glob("\uD83D\uDE00", true).literals());
     assertEquals(
         new StringMatcher.Literals(Set.of("a"), Set.of("b")),
-        StringMatcher.anyOf(List.of(StringMatcher.glob("a"), StringMatcher.glob("b*"))).literals());
+        StringMatcher.anyOf(
+                List.of(StringMatcher.glob("a", true), StringMatcher.glob("b*", true)), true)
+            .literals());
     assertNull(
-        StringMatcher.anyOf(List.of(StringMatcher.glob("a"), StringMatcher.glob("*b"))).literals());
+        StringMatcher.anyOf(
+                List.of(StringMatcher.glob("a", true), StringMatcher.glob("*b", true)), true)
+            .literals());
     assertNull(StringMatcher.regex(java.util.regex.Pattern.compile("a")).literals());
   }
 

@@ -10,7 +10,7 @@ import com.google.rpc.ErrorInfo;
 import com.google.rpc.RetryInfo;
 import io.grpc.Status;
 import io.grpc.protobuf.StatusProto;
-import io.sparkgate.cli.PolicyCommand;
+import io.sparkgate.cli.CliPolicyCompiler;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Facts;
 import io.sparkgate.inspect.Inspector;
@@ -36,7 +36,7 @@ final class ProtocolFeaturesPolicyTest {
   private static final BackendProfile PROFILE =
       new BackendProfile("4.1.0", List.of(), Map.of(), null);
   private final Policy shared =
-      PolicyCommand.compilerForTests().compile(Path.of("policies/shared-server.yaml"));
+      CliPolicyCompiler.get().compile(Path.of("policies/shared-server.yaml"));
 
   private Decision decide(Inspector inspector, Plan plan) {
     byte[] request =

@@ -5,7 +5,7 @@ import static io.sparkgate.policy.Policies.fact;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sparkgate.cli.PolicyCommand;
+import io.sparkgate.cli.CliPolicyCompiler;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Fact.Kind;
@@ -162,7 +162,7 @@ final class RuleIndexTest {
   @Test
   void shippedPoliciesEvaluateAlmostNoRuleForAnOrdinaryQuery() throws IOException {
     for (Path file : ShippedPoliciesTest.shippedPolicies()) {
-      Policy p = PolicyCommand.compilerForTests().compile(file);
+      Policy p = CliPolicyCompiler.get().compile(file);
       Set<String> found =
           candidates(
               p,

@@ -9,7 +9,7 @@ import io.grpc.StatusException;
 import io.sparkgate.call.Call;
 import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
-import io.sparkgate.cli.PolicyCommand;
+import io.sparkgate.cli.CliPolicyCompiler;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.head.HeadStage;
 import io.sparkgate.inspect.BackendProfile;
@@ -33,15 +33,15 @@ import org.junit.jupiter.api.Test;
  */
 final class SecretReadRulesTest {
   private static final Policy SHARED =
-      PolicyCommand.compilerForTests().compile(Path.of("policies/shared-server.yaml"));
+      CliPolicyCompiler.get().compile(Path.of("policies/shared-server.yaml"));
   private static final Policy NOTHING =
-      PolicyCommand.compilerForTests()
+      CliPolicyCompiler.get()
           .compile("empty.yaml", new java.io.StringReader("default: allow\nrules: []\n"));
 
   private static Call run(Policy policy, Plan plan) throws StatusException {
     SessionTracker sessions =
         new SessionTracker(
-            () -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker());
+            () -> BackendProfile.UNKNOWN, Duration.ofMinutes(1), Ticker.systemTicker(), null);
     Pipeline stages =
         Pipeline.of(
             new HeadStage(AuthConfig.disabled()),

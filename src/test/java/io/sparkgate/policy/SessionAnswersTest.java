@@ -10,7 +10,7 @@ import io.grpc.StatusException;
 import io.sparkgate.call.Call;
 import io.sparkgate.call.InspectStage;
 import io.sparkgate.call.Pipeline;
-import io.sparkgate.cli.PolicyCommand;
+import io.sparkgate.cli.CliPolicyCompiler;
 import io.sparkgate.config.AuthConfig;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.Payload;
@@ -40,13 +40,13 @@ final class SessionAnswersTest {
   private static final BackendProfile PROFILE =
       new BackendProfile("4.0.0", List.of(), Map.of(), null);
   private static final Policy POLICY =
-      PolicyCommand.compilerForTests().compile(Path.of("policies/shared-server.yaml"));
+      CliPolicyCompiler.get().compile(Path.of("policies/shared-server.yaml"));
   private static final Status REFUSED_BY_SPARK =
       Status.INTERNAL.withDescription(
           "[SCHEMA_NOT_FOUND] The schema `no_such_db` cannot be found.");
 
   private final SessionTracker sessions =
-      new SessionTracker(() -> PROFILE, Duration.ofMinutes(30), Ticker.systemTicker());
+      new SessionTracker(() -> PROFILE, Duration.ofMinutes(30), Ticker.systemTicker(), null);
   private final Pipeline stages =
       Pipeline.of(
           new HeadStage(AuthConfig.disabled()),

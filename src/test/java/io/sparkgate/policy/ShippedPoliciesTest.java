@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sparkgate.cli.CliPolicyCompiler;
 import io.sparkgate.cli.PolicyCommand;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
@@ -68,10 +69,8 @@ final class ShippedPoliciesTest {
 
   @Test
   void theMixedLakehousePolicyIsItsRuleThenTheSharedServerPolicy() {
-    Policy shared =
-        PolicyCommand.compilerForTests().compile(POLICIES.resolve("shared-server.yaml"));
-    Policy mixed =
-        PolicyCommand.compilerForTests().compile(POLICIES.resolve("mixed-lakehouse.yaml"));
+    Policy shared = CliPolicyCompiler.get().compile(POLICIES.resolve("shared-server.yaml"));
+    Policy mixed = CliPolicyCompiler.get().compile(POLICIES.resolve("mixed-lakehouse.yaml"));
     List<String> expected =
         new java.util.ArrayList<>(List.of("iceberg-time-travel-on-mixed-server"));
     expected.addAll(shared.ruleNames());
@@ -86,7 +85,7 @@ final class ShippedPoliciesTest {
   @ParameterizedTest
   @MethodSource("shippedPolicies")
   void everyUnclassifiedSubkindIsRefused(Path file) throws IOException {
-    Policy p = PolicyCommand.compilerForTests().compile(file);
+    Policy p = CliPolicyCompiler.get().compile(file);
     BackendProfile profile = new BackendProfile("4.0.0", List.of(), java.util.Map.of(), null);
     for (String subkind : unclassifiedSubkinds()) {
       for (List<String> groups : List.of(List.<String>of(), List.of("sparkgate-admins"))) {

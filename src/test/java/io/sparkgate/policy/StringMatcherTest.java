@@ -17,10 +17,11 @@ final class StringMatcherTest {
     StringMatcher m =
         StringMatcher.anyOf(
             List.of(
-                StringMatcher.glob("abs"),
-                StringMatcher.glob("Upper"),
-                StringMatcher.glob("*.system.expire_snapshots"),
-                StringMatcher.regex(Pattern.compile("[-+*/]+"))));
+                StringMatcher.glob("abs", true),
+                StringMatcher.glob("Upper", true),
+                StringMatcher.glob("*.system.expire_snapshots", true),
+                StringMatcher.regex(Pattern.compile("[-+*/]+"))),
+            true);
     assertTrue(m.matches("ABS"));
     assertTrue(m.matches("upper"));
     assertTrue(m.matches("cat.system.expire_snapshots"));
@@ -70,7 +71,7 @@ final class StringMatcherTest {
         for (String[] g :
             new String[][] {{p + "*", v}, {"*x" + p, "yx" + v}, {"a" + p + "?", "A" + v + "b"}}) {
           if (oldRegex(g[0]).matcher(g[1]).matches())
-            assertTrue(StringMatcher.glob(g[0]).matches(g[1]), g[0] + " ~ " + g[1]);
+            assertTrue(StringMatcher.glob(g[0], true).matches(g[1]), g[0] + " ~ " + g[1]);
         }
       }
     }
@@ -82,7 +83,7 @@ final class StringMatcherTest {
       if (glob.indexOf('*') < 0 && glob.indexOf('?') < 0) continue;
       assertEquals(
           oldRegex(glob).matcher(value).matches(),
-          StringMatcher.glob(glob).matches(value),
+          StringMatcher.glob(glob, true).matches(value),
           glob + " ~ " + value);
     }
   }

@@ -15,6 +15,12 @@ public final class Await {
   /** Far beyond what anything the tests wait for takes, even on a loaded two-core machine. */
   public static final Duration TIMEOUT = Duration.ofSeconds(30);
 
+  /**
+   * The net under a computation that takes seconds (a parser over hostile text, say): ten times what it takes
+   * on a loaded machine and more, so that only a hang or super-linear work reaches it. Never a speed limit.
+   */
+  public static final Duration HANG = Duration.ofMinutes(5);
+
   private static final long FIRST_PAUSE_MILLIS = 1;
   private static final long LONGEST_PAUSE_MILLIS = 100;
 

@@ -13,7 +13,6 @@ import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -48,8 +47,12 @@ final class DevCertificatesTest {
     assertTrue(client.get(0).getExtendedKeyUsage().contains("1.3.6.1.5.5.7.3.2"));
     assertTrue(client.get(0).getSubjectX500Principal().getName().contains("CN=dev-user"));
 
-    Instant notAfter = server.get(0).getNotAfter().toInstant();
-    assertTrue(notAfter.isBefore(Instant.now().plus(Duration.ofDays(31))), "short-lived");
+    // Short-lived: the default 30 days, from a start five minutes back for clock skew.
+    assertEquals(
+        Duration.ofDays(30).plusMinutes(5),
+        Duration.between(
+            server.get(0).getNotBefore().toInstant(), server.get(0).getNotAfter().toInstant()),
+        "short-lived");
 
     PrivateKey serverKey = Pem.pkcs8PrivateKey(Files.readAllBytes(g.serverKey()));
     assertTrue(IdentityReloader.matches(serverKey, server.get(0)));
@@ -90,10 +93,10 @@ final class DevCertificatesTest {
   }
 
   @Test
-  void reissue_from_loaded_ca_gets_new_serial() throws Exception {
+  void reissue_from_the_written_ca_gets_new_serial() throws Exception {
     DevCertificates.Generated g = DevCertificates.generate(dir, DevCertificates.Options.defaults());
     X509Certificate first = Pem.certificates(Files.readAllBytes(g.serverCert())).get(0);
-    DevCertificates.Authority ca = DevCertificates.Authority.load(g.caCert(), g.caKey());
+    DevCertificates.Authority ca = TlsTestSupport.authority(g);
     DevCertificates.Issued second = ca.issueServer(KeyType.RSA, Duration.ofDays(1));
     assertNotEquals(first.getSerialNumber(), second.certificate().getSerialNumber());
     second.certificate().verify(ca.certificate().getPublicKey());

@@ -109,8 +109,7 @@ final class ServerTlsReloadTest {
         "the served leaf's expiry");
 
     DevCertificates.Issued rotated =
-        DevCertificates.Authority.load(certs.caCert(), certs.caKey())
-            .issueServer(KeyType.RSA, Duration.ofDays(1));
+        TlsTestSupport.authority(certs).issueServer(KeyType.RSA, Duration.ofDays(1));
     BigInteger next = rotated.certificate().getSerialNumber();
     assertNotEquals(original, next);
     rotated.writePem(certs.serverCert(), certs.serverKey());
@@ -171,8 +170,7 @@ final class ServerTlsReloadTest {
 
     // 2. A new certificate arrives before its key: mismatch, still the old pair.
     DevCertificates.Issued rotated =
-        DevCertificates.Authority.load(certs.caCert(), certs.caKey())
-            .issueServer(KeyType.RSA, Duration.ofDays(1));
+        TlsTestSupport.authority(certs).issueServer(KeyType.RSA, Duration.ofDays(1));
     Path stagedKey = dir.resolve("staged.key");
     rotated.writePem(dir.resolve("staged.pem"), stagedKey);
     replace(certs.serverKey(), goodKey); // back to the loaded pair: nothing to do, nothing to warn

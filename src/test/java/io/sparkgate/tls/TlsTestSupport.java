@@ -36,6 +36,7 @@ import io.sparkgate.testing.Channels;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
@@ -50,6 +51,13 @@ final class TlsTestSupport {
   private TlsTestSupport() {}
 
   /** A real grpc-netty-shaded server on an ephemeral port serving the standard health service. */
+  /** The CA {@link DevCertificates#generate} wrote, to issue more certificates from. */
+  static DevCertificates.Authority authority(DevCertificates.Generated certs) throws Exception {
+    return new DevCertificates.Authority(
+        Pem.certificates(Files.readAllBytes(certs.caCert())).get(0),
+        Pem.pkcs8PrivateKey(Files.readAllBytes(certs.caKey())));
+  }
+
   static Server startServer(ServerTls tls) throws IOException {
     return NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
         .sslContext(tls.sslContext())

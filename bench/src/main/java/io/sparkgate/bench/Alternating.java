@@ -74,7 +74,7 @@ final class Alternating {
     List<String> pass = new ArrayList<>(names);
     try {
       for (String name : names) {
-        callers.put(name, new LoadGenerator.Caller(targets.get(name)));
+        callers.put(name, new LoadGenerator.Caller(targets.get(name), LoadGenerator.SYSTEM));
         series.put(name, new Series());
       }
       for (int i = 0; i < SETTLE_PASSES; i++) {

@@ -1216,7 +1216,8 @@ public final class BenchRunner {
             "memory-sampler");
     sampler.setDaemon(true);
     sampler.start();
-    LoadGenerator.SlowRead read = LoadGenerator.slowRead(target, o.slowTotal, o.slowRate, 1 << 20);
+    LoadGenerator.SlowRead read =
+        LoadGenerator.slowRead(target, o.slowTotal, o.slowRate, 1 << 20, LoadGenerator.SYSTEM);
     sampler.interrupt();
     sampler.join(5000);
     long[] p = peaks.get();

@@ -87,7 +87,14 @@ final class PairedOpenLoop {
           CpuMeter cpu = process == null ? null : CpuMeter.start(process);
           LoadGenerator.OpenWindow w =
               LoadGenerator.openWindow(
-                  channels.get(name), request, rate, lead, slice, s.raw, s.corrected);
+                  channels.get(name),
+                  request,
+                  rate,
+                  lead,
+                  slice,
+                  s.raw,
+                  s.corrected,
+                  LoadGenerator.SYSTEM);
           s.slice(w, cpu == null ? Double.NaN : cpu.cpuSeconds() * 1e6 / callsStarted);
         }
       }

@@ -7,10 +7,10 @@ import java.util.Optional;
 import java.util.function.UnaryOperator;
 
 /**
- * {@link SessionStates} in this JVM: for replicas that share one process (tests). Every method holds one lock,
+ * {@link SessionStates} in this JVM, for tests whose replicas share one process. Every method holds one lock,
  * as Redis runs one command at a time. Thread-safe.
  */
-public final class MemorySessionStates implements SessionStates {
+final class MemorySessionStates implements SessionStates {
   private record Key(String userId, String sessionId) {}
 
   private final Map<Key, String> sessions = new HashMap<>();
