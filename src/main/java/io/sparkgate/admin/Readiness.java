@@ -56,10 +56,6 @@ public final class Readiness {
     draining = true;
   }
 
-  public boolean draining() {
-    return draining;
-  }
-
   public synchronized Report evaluate() {
     List<Check> results = new ArrayList<>();
     results.add(

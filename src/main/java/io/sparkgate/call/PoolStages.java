@@ -16,12 +16,8 @@ public final class PoolStages implements Stage {
   private final Function<String, Pipeline> byPool;
   private final boolean shared;
 
-  /** @param byPool the pipeline of each pool's stages; never null for a pool the route stage chooses */
-  public PoolStages(Function<String, Pipeline> byPool) {
-    this(byPool, false);
-  }
-
   /**
+   * @param byPool the pipeline of each pool's stages; never null for a pool the route stage chooses
    * @param shared whether the pools' stages read a store shared by replicas: a first message, whose pool is
    *     not chosen yet when it is asked whether it may wait, then may
    */

@@ -43,10 +43,6 @@ final class UserContextRewriter {
   private final AuthConfig.UserIdMismatch onMismatch;
   private final AuthConfig.UserContextExtensions extensions;
 
-  UserContextRewriter(AuthConfig.UserIdMismatch onMismatch) {
-    this(onMismatch, AuthConfig.UserContextExtensions.DEFAULTS);
-  }
-
   UserContextRewriter(
       AuthConfig.UserIdMismatch onMismatch, AuthConfig.UserContextExtensions extensions) {
     this.onMismatch = onMismatch;

@@ -27,9 +27,11 @@ final class UserContextRewriterTest {
   private static final Principal ALICE =
       new Principal("alice", List.of(), Optional.empty(), Principal.Method.JWT, Optional.empty());
   private final UserContextRewriter overwrite =
-      new UserContextRewriter(AuthConfig.UserIdMismatch.OVERWRITE);
+      new UserContextRewriter(
+          AuthConfig.UserIdMismatch.OVERWRITE, AuthConfig.UserContextExtensions.DEFAULTS);
   private final UserContextRewriter reject =
-      new UserContextRewriter(AuthConfig.UserIdMismatch.REJECT);
+      new UserContextRewriter(
+          AuthConfig.UserIdMismatch.REJECT, AuthConfig.UserContextExtensions.DEFAULTS);
 
   /** The rewrite relies on this: checked against the generated descriptors, so a new Spark release cannot slip by. */
   @Test
