@@ -39,6 +39,9 @@ final class HeadLayout {
   static final int OBSERVED = 5;
   static final int NEW_SESSION = 6;
 
+  /** The slots of the request's own string fields (the user's are read inside its user_context). */
+  private static final int[] STRING_SLOTS = {SESSION, CLIENT, OPERATION, OBSERVED, NEW_SESSION};
+
   private static final int REATTACH_OPTIONS =
       tag(
           ExecutePlanRequest.RequestOption.REATTACH_OPTIONS_FIELD_NUMBER,
@@ -122,7 +125,7 @@ final class HeadLayout {
         uc == null || (uc.getMessageType() == UserContext.getDescriptor() && !uc.isRepeated());
     HeadLayout layout = new HeadLayout(type, uc);
     boolean strings = USER_ID != null && USER_NAME != null;
-    for (int slot : new int[] {SESSION, CLIENT, OPERATION, OBSERVED, NEW_SESSION}) {
+    for (int slot : STRING_SLOTS) {
       strings &= layout.strings[slot] != null;
     }
     return ucReadable && strings ? layout : null;
@@ -241,7 +244,7 @@ final class HeadLayout {
   }
 
   private boolean readString(CodedInputStream in, int tag, String[] values) throws IOException {
-    for (int slot : new int[] {SESSION, CLIENT, OPERATION, OBSERVED, NEW_SESSION}) {
+    for (int slot : STRING_SLOTS) {
       if (strings[slot].read(in, tag, values, slot)) return true;
     }
     return false;
