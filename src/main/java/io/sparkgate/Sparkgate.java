@@ -107,7 +107,8 @@ public final class Sparkgate implements AutoCloseable {
       AuditLog auditLog = parts.add(auditLog(config));
       Backends backends = parts.add(Backends.start(config));
       Redis redis = parts.add(shared(config) ? Redis.connect(config.sessions()) : null);
-      Router router = parts.add(Router.start(config, backends::channel, redis));
+      Router router =
+          parts.add(Router.start(config, backends::channel, backends::reconnect, redis));
       router.watch(config, config.policy().reloadInterval());
       Map<String, PolicyStage> policies = policies(config, backends, redis, parts);
       LiveCalls live =

@@ -69,6 +69,14 @@ public final class Backends implements AutoCloseable {
     return ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(bearer));
   }
 
+  /**
+   * Asks every connection to the backend at {@code address} to reconnect now rather than wait out gRPC's
+   * reconnect backoff: the health check calls it when the backend is down or has just come back.
+   */
+  public void reconnect(String address) {
+    loops.resetBackoff(address);
+  }
+
   @Override
   public void close() {
     loops.close();

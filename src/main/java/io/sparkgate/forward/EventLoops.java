@@ -170,6 +170,15 @@ public final class EventLoops implements AutoCloseable {
     return channels[Math.floorMod(next.getAndIncrement(), channels.length)];
   }
 
+  /** Every connection to {@code address} tries to connect now, if it was waiting out a backoff. */
+  void resetBackoff(String address) {
+    ManagedChannel[] channels = backends.get(address);
+    if (channels == null) return;
+    for (ManagedChannel channel : channels) {
+      channel.resetConnectBackoff();
+    }
+  }
+
   /** The backend calls that name none go to. */
   String firstAddress() {
     return first;

@@ -17,6 +17,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -32,6 +33,11 @@ import org.slf4j.LoggerFactory;
  * error in the server and work on every Spark version. Any answer proves the server is there; only an
  * unreachable server (UNAVAILABLE) or no answer in time counts as a failure, and {@link
  * #FAILED_PROBES_TO_DOWN} in a row as down.
+ *
+ * <p>The proxy keeps several connections to each backend (one per event loop), and gRPC waits longer and
+ * longer between reconnects to a dead server (up to two minutes). A probe of a down backend therefore first
+ * asks every connection to it to reconnect now, and so does the probe that finds it up: otherwise the proxy
+ * would report the backend up while the connections its calls use still wait out their backoff and fail.
  */
 public final class BackendHealth implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(BackendHealth.class);
@@ -65,6 +71,7 @@ public final class BackendHealth implements AutoCloseable {
 
   private final Map<String, Seen> states = new ConcurrentHashMap<>();
   private final Function<String, Channel> channels;
+  private final Consumer<String> reconnect;
   private final HealthConfig config;
   private final LongSupplier nanos;
   private volatile Collection<String> backends;
@@ -72,13 +79,16 @@ public final class BackendHealth implements AutoCloseable {
   /**
    * @param backends every backend of every pool, {@code host:port}
    * @param channels a channel to a backend (the proxy's own connections)
+   * @param reconnect asks every connection to a backend to reconnect now, without waiting out its backoff
    */
   BackendHealth(
       Collection<String> backends,
       Function<String, Channel> channels,
+      Consumer<String> reconnect,
       HealthConfig config,
       LongSupplier nanos) {
     this.channels = channels;
+    this.reconnect = reconnect;
     this.config = config;
     this.nanos = nanos;
     backends(backends);
@@ -108,6 +118,9 @@ public final class BackendHealth implements AutoCloseable {
   }
 
   private void probe(String backend) {
+    if (!usable(backend)) {
+      reconnect.accept(backend);
+    }
     ClientCall<byte[], byte[]> call =
         channels
             .apply(backend)
@@ -173,6 +186,7 @@ public final class BackendHealth implements AutoCloseable {
     if (before == null || before.state == State.UP) return;
     if (states.replace(backend, before, new Seen(State.UP, nanos.getAsLong(), ""))
         && before.state == State.DOWN) {
+      reconnect.accept(backend);
       log.info(
           "backend {} is up again (down for {} s)",
           backend,

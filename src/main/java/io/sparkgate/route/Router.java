@@ -29,6 +29,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,11 +75,16 @@ public final class Router implements AutoCloseable {
   }
 
   /**
-   * Starts routing as {@code config} says, probing backends over {@code channels}.
+   * Starts routing as {@code config} says, probing backends over {@code channels}; {@code reconnect} asks
+   * every connection to a backend to reconnect now.
    *
    * @param redis the shared connection with {@code sessions.store: redis}; null with memory
    */
-  public static Router start(ProxyConfig config, Function<String, Channel> channels, Redis redis) {
+  public static Router start(
+      ProxyConfig config,
+      Function<String, Channel> channels,
+      Consumer<String> reconnect,
+      Redis redis) {
     Table table = table(config);
     SessionsConfig sessions = config.sessions();
     SessionStore store =
@@ -88,7 +94,8 @@ public final class Router implements AutoCloseable {
     SessionRegistry registry =
         new SessionRegistry(store, redis != null, sessions.idleTimeout(), Ticker.systemTicker());
     BackendHealth health =
-        new BackendHealth(allBackends(table), channels, config.health(), System::nanoTime);
+        new BackendHealth(
+            allBackends(table), channels, reconnect, config.health(), System::nanoTime);
     ScheduledExecutorService scheduler =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
