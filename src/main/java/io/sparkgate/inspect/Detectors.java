@@ -519,21 +519,16 @@ final class Detectors {
         sink.fact(Fact.Kind.CATALOG_OP, op).put("source", "catalog_rpc").put("where", where);
     if (op.equals("clear_cache")) b.put("target", "the whole cache");
     if (op.equals("refresh_by_path")) b.put("target", "path " + Proto.str(sub, "path"));
-    if (op.equals("cache_table") || op.equals("uncache_table")) {
-      List<String> parts =
-          Proto.str(sub, "table_name") == null
-              ? null
-              : sql.multipartIdentifier(Proto.str(sub, "table_name"), session);
-      if (parts != null) {
-        String table =
-            TableRef.resolve(parts, session.currentCatalog(), session.currentDatabase(), session)
-                .qualified();
-        b.put("table", table)
-            .put("target", "table " + table)
-            .put(
-                "owned_by_session",
-                op.equals("uncache_table") && session.cachedBySession(table) ? "true" : null);
-      }
+    TableRef ref = catalogTable(sub, session);
+    if (ref != null) ref.addTo(b);
+    TableRef namespace = catalogNamespace(op, sub, session);
+    if (namespace != null) namespace.addNamespaceTo(b);
+    if (ref != null && (op.equals("cache_table") || op.equals("uncache_table"))) {
+      String table = ref.qualified();
+      b.put("target", "table " + table)
+          .put(
+              "owned_by_session",
+              op.equals("uncache_table") && session.cachedBySession(table) ? "true" : null);
     }
     String provider = Proto.str(sub, "source");
     if (provider != null && op.startsWith("create_")) {
@@ -553,6 +548,32 @@ final class Detectors {
                 b.put(fd.getName(), v);
             });
     b.emit();
+  }
+
+  /**
+   * The table a Catalog RPC names, as CatalogImpl resolves it: with a {@code db_name}, that database of the
+   * session catalog (the table name taken as it is); without, the table name parsed and resolved against the
+   * current catalog and namespace. Null when it names none, or the name does not parse.
+   */
+  private TableRef catalogTable(Message sub, SessionView session) {
+    String table = Proto.str(sub, "table_name");
+    if (table == null) return null;
+    String db = Proto.str(sub, "db_name");
+    if (db != null) return new TableRef(SessionView.SESSION_CATALOG, db, table);
+    List<String> parts = sql.multipartIdentifier(table, session);
+    return parts == null
+        ? null
+        : TableRef.resolve(parts, session.currentCatalog(), session.currentDatabase(), session);
+  }
+
+  /** The namespace listTables, getDatabase and databaseExists look in (the current one for listTables). */
+  private TableRef catalogNamespace(String op, Message sub, SessionView session) {
+    if (!op.equals("list_tables") && !op.equals("get_database") && !op.equals("database_exists"))
+      return null;
+    String db = Proto.str(sub, "db_name");
+    if (db == null) return new TableRef(session.currentCatalog(), session.currentDatabase(), "");
+    List<String> parts = sql.multipartIdentifier(db, session);
+    return parts == null ? null : TableRef.namespace(parts, session.currentCatalog(), session);
   }
 
   /** Pipeline fields Spark parses as names: outputs, flows, their targets and sources, run selections. */

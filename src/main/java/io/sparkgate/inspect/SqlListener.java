@@ -139,14 +139,43 @@ final class SqlListener extends SqlBaseParserBaseListener {
             .emit();
       }
     } else if (kind.contains("Namespace")
-        || kind.contains("Function")
-        || kind.contains("Variable")
-        || kind.startsWith("show")) {
+        || kind.startsWith("showTable")
+        || kind.equals("showViews")
+        || kind.equals("analyzeTables")) {
+      FactSink.Builder op = catalogOp(kind, ctx).put("name", String.join(".", parts));
+      TableRef.namespace(parts, scope.catalog(), scope.session).addNamespaceTo(op);
+      op.emit();
+    } else if (kind.contains("Function") || kind.contains("Variable") || kind.startsWith("show")) {
       catalogOp(kind, ctx).put("name", String.join(".", parts)).emit();
+      if (parent instanceof SqlBaseParser.ShowColumnsContext columns && columns.ns != null) {
+        List<String> qualified = new ArrayList<>(SqlInspector.parts(columns.ns));
+        qualified.addAll(parts);
+        parts = qualified; // SHOW COLUMNS FROM t IN ns: the table t of ns
+      }
+      if (SHOWS_OF_A_TABLE.contains(kind)) {
+        tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx)
+            .put("statement", kind)
+            .emit();
+      }
     } else if (parent instanceof SqlBaseParser.MergeIntoTableContext merge && merge.source == ctx) {
       tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx)
           .put("statement", kind)
           .emit();
+    } else if (parent instanceof SqlBaseParser.CreateViewContext view && view.TEMPORARY() != null) {
+      // A session's own view, or a global one that every session reads in the global temp database.
+      if (view.GLOBAL() != null) {
+        TableRef global =
+            new TableRef(SessionView.SESSION_CATALOG, GLOBAL_TEMP, parts.get(parts.size() - 1));
+        tableFact(Fact.Kind.TABLE_WRITE, kind, global, ctx).emit();
+      } else {
+        tableFact(Fact.Kind.TABLE_WRITE, kind, scope.resolve(parts), ctx)
+            .put("temporary", "true")
+            .emit();
+      }
+    } else if (parent instanceof SqlBaseParser.RenameTableContext rename) {
+      TableRef from = scope.resolve(parts);
+      tableFact(Fact.Kind.TABLE_WRITE, kind, from, ctx).emit();
+      if (rename.to != null) renameTarget(from, rename.to);
     } else if (isWrite(parent, kind)) {
       tableFact(Fact.Kind.TABLE_WRITE, kind, scope.resolve(parts), ctx).emit();
       fileQuery(parts);
@@ -155,6 +184,57 @@ final class SqlListener extends SqlBaseParserBaseListener {
           .put("statement", kind)
           .emit();
     }
+  }
+
+  /** SHOW statements whose name is a table whose metadata they read. */
+  private static final java.util.Set<String> SHOWS_OF_A_TABLE =
+      java.util.Set.of("showColumns", "showTblProperties", "showPartitions", "showCreateTable");
+
+  /** Spark's default {@code spark.sql.globalTempDatabase}: where global temporary views live. */
+  static final String GLOBAL_TEMP = "global_temp";
+
+  /**
+   * The new name of {@code ALTER TABLE|VIEW from RENAME TO to}: a name in the source's catalog (Spark does
+   * not read a catalog in it), in the source's namespace when it has one part.
+   */
+  private void renameTarget(TableRef from, SqlBaseParser.MultipartIdentifierContext to) {
+    List<String> parts = SqlInspector.parts(to);
+    String name = parts.get(parts.size() - 1);
+    String namespace =
+        parts.size() == 1 ? from.database() : String.join(".", parts.subList(0, parts.size() - 1));
+    tableFact(
+            Fact.Kind.TABLE_WRITE,
+            "renameTableTarget",
+            new TableRef(from.catalog(), namespace, name),
+            to)
+        .emit();
+  }
+
+  /** SHOW TABLES|VIEWS and ANALYZE TABLES without IN: a listing of the current namespace. */
+  @Override
+  public void enterShowTables(SqlBaseParser.ShowTablesContext ctx) {
+    if (ctx.identifierReference() == null) currentNamespaceListing("showTables", ctx);
+  }
+
+  @Override
+  public void enterShowViews(SqlBaseParser.ShowViewsContext ctx) {
+    if (ctx.identifierReference() == null) currentNamespaceListing("showViews", ctx);
+  }
+
+  @Override
+  public void enterShowTableExtended(SqlBaseParser.ShowTableExtendedContext ctx) {
+    if (ctx.ns == null) currentNamespaceListing("showTableExtended", ctx);
+  }
+
+  @Override
+  public void enterAnalyzeTables(SqlBaseParser.AnalyzeTablesContext ctx) {
+    if (ctx.identifierReference() == null) currentNamespaceListing("analyzeTables", ctx);
+  }
+
+  private void currentNamespaceListing(String kind, ParserRuleContext ctx) {
+    FactSink.Builder op = catalogOp(kind, ctx).put("name", "");
+    new TableRef(scope.catalog(), scope.database(), "").addNamespaceTo(op);
+    op.emit();
   }
 
   private static boolean isWrite(ParserRuleContext parent, String kind) {

@@ -24,6 +24,26 @@ record TableRef(String catalog, String database, String name) {
         currentCatalog, String.join(".", parts.subList(0, n - 1)), parts.get(n - 1));
   }
 
+  /**
+   * A namespace as Spark's CatalogAndNamespace reads it: a first part that is a registered catalog names it,
+   * otherwise the whole name is a namespace of the current catalog. The result's name is empty.
+   */
+  static TableRef namespace(List<String> parts, String currentCatalog, SessionView session) {
+    if (!parts.isEmpty() && session.isCatalog(parts.get(0))) {
+      String catalog =
+          SessionView.SESSION_CATALOG.equalsIgnoreCase(parts.get(0))
+              ? SessionView.SESSION_CATALOG
+              : parts.get(0);
+      return new TableRef(catalog, String.join(".", parts.subList(1, parts.size())), "");
+    }
+    return new TableRef(currentCatalog, String.join(".", parts), "");
+  }
+
+  /** As the namespace of a listing or a namespace statement: {@code ns_catalog} and {@code namespace}. */
+  void addNamespaceTo(FactSink.Builder b) {
+    b.put("ns_catalog", catalog).put("namespace", database);
+  }
+
   String qualified() {
     return database.isEmpty() ? catalog + "." + name : catalog + "." + database + "." + name;
   }

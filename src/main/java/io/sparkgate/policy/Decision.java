@@ -1,6 +1,7 @@
 package io.sparkgate.policy;
 
 import io.grpc.Status;
+import io.sparkgate.grants.Verdict;
 import java.util.List;
 
 /**
@@ -11,6 +12,7 @@ import java.util.List;
  * @param message for a refusal: what was refused and what to do instead
  * @param shadow what shadow rules that matched would have decided, e.g. {@code "deny:no-udf"}
  * @param audits names of audit rules that matched
+ * @param data what the grants said (the accesses and the grant allowing each), or null when not checked
  */
 public record Decision(
     Effect effect,
@@ -21,9 +23,17 @@ public record Decision(
     String sqlState,
     String rewriter,
     List<String> shadow,
-    List<String> audits) {
+    List<String> audits,
+    Verdict data) {
 
   public static final String DEFAULT_RULE = "default";
+
+  /** The rule a refusal by the grants is recorded under: an access no grant gives the caller. */
+  public static final String DATA_ACCESS_RULE = "data-access";
+
+  /** The rule for data Sparkgate cannot resolve with certainty while grants are in force. */
+  public static final String DATA_UNRESOLVED_RULE = "data-unresolved";
+
   static final String ERROR_CLASS = "SPARKGATE_POLICY_DENIED";
   static final String SQL_STATE = "42501";
 
@@ -47,13 +57,20 @@ public record Decision(
         sqlState,
         null,
         shadow,
-        audits);
+        audits,
+        data);
+  }
+
+  /** This decision with what the grants said. */
+  Decision withData(Verdict verdict) {
+    return new Decision(
+        effect, rule, message, code, errorClass, sqlState, rewriter, shadow, audits, verdict);
   }
 
   /** A refusal not tied to a policy rule's own message (errors, unknown profile). */
   static Decision refusal(
       String rule, String message, Status.Code code, List<String> shadow, List<String> audits) {
     return new Decision(
-        Effect.DENY, rule, message, code, ERROR_CLASS, SQL_STATE, null, shadow, audits);
+        Effect.DENY, rule, message, code, ERROR_CLASS, SQL_STATE, null, shadow, audits, null);
   }
 }

@@ -1,10 +1,15 @@
 package io.sparkgate.policy;
 
 import io.grpc.Status;
+import io.sparkgate.grants.Access;
+import io.sparkgate.grants.Accesses;
+import io.sparkgate.grants.DataAccess;
+import io.sparkgate.grants.Verdict;
 import io.sparkgate.inspect.Fact;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A compiled policy file: ordered rules and the default effect. Immutable and thread-safe. A request is
@@ -16,8 +21,13 @@ public final class Policy {
   private final List<Rule> rules;
   private final Effect defaultEffect;
   private final RuleIndex index;
+  private final DataAccess data;
 
   Policy(List<String> files, List<Rule> rules, Effect defaultEffect) {
+    this(files, rules, defaultEffect, DataAccess.NONE);
+  }
+
+  Policy(List<String> files, List<Rule> rules, Effect defaultEffect, DataAccess data) {
     if (defaultEffect != Effect.ALLOW && defaultEffect != Effect.DENY) {
       throw new IllegalArgumentException("default must be allow or deny, got " + defaultEffect);
     }
@@ -25,6 +35,12 @@ public final class Policy {
     this.rules = List.copyOf(rules);
     this.defaultEffect = defaultEffect;
     this.index = new RuleIndex(this.rules);
+    this.data = data;
+  }
+
+  /** The {@code data_access} section's grants ({@link DataAccess#NONE} without one). */
+  public DataAccess dataAccess() {
+    return data;
   }
 
   /** Every file it was compiled from: the top one first, then the files it includes. */
@@ -46,10 +62,65 @@ public final class Policy {
 
   /**
    * First matching enforced rule wins; shadow rules and audit rules that match are recorded and evaluation
-   * goes on. Never throws: an error in a rule is a refusal naming it.
+   * goes on. What the rules let through is then checked against the grants: the data the request reaches
+   * must be granted to the caller too. Never throws: an error in a rule is a refusal naming it.
    */
   Decision evaluate(EvalInput in) {
-    return evaluate(in, index.candidates(in));
+    Decision byRules = evaluate(in, index.candidates(in));
+    if (byRules.refused() || !data.enforcing()) return byRules;
+    Verdict verdict =
+        data.check(
+            in.principal(),
+            in.groups(),
+            Optional.of(in.tenant()).filter(t -> !t.isEmpty()),
+            Accesses.of(in.facts()));
+    if (verdict.allowed()) return byRules.withData(verdict);
+    Decision refusal = refusal(verdict, byRules);
+    if (!data.shadow()) return refusal;
+    List<String> shadow = new ArrayList<>(byRules.shadow());
+    shadow.add(Effect.DENY.label() + ":" + refusal.rule());
+    return new Decision(
+            byRules.effect(),
+            byRules.rule(),
+            byRules.message(),
+            byRules.code(),
+            byRules.errorClass(),
+            byRules.sqlState(),
+            byRules.rewriter(),
+            shadow,
+            byRules.audits(),
+            null)
+        .withData(verdict);
+  }
+
+  /**
+   * The grants' refusal: it names the table or path and the privilege missing, never which grants or other
+   * tables exist.
+   */
+  private static Decision refusal(Verdict verdict, Decision byRules) {
+    if (verdict.unresolved() != null) {
+      return Decision.refusal(
+              Decision.DATA_UNRESOLVED_RULE,
+              "Sparkgate cannot tell for certain which data "
+                  + verdict.unresolved()
+                  + " reaches, so the data access policy refuses it.",
+              Status.Code.PERMISSION_DENIED,
+              byRules.shadow(),
+              byRules.audits())
+          .withData(verdict);
+    }
+    Access a = verdict.refused();
+    return Decision.refusal(
+            Decision.DATA_ACCESS_RULE,
+            "No grant gives you "
+                + a.privilege().label()
+                + " on "
+                + a.object()
+                + ". Ask its owner for a grant.",
+            Status.Code.PERMISSION_DENIED,
+            byRules.shadow(),
+            byRules.audits())
+        .withData(verdict);
   }
 
   /** As {@link #evaluate(EvalInput)}, considering only the rules in {@code candidates}. */
@@ -102,7 +173,8 @@ public final class Policy {
           rule.sqlState(),
           rule.rewriter(),
           shadow,
-          audits);
+          audits,
+          null);
     }
     if (defaultEffect == Effect.ALLOW) {
       return new Decision(
@@ -114,7 +186,8 @@ public final class Policy {
           null,
           null,
           shadow,
-          audits);
+          audits,
+          null);
     }
     return Decision.refusal(
         Decision.DEFAULT_RULE,

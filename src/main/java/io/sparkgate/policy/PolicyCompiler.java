@@ -2,6 +2,8 @@ package io.sparkgate.policy;
 
 import io.grpc.Status;
 import io.sparkgate.call.MatchBlock;
+import io.sparkgate.grants.DataAccess;
+import io.sparkgate.grants.DataAccessReader;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.yaml.YamlNode;
 import java.io.IOException;
@@ -58,7 +60,7 @@ public final class PolicyCompiler {
    */
   public Policy compile(String file, Reader text) {
     YamlNode root = parse(file, text);
-    Map<String, YamlNode> top = root.allowOnly("default", "rules").entries();
+    Map<String, YamlNode> top = root.allowOnly("default", "rules", "data_access").entries();
     Effect def = configDefault;
     if (top.containsKey("default")) {
       def = effect(top.get("default"));
@@ -67,7 +69,11 @@ public final class PolicyCompiler {
     }
     Sources sources = new Sources(Path.of(file));
     List<Rule> rules = rules(root, top, sources);
-    return new Policy(sources.files, rules, def);
+    DataAccess data =
+        top.containsKey("data_access")
+            ? DataAccessReader.read(top.get("data_access"), sources.names.keySet())
+            : DataAccess.NONE;
+    return new Policy(sources.files, rules, def, data);
   }
 
   /** A policy or policy test file, whose every error is a PolicyException naming the file and line. */
@@ -133,8 +139,12 @@ public final class PolicyCompiler {
         including.getParent() == null ? name : including.getParent().resolve(name).toString();
     YamlNode root = parse(shown, read(target, include));
     // An included file may set its own default (so that it also works on its own); the including
-    // file's wins.
-    Map<String, YamlNode> top = root.allowOnly("default", "rules").entries();
+    // file's wins. Grants are the top file's alone: one place says who may read what.
+    Map<String, YamlNode> top = root.allowOnly("default", "rules", "data_access").entries();
+    if (top.containsKey("data_access")) {
+      throw top.get("data_access")
+          .error("data_access belongs in the top policy file, not in an included one");
+    }
     sources.files.add(shown);
     sources.including.addLast(real);
     try {
