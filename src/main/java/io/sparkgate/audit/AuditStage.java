@@ -16,6 +16,7 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -230,6 +231,9 @@ public final class AuditStage implements Stage {
                 .map(r -> Map.of("rule", r.rule(), "rewriter", r.rewriter(), "change", r.change()))
                 .toList());
       }
+      if (!event.data().isEmpty()) {
+        record.put("data_access", event.data().stream().map(AuditStage::dataUse).toList());
+      }
       Supplier<Map<String, Object>> summary = event.planSummary();
       if (summary != null) {
         record.put("plan_summary", summary.get());
@@ -334,5 +338,15 @@ public final class AuditStage implements Stage {
 
   private static String truncate(String s, int max) {
     return s.length() <= max ? s : s.substring(0, max) + "...";
+  }
+
+  /** {@code {"table": "...", "privilege": "select", "grant": "finance-team"}}; a refused one has no grant. */
+  private static Map<String, Object> dataUse(AuditEvent.DataUse use) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put(use.target(), use.name());
+    out.put("privilege", use.privilege());
+    if (use.grant() == null) out.put("refused", true);
+    else out.put("grant", use.grant());
+    return out;
   }
 }

@@ -19,6 +19,12 @@ public final class AuditEvent {
   /** One rewrite the decide stage made: the rule, the rewriter it named, and the change. */
   public record Rewrite(String rule, String rewriter, String change) {}
 
+  /**
+   * One access to data the grants checked: {@code target} is {@code table} or {@code path} ({@code namespace}
+   * for a namespace as a whole or a listing), {@code grant} the grant that allowed it, or null when refused.
+   */
+  public record DataUse(String target, String name, String privilege, String grant) {}
+
   /** Everything recorded, as it was when the call ended. */
   public record Sealed(
       String authFailure,
@@ -27,6 +33,7 @@ public final class AuditEvent {
       List<String> shadowDecisions,
       List<String> auditRules,
       List<Rewrite> rewrites,
+      List<DataUse> data,
       Supplier<Map<String, Object>> planSummary) {}
 
   @GuardedBy("this")
@@ -47,6 +54,10 @@ public final class AuditEvent {
 
   @GuardedBy("this")
   private final List<Rewrite> rewrites = new ArrayList<>();
+
+  // Every message of a stream is checked: each access is kept once.
+  @GuardedBy("this")
+  private final Set<DataUse> data = new LinkedHashSet<>();
 
   @GuardedBy("this")
   private Supplier<Map<String, Object>> planSummary;
@@ -85,6 +96,11 @@ public final class AuditEvent {
     if (!sealed && !rewrites.contains(rewrite)) rewrites.add(rewrite);
   }
 
+  /** Accesses to data the grants checked, with the grant that allowed each (or none, refused). */
+  public synchronized void data(List<DataUse> uses) {
+    if (!sealed) data.addAll(uses);
+  }
+
   /**
    * The plan summary, computed by the audit writer off the call's thread: {@code summary} must only read what
    * no longer changes. A later one replaces it.
@@ -105,6 +121,7 @@ public final class AuditEvent {
         List.copyOf(shadowDecisions),
         List.copyOf(auditRules),
         List.copyOf(rewrites),
+        List.copyOf(data),
         planSummary);
   }
 

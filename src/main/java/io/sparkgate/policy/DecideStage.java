@@ -7,7 +7,10 @@ import io.sparkgate.call.Principal;
 import io.sparkgate.call.RequestRewriter;
 import io.sparkgate.call.Stage;
 import io.sparkgate.forward.CallHook;
+import io.sparkgate.grants.Access;
+import io.sparkgate.grants.Verdict;
 import io.sparkgate.inspect.Facts;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -136,6 +139,7 @@ public final class DecideStage implements Stage {
       AuditEvent audit = call.audit();
       for (String s : d.shadow()) audit.shadowDecision(s);
       for (String a : d.audits()) audit.auditRule(a);
+      if (d.data() != null) audit.data(dataUses(d.data()));
       summarize(facts);
       if (d.refused()) {
         audit.refusal(Refusals.text(d));
@@ -146,6 +150,24 @@ public final class DecideStage implements Stage {
             principal == null ? "?" : principal.name());
       }
       return d;
+    }
+
+    /** What the grants checked, as the audit record lists it: allowed accesses, then the refused one. */
+    private static List<AuditEvent.DataUse> dataUses(Verdict v) {
+      List<AuditEvent.DataUse> out = new ArrayList<>(v.granted().size() + 1);
+      for (Verdict.Granted g : v.granted()) out.add(use(g.access(), g.grant()));
+      if (v.refused() != null) out.add(use(v.refused(), null));
+      return out;
+    }
+
+    private static AuditEvent.DataUse use(Access a, String grant) {
+      String target =
+          switch (a.target()) {
+            case TABLE -> "table";
+            case PATH -> "path";
+            case NAMESPACE, NAMESPACE_LISTING -> "namespace";
+          };
+      return new AuditEvent.DataUse(target, a.qualified(), a.privilege().label(), grant);
     }
 
     /**
