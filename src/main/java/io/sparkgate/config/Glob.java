@@ -42,6 +42,11 @@ public final class Glob {
     return new Glob(pattern, true);
   }
 
+  /** Whether the pattern is a lone {@code *}: it matches every string. */
+  public boolean matchesEverything() {
+    return tokens.length == 1 && tokens[0] == ANY_RUN;
+  }
+
   /** Whether the whole of {@code value} matches; a missing (null) value never does. */
   public boolean matches(String value) {
     if (value == null) return false;

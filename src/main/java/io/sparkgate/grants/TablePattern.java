@@ -55,7 +55,7 @@ final class TablePattern {
 
   /** Whether this pattern takes every table of a namespace it takes (its table part is {@code *}). */
   boolean wholeNamespace() {
-    return table.text.equals("*");
+    return table.glob != null && table.glob.matchesEverything();
   }
 
   boolean matchesTable(String principal, String cat, String ns, String name) {
@@ -73,9 +73,9 @@ final class TablePattern {
     if (principal.isEmpty()) return false;
     for (int i = 0; i < principal.length(); i++) {
       char c = principal.charAt(i);
-      if (c == '.' || c == '`' || c == '*' || c == '?') return false;
+      if (c == '.' || c == '`') return false;
     }
-    return true;
+    return !Glob.exact(principal).hasWildcards();
   }
 
   /** One part: a glob, or a literal around the placeholder. */
@@ -100,13 +100,13 @@ final class TablePattern {
       }
       int at = part.indexOf(PRINCIPAL);
       if (at < 0) {
-        boolean literal = part.indexOf('*') < 0 && part.indexOf('?') < 0;
+        Glob glob = Glob.anyCase(part);
         return new Part(
-            part, Glob.anyCase(part), null, null, literal ? part.toLowerCase(Locale.ROOT) : null);
+            part, glob, null, null, !glob.hasWildcards() ? part.toLowerCase(Locale.ROOT) : null);
       }
       String before = part.substring(0, at);
       String after = part.substring(at + PRINCIPAL.length());
-      if ((before + after).matches(".*[*?{}].*")) {
+      if (Glob.exact(before + after).hasWildcards() || (before + after).contains("{")) {
         throw new IllegalArgumentException(
             "'" + whole + "': a part with " + PRINCIPAL + " takes no wildcard and one placeholder");
       }
