@@ -187,8 +187,11 @@ async function loadPolicy() {
   const box = $('policy');
   const select = $('pg-pool');
   const chosen = select.value;
+  const grantsPool = $('gr-pool');
+  const grantsChosen = grantsPool.value;
   box.replaceChildren();
   select.replaceChildren();
+  grantsPool.replaceChildren();
   if (!policy.enabled) box.appendChild(el('p', 'No policy section: requests are not checked.', 'error'));
   for (const p of policy.pools) {
     const div = el('div', undefined, 'policy-pool');
@@ -202,9 +205,13 @@ async function loadPolicy() {
     const option = el('option', p.pool);
     option.value = p.pool;
     select.appendChild(option);
+    grantsPool.appendChild(option.cloneNode(true));
   }
   if (chosen) select.value = chosen;
+  if (grantsChosen) grantsPool.value = grantsChosen;
   $('pg-run').disabled = !policy.enabled;
+  $('gr-who').disabled = !policy.enabled;
+  $('gr-what').disabled = !policy.enabled;
 }
 
 async function explain() {
@@ -222,6 +229,62 @@ async function explain() {
   }
 }
 
+// A table of grants, or a line saying what the default does when there are none.
+function grantsTable(rows, none, header, cells) {
+  if (rows.length === 0) return el('p', none, 'muted');
+  const table = el('table');
+  const head = table.createTHead().insertRow();
+  for (const h of header) head.appendChild(el('th', h));
+  const body = table.createTBody();
+  for (const r of rows) {
+    const tr = body.insertRow();
+    for (const c of cells(r)) { const td = el('td'); td.append(c); tr.appendChild(td); }
+  }
+  return table;
+}
+
+function uncovered(r) {
+  return r.default === 'deny' ? 'No grant covers it: default deny, no one may reach it.'
+    : 'No grant covers it: default allow, everyone may reach it.';
+}
+
+async function grantsQuery(path, params, out, show) {
+  const q = new URLSearchParams({ pool: $('gr-pool').value });
+  for (const [k, v] of Object.entries(params)) if (v.trim()) q.set(k, v.trim());
+  try {
+    const r = await api(path + '?' + q.toString());
+    out.replaceChildren(...show(r));
+  } catch (e) {
+    if (e instanceof NeedsToken) { showLogin(true); return; }
+    out.replaceChildren(el('span', e.message, 'error'));
+  }
+}
+
+function who() {
+  const coverage = g => [g.grant, g.to + (g.principal ? ' (for principal ' + g.principal + ' only)' : ''),
+    g.privileges.join(', '), el('span', g.pattern, 'mono')];
+  const header = ['Grant', 'To', 'Privileges', 'By pattern'];
+  grantsQuery('/api/grants/who', { table: $('gr-table').value, path: $('gr-path').value }, $('gr-who-out'), r => {
+    const parts = [];
+    if (r.table !== undefined) {
+      parts.push(el('h3', r.table, 'mono'), grantsTable(r.grants, uncovered(r), header, coverage));
+    }
+    if (r.path !== undefined) {
+      parts.push(el('h3', r.path, 'mono'), grantsTable(r.path_grants, uncovered(r), header, coverage));
+    }
+    return parts;
+  });
+}
+
+function what() {
+  grantsQuery('/api/grants/what',
+    { principal: $('gr-principal').value, groups: $('gr-groups').value, tenant: $('gr-tenant').value },
+    $('gr-what-out'), r => [grantsTable(r.grants,
+      'Holds no grant: ' + (r.default === 'deny' ? 'default deny, no table or path.' : 'default allow, only what no grant covers.'),
+      ['Grant', 'Privileges', 'Tables and paths'],
+      g => [g.grant, g.privileges.join(', '), el('span', g.tables.concat(g.paths).join(', '), 'mono')])]);
+}
+
 function saveToken() {
   const input = $('token');
   const token = input.value.trim();
@@ -236,6 +299,8 @@ document.addEventListener('DOMContentLoaded', () => {
   $('token').addEventListener('keydown', e => { if (e.key === 'Enter') saveToken(); });
   $('forget-token').addEventListener('click', () => { sessionStorage.removeItem(TOKEN_KEY); showLogin(true); });
   $('pg-run').addEventListener('click', explain);
+  $('gr-who').addEventListener('click', who);
+  $('gr-what').addEventListener('click', what);
   refresh();
   setInterval(refresh, REFRESH_MS);
 });

@@ -95,6 +95,12 @@ final class AdminListener {
                   PolicyStage p = policies.get(pool);
                   return p == null ? null : p.explain(sql, method, request, principal, groups);
                 },
+            policies.isEmpty()
+                ? null
+                : pool -> {
+                  PolicyStage p = policies.get(pool);
+                  return p == null ? null : p.store().current().dataAccess();
+                },
             AdminApi.Actions.overSparkConnect(backends::channel),
             router::forget,
             auditLog == null ? null : auditLog::write,

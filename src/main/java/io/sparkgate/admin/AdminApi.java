@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.grpc.Channel;
 import io.grpc.StatusRuntimeException;
+import io.sparkgate.grants.DataAccess;
 import io.sparkgate.live.LiveCalls;
 import io.sparkgate.policy.Explanation;
 import java.io.IOException;
@@ -28,8 +29,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The admin API and the console on the admin listener. The JSON endpoints (for authenticated operators) read
- * narrow views of the running proxy: the live calls, backend health, the policies in force and the policy
- * playground; two act, each writing an audit record with the operator: interrupting an operation and releasing
+ * narrow views of the running proxy: the live calls, backend health, the policies in force, the policy
+ * playground and access review of the data grants; two act, each writing an audit record with the operator: interrupting an operation and releasing
  * a session, which ask the backend holding the session as the session's own user. The console's page and
  * assets are static and open (they hold no data; the page asks the API, with the operator's credentials).
  *
@@ -108,6 +109,8 @@ public final class AdminApi {
    * @param backends each pool's backends and their health ({@code up}, {@code down}, {@code unknown})
    * @param policies empty without a policy section
    * @param playground null without a policy section
+   * @param grants a pool's data access grants in force, null for a pool without a policy; null without a
+   *     policy section
    * @param released told that an operator released a session, to forget its placement
    * @param audit takes the record of each operator action; null when audit is off
    */
@@ -116,15 +119,18 @@ public final class AdminApi {
       Supplier<Map<String, Map<String, String>>> backends,
       Supplier<List<PoolPolicy>> policies,
       Playground playground,
+      Function<String, DataAccess> grants,
       Actions actions,
       BiConsumer<String, String> released,
       Consumer<Map<String, Object>> audit,
       Clock clock) {}
 
   private final Views views;
+  private final GrantReview grants;
 
   public AdminApi(Views views) {
     this.views = views;
+    this.grants = new GrantReview(views.grants());
   }
 
   /** Adds the API's and the console's paths to {@code routes}. */
@@ -137,6 +143,8 @@ public final class AdminApi {
         .exact("/api/backends", AdminHandler.getOnly(r -> AdminResponse.json(200, backends())))
         .exact("/api/policy", AdminHandler.getOnly(r -> AdminResponse.json(200, policy())))
         .exact("/api/playground", postOnly(this::playground))
+        .exact("/api/grants/who", AdminHandler.getOnly(grants::who))
+        .exact("/api/grants/what", AdminHandler.getOnly(grants::what))
         .prefix("/api/operations/", postOnly(r -> action(r, "/api/operations/", "/interrupt")))
         .prefix("/api/sessions/", postOnly(r -> action(r, "/api/sessions/", "/release")));
   }

@@ -15,6 +15,7 @@ import picocli.CommandLine.Command;
       DevCertsCommand.class,
       AuditCommand.class,
       PolicyCommand.class,
+      GrantsCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -108,6 +108,80 @@ public final class DataAccess {
   }
 
   /**
+   * Every grant whose table patterns cover {@code table}, in policy order, one entry per covering pattern:
+   * who may do what to it, for access review. A {@code {principal}} pattern covers it for the one principal
+   * whose name fits.
+   *
+   * @param table {@code catalog.namespace.name}, split at its first and last dot as grants are
+   * @throws IllegalArgumentException when {@code table} has not three parts
+   */
+  public List<Coverage> who(String table) {
+    int first = table.indexOf('.');
+    int last = table.lastIndexOf('.');
+    if (first <= 0 || first == last || last == table.length() - 1 || last == first + 1) {
+      throw new IllegalArgumentException(
+          "'" + table + "' is not catalog.namespace.name (e.g. spark_catalog.finance.payroll)");
+    }
+    String cat = table.substring(0, first);
+    String ns = table.substring(first + 1, last);
+    String name = table.substring(last + 1);
+    List<Coverage> out = new ArrayList<>();
+    for (Grant g : grants) {
+      for (TablePattern t : g.tables()) {
+        if (!t.hasPlaceholder()) {
+          if (t.matchesTable(null, cat, ns, name)) out.add(coverage(g, t.text(), Optional.empty()));
+        } else {
+          t.principalFor(cat, ns, name)
+              .ifPresent(p -> out.add(coverage(g, t.text(), Optional.of(p))));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Every grant whose path globs cover {@code path}, in policy order, one entry per covering glob. */
+  public List<Coverage> whoPath(String path) {
+    List<Coverage> out = new ArrayList<>();
+    for (Grant g : pathGrants) {
+      for (int i = 0; i < g.paths().size(); i++) {
+        if (g.paths().get(i).matches(path)) {
+          out.add(coverage(g, g.pathTexts().get(i), Optional.empty()));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Every grant {@code principal} holds, in policy order, with its tables as they stand for that principal.
+   * A {@code {principal}} pattern is left out for a name that cannot stand as one identifier (it never
+   * matches one), and so is a grant left with nothing.
+   */
+  public List<Holding> what(String principal, List<String> groups, Optional<String> tenant) {
+    List<Holding> out = new ArrayList<>();
+    boolean substitutable = TablePattern.oneIdentifier(principal);
+    for (Grant g : grants) {
+      if (!g.to().takes(principal, groups, tenant)) continue;
+      List<String> tables = new ArrayList<>();
+      for (TablePattern t : g.tables()) {
+        if (!t.hasPlaceholder()) tables.add(t.text());
+        else if (substitutable) tables.add(t.text().replace(TablePattern.PRINCIPAL, principal));
+      }
+      if (tables.isEmpty() && g.pathTexts().isEmpty()) continue;
+      out.add(new Holding(g.name(), g.toText(), tables, g.pathTexts(), labels(g)));
+    }
+    return out;
+  }
+
+  private static Coverage coverage(Grant g, String pattern, Optional<String> principal) {
+    return new Coverage(g.name(), g.toText(), labels(g), pattern, principal);
+  }
+
+  private static List<String> labels(Grant g) {
+    return g.privileges().stream().sorted().map(Privilege::label).toList();
+  }
+
+  /**
    * The first grant (in the policy's order) that covers {@code a}; with {@code held}, only one the caller
    * holds with the privilege {@code a} needs.
    */

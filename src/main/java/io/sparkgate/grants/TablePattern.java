@@ -2,6 +2,7 @@ package io.sparkgate.grants;
 
 import io.sparkgate.config.Glob;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * A grant's table glob, {@code catalog.namespace.table}: split at its first and last dot, each part a glob
@@ -64,6 +65,24 @@ final class TablePattern {
         && table.matches(name, principal);
   }
 
+  /** Whether a part holds {@code {principal}}. */
+  boolean hasPlaceholder() {
+    return catalog.glob == null || namespace.glob == null || table.glob == null;
+  }
+
+  /**
+   * The principal for whom this pattern (with a placeholder) takes the table, as the table's name spells
+   * it; empty when it takes it for no one: every part with the placeholder must name the same one.
+   */
+  Optional<String> principalFor(String cat, String ns, String name) {
+    String[] found = {null};
+    boolean fits =
+        catalog.fitsFor(cat, found) && namespace.fitsFor(ns, found) && table.fitsFor(name, found);
+    return fits && found[0] != null && oneIdentifier(found[0])
+        ? Optional.of(found[0])
+        : Optional.empty();
+  }
+
   boolean matchesNamespace(String principal, String cat, String ns) {
     return catalog.matches(cat, principal) && namespace.matches(ns, principal);
   }
@@ -111,6 +130,23 @@ final class TablePattern {
             "'" + whole + "': a part with " + PRINCIPAL + " takes no wildcard and one placeholder");
       }
       return new Part(part, null, before, after, null);
+    }
+
+    /**
+     * Whether {@code value} fits this part; a placeholder part takes the name it stands for into {@code
+     * found[0]}, or fits only if that is the name already there (in any case, as names are compared).
+     */
+    boolean fitsFor(String value, String[] found) {
+      if (glob != null) return glob.matches(value);
+      int end = value.length() - after.length();
+      if (end <= before.length()
+          || !value.regionMatches(true, 0, before, 0, before.length())
+          || !value.regionMatches(true, end, after, 0, after.length())) {
+        return false;
+      }
+      String name = value.substring(before.length(), value.length() - after.length());
+      if (found[0] == null) found[0] = name;
+      return found[0].equalsIgnoreCase(name);
     }
 
     /** A null {@code principal} stands for any principal's name. */

@@ -60,6 +60,8 @@ final class AdminApiTest {
   private static final String SESSION = "0d1c2b3a-0000-4000-8000-000000000001";
   private static final Policy SHARED =
       CliPolicyCompiler.get().compile(Path.of("policies/shared-server.yaml"));
+  private static final Policy TEAM_DATA =
+      CliPolicyCompiler.get().compile(Path.of("policies/team-data.yaml"));
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final FakeTime time = new FakeTime();
@@ -130,6 +132,12 @@ final class AdminApiTest {
                             groups,
                             new Inspector().inspectSql(sql, BackendProfile.UNKNOWN.freshSession()))
                         : null,
+                pool ->
+                    switch (pool) {
+                      case "default" -> TEAM_DATA.dataAccess();
+                      case "plain" -> SHARED.dataAccess();
+                      default -> null;
+                    },
                 fake,
                 (user, session) -> released.add(user + " " + session),
                 audit::add,
@@ -338,6 +346,54 @@ final class AdminApiTest {
         404, post("/api/playground", "{\"pool\": \"nope\", \"sql\": \"SELECT 1\"}").statusCode());
     assertEquals(400, post("/api/playground", "{\"pool\": \"default\"}").statusCode());
     assertEquals(400, post("/api/playground", "not json").statusCode());
+  }
+
+  @Test
+  void grantsWho_listsTheCoveringGrants_ofTheDefaultPool() throws Exception {
+    HttpResponse<String> r =
+        get("/api/grants/who?table=spark_catalog.scratch_alice.t&path=s3a://finance-data/x");
+    assertEquals(200, r.statusCode(), r.body());
+    JsonNode who = json(r);
+    assertEquals("default", who.get("pool").asText());
+    assertEquals("deny", who.get("default").asText());
+    JsonNode g = who.get("grants").get(0);
+    assertEquals("own-scratch", g.get("grant").asText());
+    assertEquals("principals [*]", g.get("to").asText());
+    assertEquals("spark_catalog.scratch_{principal}.*", g.get("pattern").asText());
+    assertEquals("alice", g.get("principal").asText());
+    assertEquals("finance-bucket", who.get("path_grants").get(0).get("grant").asText());
+    assertTrue(who.get("path_grants").get(0).get("principal").isNull());
+  }
+
+  @Test
+  void grantsWhat_listsTheGrantsHeld() throws Exception {
+    HttpResponse<String> r =
+        get("/api/grants/what?principal=bob&groups=analysts,%20x&pool=default");
+    assertEquals(200, r.statusCode(), r.body());
+    JsonNode what = json(r);
+    assertEquals("[\"analysts\",\"x\"]", what.get("groups").toString());
+    assertTrue(what.get("tenant").isNull());
+    JsonNode grants = what.get("grants");
+    assertEquals(2, grants.size(), grants.toString());
+    assertEquals("analysts-read-shared", grants.get(0).get("grant").asText());
+    assertEquals("[\"select\"]", grants.get(0).get("privileges").toString());
+    assertEquals("spark_catalog.scratch_bob.*", grants.get(1).get("tables").get(0).asText());
+  }
+
+  @Test
+  void grants_errorsAreJson() throws Exception {
+    HttpResponse<String> bad = get("/api/grants/who?table=finance.payroll");
+    assertEquals(400, bad.statusCode());
+    assertEquals(
+        "'finance.payroll' is not catalog.namespace.name (e.g. spark_catalog.finance.payroll)",
+        json(bad).get("error").asText());
+    assertEquals(400, get("/api/grants/who").statusCode());
+    assertEquals(400, get("/api/grants/what?groups=a").statusCode());
+    HttpResponse<String> none = get("/api/grants/what?principal=a&pool=plain");
+    assertEquals(404, none.statusCode());
+    assertTrue(json(none).get("error").asText().contains("no data_access section"), none.body());
+    assertEquals(404, get("/api/grants/who?table=a.b.c&pool=nope").statusCode());
+    assertEquals(405, post("/api/grants/who?table=a.b.c", "{}").statusCode());
   }
 
   @Test
