@@ -2,6 +2,7 @@ package io.sparkgate.grants;
 
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
+import io.sparkgate.inspect.TempViews;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashSet;
@@ -158,6 +159,10 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
         }
         continue;
       }
+      if ("true".equals(f.get(TempViews.TEMP_VIEW))) {
+        tempView(f, b);
+        continue;
+      }
       switch (f.kind()) {
         case TABLE_READ -> b.table(f, Privilege.SELECT);
         case TABLE_WRITE -> tableWrite(f, b);
@@ -167,6 +172,29 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
       }
     }
     return new Accesses(List.copyOf(b.accesses.values()), b.unresolved);
+  }
+
+  /**
+   * A session's temporary view: reading it reads what it read when it was created, checked again now (a grant
+   * withdrawn since then counts); dropping it touches no data.
+   */
+  private static void tempView(Fact f, Builder b) {
+    if (f.kind() == Fact.Kind.TABLE_WRITE) {
+      if (!f.subkind().equals("dropView")) tableWrite(f, b);
+      return;
+    }
+    String reads = f.get(TempViews.VIEW_READS);
+    if (reads == null || reads.isEmpty()) return;
+    for (String line : reads.split("\n")) {
+      String[] p = line.split("\t", -1);
+      if (p.length == 4 && p[0].equals("table")) {
+        b.add(Access.table(p[1], p[2], p[3], Privilege.SELECT, f.get("where")));
+      } else if (p.length == 4 && p[0].equals("path")) {
+        b.path(p[1], p[2], p[3], true, f.get("where"));
+      } else {
+        b.unresolved.add("what the temporary view " + f.get("name") + " reads");
+      }
+    }
   }
 
   private static void tableWrite(Fact f, Builder b) {
@@ -262,22 +290,14 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
 
   private static void path(Fact f, Builder b) {
     String written = f.get("path");
-    String kind = f.subkind();
     if (written == null) return;
-    if (kind.equals("relative") || kind.equals("parent_ref")) {
-      b.unresolved.add("the path '" + written + "' (a relative path or one with '..')");
-      return;
-    }
-    if (UNCHECKABLE_PATH.matcher(written).find()) {
-      b.unresolved.add("the path '" + written + "' (a glob with {, [ or \\)");
-      return;
-    }
-    String path = normalize(written.strip(), f.get("scheme"));
     String context = f.get("context") == null ? "" : f.get("context");
-    b.add(Access.path(path, Privilege.SELECT, f.get("where")));
-    if (!READ_ONLY_PATH.matcher(context).matches()) {
-      b.add(Access.path(path, Privilege.MODIFY, f.get("where")));
-    }
+    b.path(
+        written,
+        f.get("scheme"),
+        f.subkind(),
+        READ_ONLY_PATH.matcher(context).matches(),
+        f.get("where"));
   }
 
   /**
@@ -328,6 +348,21 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
         namespace = dot < 0 ? "" : namespace.substring(0, dot);
       }
       add(Access.table(catalog, namespace, name, p, f.get("where")));
+    }
+
+    /** A path as a PATH fact describes it ({@code kind} its subkind); a read-only one needs select alone. */
+    void path(String written, String scheme, String kind, boolean readOnly, String where) {
+      if (kind.equals("relative") || kind.equals("parent_ref")) {
+        unresolved.add("the path '" + written + "' (a relative path or one with '..')");
+        return;
+      }
+      if (UNCHECKABLE_PATH.matcher(written).find()) {
+        unresolved.add("the path '" + written + "' (a glob with {, [ or \\)");
+        return;
+      }
+      String path = normalize(written.strip(), scheme);
+      add(Access.path(path, Privilege.SELECT, where));
+      if (!readOnly) add(Access.path(path, Privilege.MODIFY, where));
     }
 
     void namespace(Fact f, Access.Target target, Privilege p) {

@@ -451,6 +451,7 @@ final class Detectors {
         TableRef.resolve(parts, session.currentCatalog(), session.currentDatabase(), session);
     FactSink.Builder b = sink.fact(kind, subkind);
     ref.addTo(b);
+    if (kind == Fact.Kind.TABLE_READ) TempViews.mark(parts, session, b);
     b.put("written", ident)
         .putAll("option.", options)
         .put("source", "dataframe")

@@ -26,13 +26,27 @@ import java.util.function.Supplier;
 public final class SessionTracker implements SessionViews {
   private record Key(String userId, String sessionId) {}
 
-  private record State(String catalog, String database, String timeZone, Set<String> functions) {
-    /** As a shared store keeps it: each part URL-encoded, functions sorted. */
+  private record State(
+      String catalog,
+      String database,
+      String timeZone,
+      Set<String> functions,
+      java.util.Map<String, String> views) {
+    /**
+     * As a shared store keeps it: each part URL-encoded, functions sorted, then the temporary views as
+     * {@code name=footprint} (an encoded function has no raw '=').
+     */
     String encode() {
       StringBuilder b =
           new StringBuilder(part(catalog)).append('&').append(part(database)).append('&');
       b.append(part(timeZone));
       for (String f : new java.util.TreeSet<>(functions)) b.append('&').append(CacheOwners.url(f));
+      for (var v : new java.util.TreeMap<>(views).entrySet()) {
+        b.append('&')
+            .append(CacheOwners.url(v.getKey()))
+            .append('=')
+            .append(CacheOwners.url(v.getValue()));
+      }
       return b.toString();
     }
 
@@ -42,12 +56,21 @@ public final class SessionTracker implements SessionViews {
       if (p.length < 3 || p[0].isEmpty() || p[1].isEmpty()) return null;
       try {
         Set<String> functions = new java.util.HashSet<>();
-        for (int i = 3; i < p.length; i++) functions.add(CacheOwners.unurl(p[i]));
+        java.util.Map<String, String> views = new java.util.HashMap<>();
+        for (int i = 3; i < p.length; i++) {
+          int eq = p[i].indexOf('=');
+          if (eq < 0) functions.add(CacheOwners.unurl(p[i]));
+          else
+            views.put(
+                CacheOwners.unurl(p[i].substring(0, eq)),
+                CacheOwners.unurl(p[i].substring(eq + 1)));
+        }
         return new State(
             CacheOwners.unurl(p[0]),
             CacheOwners.unurl(p[1]),
             p[2].isEmpty() ? null : CacheOwners.unurl(p[2]),
-            Set.copyOf(functions));
+            Set.copyOf(functions),
+            java.util.Map.copyOf(views));
       } catch (IllegalArgumentException e) {
         return null;
       }
@@ -203,7 +226,7 @@ public final class SessionTracker implements SessionViews {
     if (s == null && droppable.isEmpty()) return v;
     return s == null
         ? v.withState(v.currentCatalog(), v.currentDatabase(), v.timeZone(), Set.of(), droppable)
-        : v.withState(s.catalog(), s.database(), s.timeZone(), s.functions(), droppable);
+        : v.withState(s.catalog(), s.database(), s.timeZone(), s.functions(), droppable, s.views());
   }
 
   /**
@@ -371,6 +394,7 @@ public final class SessionTracker implements SessionViews {
   }
 
   private static boolean changesState(Fact f) {
+    if (TempViews.changes(f)) return true;
     if (f.kind() == Fact.Kind.CONFIG_SET) {
       String key = f.get("key");
       return "spark.sql.defaultCatalog".equals(key) || "spark.sql.session.timeZone".equals(key);
@@ -494,7 +518,12 @@ public final class SessionTracker implements SessionViews {
         database = f.get("database") != null ? f.get("database") : f.get("db_name");
       }
     }
-    return new State(catalog, database, tz, Set.copyOf(functions));
+    return new State(
+        catalog,
+        database,
+        tz,
+        Set.copyOf(functions),
+        TempViews.next(old == null ? java.util.Map.of() : old.views(), facts));
   }
 
   /** What the request's plan reads: the tables and paths a cache entry it makes depends on. */

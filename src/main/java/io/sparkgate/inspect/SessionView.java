@@ -1,6 +1,7 @@
 package io.sparkgate.inspect;
 
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -56,6 +57,15 @@ public interface SessionView {
     return false;
   }
 
+  /**
+   * What the session's temporary view of this name read when it was created (see {@link #tempView} callers:
+   * one line per table or path), or null when the session has no such view as far as Sparkgate knows. A
+   * one-part name Spark reads as the view, not as a table of the current namespace.
+   */
+  default String tempView(String name) {
+    return null;
+  }
+
   /** How the server reads this session's strings: its substitution and parser settings. */
   default ParserSettings parser() {
     return ParserSettings.SPARK_4_DEFAULTS;
@@ -83,7 +93,8 @@ public interface SessionView {
       Set<String> extensions,
       Set<String> functions,
       Set<String> cached,
-      ParserSettings parser)
+      ParserSettings parser,
+      Map<String, String> views)
       implements SessionView {
     public Fixed {
       Objects.requireNonNull(currentCatalog, "currentCatalog");
@@ -97,6 +108,31 @@ public interface SessionView {
       functions = Set.copyOf(functions);
       cached = Set.copyOf(cached);
       parser = parser == null ? ParserSettings.SPARK_4_DEFAULTS : parser;
+      views = views == null ? Map.of() : Map.copyOf(views);
+    }
+
+    /** Without temporary views. */
+    public Fixed(
+        String currentCatalog,
+        String currentDatabase,
+        Set<String> catalogs,
+        String timeZone,
+        String defaultFileSystem,
+        Set<String> extensions,
+        Set<String> functions,
+        Set<String> cached,
+        ParserSettings parser) {
+      this(
+          currentCatalog,
+          currentDatabase,
+          catalogs,
+          timeZone,
+          defaultFileSystem,
+          extensions,
+          functions,
+          cached,
+          parser,
+          Map.of());
     }
 
     public Fixed(
@@ -124,6 +160,17 @@ public interface SessionView {
         String zone,
         Set<String> sessionFunctions,
         Set<String> cachedTables) {
+      return withState(catalog, database, zone, sessionFunctions, cachedTables, Map.of());
+    }
+
+    /** As above, with the session's temporary views (lower-case name to what it read). */
+    public Fixed withState(
+        String catalog,
+        String database,
+        String zone,
+        Set<String> sessionFunctions,
+        Set<String> cachedTables,
+        Map<String, String> tempViews) {
       return new Fixed(
           catalog,
           database,
@@ -133,7 +180,8 @@ public interface SessionView {
           extensions,
           sessionFunctions,
           cachedTables,
-          parser);
+          parser,
+          tempViews);
     }
 
     /**
@@ -146,7 +194,8 @@ public interface SessionView {
                   + Objects.hashCode(timeZone))
               * 31
           + functions.size() * 7
-          + cached.size();
+          + cached.size()
+          + views.size() * 13;
     }
 
     @Override
@@ -161,7 +210,8 @@ public interface SessionView {
               && extensions.equals(f.extensions)
               && functions.equals(f.functions)
               && cached.equals(f.cached)
-              && parser.equals(f.parser));
+              && parser.equals(f.parser)
+              && views.equals(f.views));
     }
 
     @Override
@@ -177,6 +227,11 @@ public interface SessionView {
     @Override
     public boolean persistedBySession(String planDigest) {
       return !cached.isEmpty() && cached.contains(CacheOwners.planKey(planDigest));
+    }
+
+    @Override
+    public String tempView(String name) {
+      return views.isEmpty() ? null : views.get(name.toLowerCase(Locale.ROOT));
     }
 
     @Override

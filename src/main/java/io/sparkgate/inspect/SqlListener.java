@@ -75,6 +75,7 @@ final class SqlListener extends SqlBaseParserBaseListener {
     if (parts.size() == 1 && isCte(ctx, parts.get(0))) return;
     TableRef ref = scope.resolve(parts);
     FactSink.Builder read = tableFact(Fact.Kind.TABLE_READ, "sql", ref, ctx.identifierReference());
+    TempViews.mark(parts, scope.session, read);
     if (ctx.optionsClause() != null) {
       for (var p : ctx.optionsClause().propertyList().property())
         read.put("option." + propertyKey(p), propertyValue(p));
@@ -88,7 +89,10 @@ final class SqlListener extends SqlBaseParserBaseListener {
   public void enterTable(SqlBaseParser.TableContext ctx) {
     List<String> parts = names(ctx.identifierReference());
     if (parts == null || (parts.size() == 1 && isCte(ctx, parts.get(0)))) return;
-    tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx.identifierReference()).emit();
+    FactSink.Builder read =
+        tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx.identifierReference());
+    TempViews.mark(parts, scope.session, read);
+    read.emit();
     fileQuery(parts);
   }
 
@@ -177,12 +181,16 @@ final class SqlListener extends SqlBaseParserBaseListener {
       tableFact(Fact.Kind.TABLE_WRITE, kind, from, ctx).emit();
       if (rename.to != null) renameTarget(from, rename.to);
     } else if (isWrite(parent, kind)) {
-      tableFact(Fact.Kind.TABLE_WRITE, kind, scope.resolve(parts), ctx).emit();
+      FactSink.Builder write = tableFact(Fact.Kind.TABLE_WRITE, kind, scope.resolve(parts), ctx);
+      if (parent instanceof SqlBaseParser.DropViewContext)
+        TempViews.mark(parts, scope.session, write);
+      write.emit();
       fileQuery(parts);
     } else {
-      tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx)
-          .put("statement", kind)
-          .emit();
+      FactSink.Builder read =
+          tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts), ctx).put("statement", kind);
+      TempViews.mark(parts, scope.session, read);
+      read.emit();
     }
   }
 

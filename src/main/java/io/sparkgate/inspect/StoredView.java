@@ -68,6 +68,11 @@ final class StoredView implements SessionView {
   }
 
   @Override
+  public String tempView(String name) {
+    return session().tempView(name);
+  }
+
+  @Override
   public boolean isSessionFunction(String name) {
     return session().isSessionFunction(name);
   }

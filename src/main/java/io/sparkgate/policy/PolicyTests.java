@@ -112,6 +112,7 @@ public final class PolicyTests {
                     "session_functions",
                     "cached_tables",
                     "cached_plans",
+                    "temp_views",
                     "backend",
                     "expect",
                     "rule")
@@ -130,6 +131,36 @@ public final class PolicyTests {
     }
     out.flush();
     return new Summary(passed, failed);
+  }
+
+  /**
+   * {@code temp_views: {v: [spark_catalog.shared.calendar, ...]}}: the session's temporary views and the
+   * tables each read when it was created (catalog.namespace.table, split at the first and last dot).
+   */
+  private static Map<String, String> tempViews(YamlNode node) {
+    if (node == null) return Map.of();
+    Map<String, String> views = new java.util.HashMap<>();
+    node.entries()
+        .forEach(
+            (view, tables) -> {
+              List<String> lines = new java.util.ArrayList<>();
+              for (String t : tables.strings()) {
+                int first = t.indexOf('.');
+                int last = t.lastIndexOf('.');
+                if (first < 0 || first == last) {
+                  throw tables.error("'" + t + "' is not catalog.namespace.table");
+                }
+                lines.add(
+                    String.join(
+                        "\t",
+                        "table",
+                        t.substring(0, first),
+                        t.substring(first + 1, last),
+                        t.substring(last + 1)));
+              }
+              views.put(view.toLowerCase(java.util.Locale.ROOT), String.join("\n", lines));
+            });
+    return views;
   }
 
   /** Null when the case passes, else what went wrong. */
@@ -152,7 +183,8 @@ public final class PolicyTests {
         || m.containsKey("database")
         || m.containsKey("session_functions")
         || m.containsKey("cached_tables")
-        || m.containsKey("cached_plans")) {
+        || m.containsKey("cached_plans")
+        || m.containsKey("temp_views")) {
       // The session as if it had run USE / SET CATALOG, created these temporary SQL functions, and
       // cached these tables (qualified names) and persisted these plans (relations in protobuf
       // JSON) before, no other session sharing them.
@@ -166,7 +198,8 @@ public final class PolicyTests {
               m.containsKey("database") ? m.get("database").text() : "default",
               null,
               lowerCase(m, "session_functions"),
-              cached);
+              cached,
+              tempViews(m.get("temp_views")));
     }
     String rpc;
     byte[] request;

@@ -136,6 +136,60 @@ final class SessionTrackerTest {
         "a catalog function of that name");
   }
 
+  /**
+   * A temporary view stands for what it read when it was created: a later one-part name is the view (its
+   * footprint), a qualified name or another session's never is; DROP VIEW forgets it; with a shared store
+   * another replica reads it too.
+   */
+  @Test
+  void temporary_views_standForWhatTheyRead_untilDropped() {
+    for (SessionStates store : new SessionStates[] {null, new MemorySessionStates()}) {
+      SessionTracker tracker =
+          new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, store);
+      sql(
+          tracker,
+          "s",
+          "CREATE TEMPORARY VIEW Mine AS SELECT * FROM sales.orders JOIN sales.items");
+      Fact read =
+          inspector
+              .inspectSql("SELECT * FROM mine", view(tracker, store, "s"))
+              .ofKind(Fact.Kind.TABLE_READ)
+              .get(0);
+      assertEquals("true", read.get(TempViews.TEMP_VIEW));
+      assertEquals(
+          "table\tspark_catalog\tsales\titems\ntable\tspark_catalog\tsales\torders",
+          read.get(TempViews.VIEW_READS));
+      // A view over the view takes over what it reads.
+      sql(tracker, "s", "CREATE OR REPLACE TEMP VIEW v2 AS SELECT * FROM mine");
+      assertEquals(
+          read.get(TempViews.VIEW_READS),
+          inspector
+              .inspectSql("SELECT * FROM V2", view(tracker, store, "s"))
+              .ofKind(Fact.Kind.TABLE_READ)
+              .get(0)
+              .get(TempViews.VIEW_READS));
+      assertEquals(
+          null,
+          inspector
+              .inspectSql("SELECT * FROM default.mine", view(tracker, store, "s"))
+              .ofKind(Fact.Kind.TABLE_READ)
+              .get(0)
+              .get(TempViews.TEMP_VIEW),
+          "a qualified name is a table");
+      assertEquals(null, view(tracker, store, "other").tempView("mine"), "another session's");
+      sql(tracker, "s", "DROP VIEW mine");
+      assertEquals(null, view(tracker, store, "s").tempView("mine"));
+      assertEquals(null, view(tracker, store, "s").tempView("MINE"));
+    }
+  }
+
+  /** The session's view as this replica, or (with a store) a second replica, reads it. */
+  private SessionView view(SessionTracker tracker, SessionStates store, String session) {
+    if (store == null) return tracker.view("u", session);
+    return new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, store)
+        .view("u", session);
+  }
+
   /** Spark's cache is the server's: a table another session cached first is never this session's to drop. */
   @Test
   void cacheTable_alreadyCachedByAnotherSession_isNotTheSecondSessionsToUncache() {
