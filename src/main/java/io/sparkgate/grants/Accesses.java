@@ -142,6 +142,9 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
   /** Reads every access {@code facts} describe. */
   public static Accesses of(Facts facts) {
     Builder b = new Builder();
+    b.hudiArgument =
+        facts.any(Fact.Kind.TABLE_READ, f -> f.subkind().equals("table_function"))
+            || facts.any(Fact.Kind.PATH, f -> "table_function_argument".equals(f.get("context")));
     // format.`path` is a file query: Spark reads the files (its PATH fact), not a table of that
     // name.
     Set<String> fileQueries = new HashSet<>();
@@ -168,6 +171,7 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
         case TABLE_WRITE -> tableWrite(f, b);
         case CATALOG_OP -> catalogOp(f, b);
         case PATH -> path(f, b);
+        case FUNCTION_CALL -> function(f, b);
         default -> {}
       }
     }
@@ -194,6 +198,39 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
       } else {
         b.unresolved.add("what the temporary view " + f.get("name") + " reads");
       }
+    }
+  }
+
+  /** Spark's own table-valued functions: they make rows, reading no table. */
+  private static final Set<String> TABLE_FREE_FUNCTIONS =
+      Set.of(
+          "range",
+          "explode",
+          "explode_outer",
+          "inline",
+          "inline_outer",
+          "json_tuple",
+          "posexplode",
+          "posexplode_outer",
+          "stack",
+          "sql_keywords",
+          "collations",
+          "variant_explode",
+          "variant_explode_outer");
+
+  /**
+   * A table-valued function other than Spark's own may read any table (Hudi's read the one their first
+   * argument names: a TABLE_READ or PATH fact of its own when it is a literal); a procedure takes its tables
+   * as strings whose meaning is the procedure's. Neither can be checked with certainty.
+   */
+  private static void function(Fact f, Builder b) {
+    String name = f.get("name") == null ? "" : f.get("name").toLowerCase(Locale.ROOT);
+    if (f.subkind().equals("procedure")) {
+      b.unresolved.add("the procedure " + name);
+    } else if (f.subkind().equals("table_valued")
+        && !TABLE_FREE_FUNCTIONS.contains(name)
+        && !(name.startsWith("hudi_") && b.hudiArgument)) {
+      b.unresolved.add("the table function " + name);
     }
   }
 
@@ -322,6 +359,9 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
     final Map<List<Object>, Access> accesses = new LinkedHashMap<>();
 
     final List<String> unresolved = new ArrayList<>();
+
+    /** Whether a Hudi table function's first argument was read as a table or a path. */
+    boolean hudiArgument;
 
     void add(Access a) {
       accesses.putIfAbsent(

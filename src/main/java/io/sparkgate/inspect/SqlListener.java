@@ -176,6 +176,11 @@ final class SqlListener extends SqlBaseParserBaseListener {
             .put("temporary", "true")
             .emit();
       }
+    } else if (parent instanceof SqlBaseParser.CacheTableContext cache && cache.query() != null) {
+      // CACHE TABLE v AS SELECT ...: a temporary view of the query, cached.
+      tableFact(Fact.Kind.TABLE_WRITE, kind, scope.resolve(parts), ctx)
+          .put("temporary", "true")
+          .emit();
     } else if (parent instanceof SqlBaseParser.RenameTableContext rename) {
       TableRef from = scope.resolve(parts);
       tableFact(Fact.Kind.TABLE_WRITE, kind, from, ctx).emit();
@@ -407,6 +412,55 @@ final class SqlListener extends SqlBaseParserBaseListener {
   public void enterFunctionTable(SqlBaseParser.FunctionTableContext ctx) {
     function(ctx.functionName(), true);
     for (var arg : ctx.functionTableArgument()) pathLiterals(arg, "table_function_argument");
+    hudiTableArgument(ctx);
+  }
+
+  /**
+   * Hudi's table-valued functions (hudi_query, hudi_table_changes, hudi_metadata, ...) read the table their
+   * first argument names, or the table at that path (a PATH fact above): the name is a TABLE_READ, parsed as
+   * Spark's session parser parses names.
+   */
+  private void hudiTableArgument(SqlBaseParser.FunctionTableContext ctx) {
+    String written = ctx.functionName().getText().replace("`", "");
+    String fn = written.substring(written.lastIndexOf('.') + 1).toLowerCase(Locale.ROOT);
+    if (!fn.startsWith("hudi_")) return;
+    if (ctx.functionTableArgument().isEmpty()) return;
+    String literal = literalString(ctx.functionTableArgument(0));
+    if (literal == null || LocalPaths.looksLikePath(literal)) return;
+    List<String> parts = inspector.multipartIdentifier(literal, scope.session);
+    if (parts == null) return; // no name: the grants find the call unresolved
+    tableFact(
+            Fact.Kind.TABLE_READ,
+            "table_function",
+            scope.resolve(parts),
+            ctx.functionTableArgument(0))
+        .put("function", fn)
+        .emit();
+  }
+
+  private static List<String> parts(SqlBaseParser.TableIdentifierContext ctx) {
+    List<String> out = new ArrayList<>();
+    for (var part : ctx.errorCapturingIdentifier())
+      out.add(SqlText.unquoteIdentifier(part.identifier().getText()));
+    return out;
+  }
+
+  /** CREATE TABLE t LIKE s: creates t, and reads s's definition. */
+  @Override
+  public void enterCreateTableLike(SqlBaseParser.CreateTableLikeContext ctx) {
+    if (ctx.target != null) {
+      tableFact(
+              Fact.Kind.TABLE_WRITE,
+              "createTableLike",
+              scope.resolve(parts(ctx.target)),
+              ctx.target)
+          .emit();
+    }
+    if (ctx.source != null) {
+      tableFact(Fact.Kind.TABLE_READ, "sql", scope.resolve(parts(ctx.source)), ctx.source)
+          .put("statement", "createTableLike")
+          .emit();
+    }
   }
 
   /**

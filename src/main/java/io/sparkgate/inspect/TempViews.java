@@ -60,7 +60,7 @@ public final class TempViews {
   static String created(Fact f) {
     boolean sqlView =
         f.kind() == Fact.Kind.TABLE_WRITE
-            && f.subkind().equals("createView")
+            && (f.subkind().equals("createView") || f.subkind().equals("cacheTable"))
             && "true".equals(f.get("temporary"));
     boolean plan =
         f.kind() == Fact.Kind.CATALOG_OP

@@ -107,7 +107,7 @@ final class TenancyConfigTest {
     Files.setPosixFilePermissions(
         root.resolve("certs/dev/server.key"),
         java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-    for (String policy : List.of("shared-server.yaml", "mixed-lakehouse.yaml")) {
+    for (String policy : List.of("shared-server.yaml", "mixed-lakehouse.yaml", "team-data.yaml")) {
       Files.copy(Path.of("policies", policy), root.resolve("policies").resolve(policy));
     }
     Path file = examples.resolve("multi-tenant.yaml");
@@ -120,6 +120,7 @@ final class TenancyConfigTest {
     assertEquals(3, c.routes().size());
     assertEquals(SessionsConfig.Store.REDIS, c.sessions().store());
     assertTrue(c.policyOf("lakehouse").orElseThrow().endsWith("mixed-lakehouse.yaml"));
+    assertTrue(c.policyOf("analytics").orElseThrow().endsWith("team-data.yaml"));
   }
 
   @Test

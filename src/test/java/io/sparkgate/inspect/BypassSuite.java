@@ -16,13 +16,15 @@ import java.util.regex.Pattern;
 import org.yaml.snakeyaml.Yaml;
 
 /**
- * The strings of the standing bypass suite: the {@code sql:} of every case in policies/shared-server_test.yaml,
+ * The strings of the standing bypass suites: the {@code sql:} of every case in policies/shared-server_test.yaml
+ * and policies/team-data_test.yaml (the grants'),
  * and the SQL and expression strings BypassIT sends, read from its source: the arguments of {@code sql(...)},
  * {@code .sql(...)} and {@code selectExpr(...)}, string literals and constants concatenated, anything computed
  * (a marker file, a temporary path) replaced by a path of the same shape.
  */
 final class BypassSuite {
-  static final Path POLICY_CASES = Path.of("policies/shared-server_test.yaml");
+  static final List<Path> POLICY_CASES =
+      List.of(Path.of("policies/shared-server_test.yaml"), Path.of("policies/team-data_test.yaml"));
   static final Path BYPASS_IT = Path.of("src/test/java/io/sparkgate/e2e/BypassIT.java");
 
   /** What a computed part of a string stands for: BypassIT's are paths and shell commands on paths. */
@@ -32,15 +34,13 @@ final class BypassSuite {
 
   private BypassSuite() {}
 
-  static String policyText() {
-    return read(POLICY_CASES);
-  }
-
   static List<String> policyCases() {
-    Map<?, ?> doc = new Yaml().loadAs(policyText(), Map.class);
     List<String> out = new ArrayList<>();
-    for (Object c : (List<?>) doc.get("cases")) {
-      if (c instanceof Map<?, ?> m && m.get("sql") instanceof String sql) out.add(sql);
+    for (Path file : POLICY_CASES) {
+      Map<?, ?> doc = new Yaml().loadAs(read(file), Map.class);
+      for (Object c : (List<?>) doc.get("cases")) {
+        if (c instanceof Map<?, ?> m && m.get("sql") instanceof String sql) out.add(sql);
+      }
     }
     return out;
   }

@@ -107,7 +107,10 @@ final class SparkParserDifferentialTest {
         requests.add(new SparkOracle.Request(e.mode(), f, e.text()));
     }
     assertTrue(requests.size() > 300, "bypass suite too small: " + requests.size());
-    run("standing bypass suite (shared-server_test.yaml, BypassIT) x 3 parser settings", requests)
+    run(
+            "standing bypass suites (shared-server_test.yaml, team-data_test.yaml, BypassIT) x 3 parser"
+                + " settings",
+            requests)
         .assertNoBypass();
   }
 

@@ -124,6 +124,7 @@ public final class BenchRunner {
     Path baselineJar; // optional: another build, run as "sparkgate-base" for before/after
     Path
         baselinePolicy; // optional: the baseline's policy file (an older build cannot read today's)
+    Path policy; // optional: Sparkgate full's policy file instead of policies/shared-server.yaml
     Set<String> baselineFeatures; // the baseline's features (Endpoints.FEATURES); null: TLS only
     boolean frameRelay; // also measure the FrameRelay baseline
     boolean routed = true; // sparkgate-routed, the Redis round trip and the placement footprint
@@ -187,6 +188,7 @@ public final class BenchRunner {
           case "--jar" -> o.jar = Path.of(args[++i]);
           case "--baseline-jar" -> o.baselineJar = Path.of(args[++i]);
           case "--baseline-policy" -> o.baselinePolicy = Path.of(args[++i]).toAbsolutePath();
+          case "--policy" -> o.policy = Path.of(args[++i]).toAbsolutePath();
           case "--baseline-full" -> o.baselineFeatures = Endpoints.FEATURES;
           case "--baseline-features" -> o.baselineFeatures = Set.of(args[++i].split(","));
           case "--frame-relay" -> o.frameRelay = true;
@@ -440,7 +442,7 @@ public final class BenchRunner {
                 features,
                 name.equals(BASE) ? o.baselineAudit : Map.of(),
                 listenKeys(name),
-                name.equals(BASE) ? o.baselinePolicy : null,
+                name.equals(BASE) ? o.baselinePolicy : name.equals(FULL) ? o.policy : null,
                 name.equals(ROUTED) ? new Endpoints.Routing(redisUrl) : null);
         if (name.equals(BASE)) {
           Endpoints.dropSections(cfg, o.baselineDrop);
