@@ -171,6 +171,14 @@ class DataAccessIT {
         "      to: {principals: ['*']}",
         "      tables: ['spark_catalog.scratch_{principal}.*']",
         "      privileges: [all]",
+        "    - name: finance-bucket",
+        "      to: {groups: [finance]}",
+        "      paths: ['s3a://finance-data/*']",
+        "      privileges: [select, modify]",
+        "    - name: marketing-bucket",
+        "      to: {groups: [marketing]}",
+        "      paths: ['s3a://marketing-data/*']",
+        "      privileges: [select, modify]",
         "");
   }
 
@@ -310,7 +318,25 @@ class DataAccessIT {
             () -> {
               spark.table(other).createOrReplaceTempView("jvm_leak2");
               return null;
-            }));
+            }),
+        new Form(
+            "the other team's files with a reader",
+            false,
+            "s3a://" + otherNs + "-data/2026",
+            () -> spark.read().parquet("s3a://" + otherNs + "-data/2026/").collectAsList()),
+        new Form(
+            "a table of one's own located in the other team's files",
+            false,
+            "s3a://" + otherNs + "-data/t",
+            () ->
+                spark
+                    .sql(
+                        "CREATE TABLE "
+                            + ownNs
+                            + ".jvm_located (id BIGINT) USING parquet LOCATION 's3a://"
+                            + otherNs
+                            + "-data/t'")
+                    .collectAsList()));
   }
 
   @Test
