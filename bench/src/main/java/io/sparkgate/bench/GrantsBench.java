@@ -2,7 +2,6 @@ package io.sparkgate.bench;
 
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Facts;
-import io.sparkgate.inspect.Inspector;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.policy.Decision;
 import io.sparkgate.policy.Effect;
@@ -97,13 +96,7 @@ public class GrantsBench {
   }
 
   private Facts inspect(String sql) {
-    byte[] request =
-        SecurityFixtures.request(
-            io.sparkgate.proto.spark.Relation.newBuilder()
-                .setSql(io.sparkgate.proto.spark.SQL.newBuilder().setQuery(sql))
-                .build());
-    return engine.enrich(
-        new Inspector().inspect("ExecutePlan", request, BackendProfile.UNKNOWN.freshSession()));
+    return SecurityFixtures.enrichedSql(engine, sql);
   }
 
   @Benchmark

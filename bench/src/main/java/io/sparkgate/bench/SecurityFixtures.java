@@ -80,6 +80,22 @@ public final class SecurityFixtures {
   }
 
   /** An ExecutePlanRequest with this root relation, as a client sends it. */
+  /** The facts of an ExecutePlan of {@code sql} on a fresh session, enriched by {@code engine}. */
+  public static io.sparkgate.inspect.Facts enrichedSql(
+      io.sparkgate.policy.PolicyEngine engine, String sql) {
+    byte[] request =
+        request(
+            Relation.newBuilder()
+                .setSql(io.sparkgate.proto.spark.SQL.newBuilder().setQuery(sql))
+                .build());
+    return engine.enrich(
+        new io.sparkgate.inspect.Inspector()
+            .inspect(
+                "ExecutePlan",
+                request,
+                io.sparkgate.inspect.BackendProfile.UNKNOWN.freshSession()));
+  }
+
   public static byte[] request(Relation root) {
     return ExecutePlanRequest.newBuilder()
         .setSessionId("00000000-0000-0000-0000-00000000beef")
