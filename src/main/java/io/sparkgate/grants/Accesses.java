@@ -184,7 +184,7 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
    */
   private static void tempView(Fact f, Builder b) {
     if (f.kind() == Fact.Kind.TABLE_WRITE) {
-      if (!f.subkind().equals("dropView")) tableWrite(f, b);
+      if (!f.subkind().equals("dropView") && !f.subkind().equals("dropTable")) tableWrite(f, b);
       return;
     }
     String reads = f.get(TempViews.VIEW_READS);

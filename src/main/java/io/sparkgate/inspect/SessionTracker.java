@@ -79,6 +79,18 @@ public final class SessionTracker implements SessionViews {
     private static String part(String s) {
       return s == null ? "" : CacheOwners.url(s);
     }
+
+    /**
+     * Whether all the state says beyond a fresh session is its temporary views: forgetting those (the store
+     * lost its data) only makes their names read as tables, which the grants then check, so the session
+     * is not lost for it.
+     */
+    boolean onlyViews(SessionView.Fixed fresh) {
+      return catalog.equals(fresh.currentCatalog())
+          && database.equals(fresh.currentDatabase())
+          && java.util.Objects.equals(timeZone, fresh.timeZone())
+          && functions.isEmpty();
+    }
   }
 
   /**
@@ -211,7 +223,7 @@ public final class SessionTracker implements SessionViews {
     SessionStates.Read read = store.read(userId, sessionId);
     String stored = read.session().orElse(null);
     State s = stored == null || stored.equals(RELEASED) ? null : decode(stored);
-    if (s != null) stateful.put(key, Boolean.TRUE);
+    if (s != null && !s.onlyViews(f.view())) stateful.put(key, Boolean.TRUE);
     else if (RELEASED.equals(stored)) stateful.invalidate(key);
     else if (stateful.getIfPresent(key) != null)
       throw new SessionStates.Lost(

@@ -187,8 +187,11 @@ final class SqlListener extends SqlBaseParserBaseListener {
       if (rename.to != null) renameTarget(from, rename.to);
     } else if (isWrite(parent, kind)) {
       FactSink.Builder write = tableFact(Fact.Kind.TABLE_WRITE, kind, scope.resolve(parts), ctx);
-      if (parent instanceof SqlBaseParser.DropViewContext)
-        TempViews.mark(parts, scope.session, write);
+      if (parent instanceof SqlBaseParser.DropViewContext
+          || parent instanceof SqlBaseParser.DropTableContext) {
+        TempViews.mark(
+            parts, scope.session, write); // Spark drops a temporary view of the name first
+      }
       write.emit();
       fileQuery(parts);
     } else {

@@ -72,7 +72,7 @@ public final class TempViews {
   /** The view a fact drops (DROP VIEW of a tracked view, catalog.dropTempView), lower case. */
   static String dropped(Fact f) {
     if (f.kind() == Fact.Kind.TABLE_WRITE
-        && f.subkind().equals("dropView")
+        && (f.subkind().equals("dropView") || f.subkind().equals("dropTable"))
         && "true".equals(f.get(TEMP_VIEW))) {
       return simple(f.get("name"));
     }

@@ -17,6 +17,12 @@ final class MemorySessionStates implements SessionStates {
   private final Map<String, String> entries = new HashMap<>();
   private long version;
 
+  /** Forgets everything, as a Redis that restarted without its data. */
+  synchronized void loseEverything() {
+    sessions.clear();
+    entries.clear();
+  }
+
   @Override
   public synchronized Read read(String userId, String sessionId) {
     return new Read(Optional.ofNullable(sessions.get(new Key(userId, sessionId))), version);

@@ -183,6 +183,25 @@ final class SessionTrackerTest {
     }
   }
 
+  /**
+   * A store that lost its data: a session whose state was only temporary views goes on as fresh (its view
+   * names then read as tables, which grants check); one that had changed its namespace is lost.
+   */
+  @Test
+  void storeLosesItsData_viewsAloneAreForgotten_aNamespaceIsLost() {
+    MemorySessionStates store = new MemorySessionStates();
+    SessionTracker tracker =
+        new SessionTracker(() -> profile, Duration.ofMinutes(30), ticker, store);
+    sql(tracker, "views", "CREATE TEMP VIEW v AS SELECT 1");
+    sql(tracker, "used", "USE lake");
+    assertEquals("lake", tracker.view("u", "used").currentDatabase());
+    assertEquals("", tracker.view("u", "views").tempView("v"));
+    store.loseEverything();
+    assertEquals(null, tracker.view("u", "views").tempView("v"));
+    org.junit.jupiter.api.Assertions.assertThrows(
+        SessionStates.Lost.class, () -> tracker.view("u", "used").currentDatabase());
+  }
+
   /** The session's view as this replica, or (with a store) a second replica, reads it. */
   private SessionView view(SessionTracker tracker, SessionStates store, String session) {
     if (store == null) return tracker.view("u", session);
