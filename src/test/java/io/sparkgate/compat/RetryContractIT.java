@@ -196,14 +196,15 @@ class RetryContractIT {
   private static void holdTheOnlyCall(CompatProxy proxy) throws Exception {
     Target t = proxy.target();
     holderChannel = Channels.tls(t.port(), t.caPem()).build();
-    held =
-        ClientInterceptors.intercept(holderChannel, Channels.bearer(t.token()))
-            .newCall(TestMethods.get("ExecutePlan"), CallOptions.DEFAULT);
-    held.start(new ClientCall.Listener<>() {}, new Metadata());
-    held.request(1);
+    java.util.concurrent.atomic.AtomicBoolean heldClosed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    held = holdOne(t, heldClosed);
     Await.until(
         "the proxy refusing a second call as overload",
         () -> {
+          // A probe that reached the proxy before the held call took the only slot, and the held
+          // call was refused instead: hold another.
+          if (heldClosed.getAndSet(false)) held = holdOne(t, heldClosed);
           try {
             ClientCalls.blockingUnaryCall(
                 ClientInterceptors.intercept(holderChannel, Channels.bearer(t.token())),
@@ -215,6 +216,24 @@ class RetryContractIT {
             return e.getStatus().getCode() == Status.Code.RESOURCE_EXHAUSTED;
           }
         });
+  }
+
+  /** An ExecutePlan that sends nothing; {@code closed} is set if the proxy ends it. */
+  private static ClientCall<byte[], byte[]> holdOne(
+      Target t, java.util.concurrent.atomic.AtomicBoolean closed) {
+    ClientCall<byte[], byte[]> call =
+        ClientInterceptors.intercept(holderChannel, Channels.bearer(t.token()))
+            .newCall(TestMethods.get("ExecutePlan"), CallOptions.DEFAULT);
+    call.start(
+        new ClientCall.Listener<>() {
+          @Override
+          public void onClose(Status status, Metadata trailers) {
+            closed.set(true);
+          }
+        },
+        new Metadata());
+    call.request(1);
+    return call;
   }
 
   @AfterAll
