@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sparkgate.config.Glob;
 import io.sparkgate.config.MatchConfig;
+import io.sparkgate.grants.GrantProbe;
 import io.sparkgate.policy.PolicyProbe;
 import io.sparkgate.quota.QuotaProbe;
 import io.sparkgate.route.RouteProbe;
@@ -24,7 +25,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The one glob and the one reading of a {@code match:} block: what a pattern matches, and that routes, quota
- * overrides and policy rules, built from the same block, take the same principals.
+ * overrides, policy rules and data access grants, built from the same block, take the same principals.
  */
 final class MatchBlockTest {
 
@@ -179,7 +180,7 @@ final class MatchBlockTest {
     assertNull(MatchBlock.withoutPort("h:https"));
   }
 
-  // One block, three readers.
+  // One block, four readers.
 
   private static final List<Principal> PRINCIPALS =
       List.of(
@@ -223,10 +224,13 @@ final class MatchBlockTest {
     return Arguments.of(principals, groups, tenants, new TreeSet<>(List.of(taken)));
   }
 
-  /** A route table, a quota override and a policy rule from the same block take the same principals. */
+  /**
+   * A route table, a quota override, a policy rule and a grant's {@code to:} from the same block take the same
+   * principals.
+   */
   @ParameterizedTest
   @MethodSource("blocks")
-  void routesQuotasAndPolicies_takeTheSamePrincipals(
+  void routesQuotasPoliciesAndGrants_takeTheSamePrincipals(
       List<String> principals, List<String> groups, List<String> tenants, Set<String> expected) {
     MatchConfig config = new MatchConfig(principals, groups, tenants, List.of());
     Set<String> byBlock = new TreeSet<>();
@@ -237,7 +241,8 @@ final class MatchBlockTest {
       boolean route = RouteProbe.takes(config, p, null);
       boolean quota = QuotaProbe.takes(config, p, null);
       boolean policy = PolicyProbe.takes(principals, groups, tenants, p);
-      if (route != block || quota != block || policy != block) {
+      boolean grant = GrantProbe.takes(principals, groups, tenants, p);
+      if (route != block || quota != block || policy != block || grant != block) {
         disagreements.add(
             p.name()
                 + ": block "
@@ -247,7 +252,9 @@ final class MatchBlockTest {
                 + ", quota "
                 + quota
                 + ", policy "
-                + policy);
+                + policy
+                + ", grant "
+                + grant);
       }
     }
     assertEquals(List.of(), disagreements);
