@@ -166,6 +166,11 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
         tempView(f, b);
         continue;
       }
+      if (f.subkind().equals("procedure")
+          && (f.kind() == Fact.Kind.TABLE_READ || f.kind() == Fact.Kind.TABLE_WRITE)) {
+        procedureTable(f, b);
+        continue;
+      }
       switch (f.kind()) {
         case TABLE_READ -> b.table(f, Privilege.SELECT);
         case TABLE_WRITE -> tableWrite(f, b);
@@ -219,14 +224,33 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
           "variant_explode_outer");
 
   /**
+   * The table an Iceberg procedure works on (the inspector reads its {@code table} argument as the procedure
+   * does): reading its history needs select, anything else maintain. The reading holds only for a catalog
+   * that is Iceberg's, as the server's profile states it.
+   */
+  private static void procedureTable(Fact f, Builder b) {
+    String impl = f.get("catalog_impl");
+    if (impl == null || !impl.toLowerCase(Locale.ROOT).contains("iceberg")) {
+      b.unresolved.add(
+          "the procedure " + f.get("procedure") + " in a catalog not known as Iceberg's");
+    } else {
+      b.table(f, f.kind() == Fact.Kind.TABLE_READ ? Privilege.SELECT : Privilege.MAINTAIN);
+    }
+  }
+
+  /**
    * A table-valued function other than Spark's own may read any table (Hudi's read the one their first
    * argument names: a TABLE_READ or PATH fact of its own when it is a literal); a procedure takes its tables
-   * as strings whose meaning is the procedure's. Neither can be checked with certainty.
+   * as strings whose meaning is the procedure's. Neither can be checked with certainty unless the inspector
+   * read it.
    */
   private static void function(Fact f, Builder b) {
     String name = f.get("name") == null ? "" : f.get("name").toLowerCase(Locale.ROOT);
     if (f.subkind().equals("procedure")) {
-      b.unresolved.add("the procedure " + name);
+      // An Iceberg table procedure's table is a fact of its own (procedureTable); any other reaches
+      // data
+      // the inspector cannot name.
+      if (!"resolved".equals(f.get("table_argument"))) b.unresolved.add("the procedure " + name);
     } else if (f.subkind().equals("table_valued")
         && !TABLE_FREE_FUNCTIONS.contains(name)
         && !(name.startsWith("hudi_") && b.hudiArgument)) {

@@ -1,7 +1,6 @@
 package io.sparkgate.inspect;
 
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -54,10 +53,13 @@ final class ExtensionSql {
       String origin,
       String where,
       SqlScope scope,
+      SqlInspector inspector,
       FactSink sink) {
     try {
-      return (extensions.contains(ICEBERG) && IcebergSql.read(sql, origin, where, scope, sink))
-          || (extensions.contains(HUDI) && HudiSql.read(sql, origin, where, scope, sink));
+      return (extensions.contains(ICEBERG)
+              && IcebergSql.read(sql, origin, where, scope, inspector, sink))
+          || (extensions.contains(HUDI)
+              && HudiSql.read(sql, origin, where, scope, inspector, sink));
     } catch (RuntimeException | StackOverflowError e) {
       // Whatever it emitted before failing, the caller adds unparseable_sql: refused all the same.
       return false;
@@ -77,10 +79,11 @@ final class ExtensionSql {
       String origin,
       String where,
       SqlScope scope,
+      SqlInspector inspector,
       FactSink sink) {
     if (!HudiSql.SPARK_KINDS_TAKEN.contains(sparkKind) || !extensions.contains(HUDI)) return false;
     try {
-      return HudiSql.read(sql, origin, where, scope, sink);
+      return HudiSql.read(sql, origin, where, scope, inspector, sink);
     } catch (RuntimeException | StackOverflowError e) {
       return false; // Spark's reading stands (both kinds are refused by the shipped policies)
     }
@@ -118,15 +121,6 @@ final class ExtensionSql {
         .put("source", "sql")
         .put("where", where)
         .put("extension", extension);
-  }
-
-  /** The procedure a CALL names, as SqlListener reports one Spark's grammar reads. */
-  static void procedure(FactSink sink, List<String> parts, String written, String where) {
-    sink.fact(Fact.Kind.FUNCTION_CALL, "procedure")
-        .put("name", String.join(".", parts).toLowerCase(Locale.ROOT))
-        .put("written", written)
-        .put("where", where)
-        .emit();
   }
 
   /**

@@ -71,7 +71,13 @@ final class HudiSql {
   }
 
   /** Reports the statement and returns true if Hudi's parser would read it as its own; otherwise emits nothing. */
-  static boolean read(String sql, String origin, String where, SqlScope scope, FactSink sink) {
+  static boolean read(
+      String sql,
+      String origin,
+      String where,
+      SqlScope scope,
+      SqlInspector inspector,
+      FactSink sink) {
     GrammarTree statement = statement(sql);
     if (statement == null) return false;
     ExtensionSql.Kind kind = STATEMENTS.get(statement.name());
@@ -85,11 +91,19 @@ final class HudiSql {
     String fs = scope.session.defaultFileSystem();
     if (statement.is("call")) {
       GrammarTree name = statement.child("multipartIdentifier");
-      ExtensionSql.procedure(sink, identifiers(name.children("identifier")), name.text(), where);
+      List<ProcedureCall.Argument> arguments = new ArrayList<>();
       GrammarTree list = statement.child("callArgumentList");
       if (list != null)
         for (GrammarTree argument : list.children("callArgument"))
-          argument(argument, sink, where, fs);
+          arguments.add(argument(argument, sink, where, fs));
+      ProcedureCall.report(
+          identifiers(name.children("identifier")),
+          name.text(),
+          arguments,
+          scope,
+          inspector,
+          sink,
+          where);
       return true;
     }
     if (statement.name().endsWith("OnPath")) {
@@ -176,7 +190,8 @@ final class HudiSql {
   }
 
   /** One argument of a CALL ({@code expression} is a constant or MAP(...)), checked as ExtensionSql.argument says. */
-  private static void argument(GrammarTree argument, FactSink sink, String where, String fs) {
+  private static ProcedureCall.Argument argument(
+      GrammarTree argument, FactSink sink, String where, String fs) {
     GrammarTree name = argument.child("identifier");
     String key = name == null ? "" : SqlText.unquoteIdentifier(name.text());
     GrammarTree value = argument.child("expression");
@@ -188,6 +203,7 @@ final class HudiSql {
     List<String> strings = new ArrayList<>();
     for (GrammarTree c : constants) strings.add(string(c));
     ExtensionSql.argument(sink, key, literal, strings, map != null, argument.text(), where, fs);
+    return new ProcedureCall.Argument(key, literal, argument.text());
   }
 
   /** A constant's string value (adjacent literals are one string), or null for numbers and booleans. */

@@ -99,7 +99,13 @@ final class IcebergSql {
   }
 
   /** Reports the statement and returns true if Iceberg's parser would read it; otherwise emits nothing. */
-  static boolean read(String sql, String origin, String where, SqlScope scope, FactSink sink) {
+  static boolean read(
+      String sql,
+      String origin,
+      String where,
+      SqlScope scope,
+      SqlInspector inspector,
+      FactSink sink) {
     if (!recognises(sql)) return false;
     IcebergSqlExtensionsParser.SingleStatementContext tree = parse(sql);
     if (tree == null) return false;
@@ -114,9 +120,10 @@ final class IcebergSql {
         statement.getRuleContext(IcebergSqlExtensionsParser.MultipartIdentifierContext.class, 0);
     List<String> parts = parts(name);
     if (statement instanceof IcebergSqlExtensionsParser.CallContext call) {
-      ExtensionSql.procedure(sink, parts, text.text(name), where);
+      List<ProcedureCall.Argument> arguments = new ArrayList<>();
       for (var argument : call.callArgument())
-        arguments(argument, text, sink, where, scope.session.defaultFileSystem());
+        arguments.add(arguments(argument, text, sink, where, scope.session.defaultFileSystem()));
+      ProcedureCall.report(parts, text.text(name), arguments, scope, inspector, sink, where);
       return true;
     }
     ExtensionSql.table(
@@ -149,7 +156,7 @@ final class IcebergSql {
   }
 
   /** One argument of a CALL, checked for paths as ExtensionSql.argument says. */
-  private static void arguments(
+  private static ProcedureCall.Argument arguments(
       IcebergSqlExtensionsParser.CallArgumentContext argument,
       SqlText text,
       FactSink sink,
@@ -174,6 +181,7 @@ final class IcebergSql {
     for (var c : constants) strings.add(string(c));
     ExtensionSql.argument(
         sink, key, literal, strings, value.stringMap() != null, text.text(argument), where, fs);
+    return new ProcedureCall.Argument(key, literal, text.text(argument));
   }
 
   /** A string constant's value (adjacent literals are one string, as in Spark), or null for other constants. */

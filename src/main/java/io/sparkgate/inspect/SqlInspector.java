@@ -180,7 +180,8 @@ final class SqlInspector {
     } catch (SqlParsing.SqlSyntaxException e) {
       // Statements only a session extension of the backend reads (Iceberg's ALTER TABLE ... ADD
       // PARTITION FIELD).
-      if (ExtensionSql.read(sql, scope.session.extensions(), origin, where, scope, sink)) return;
+      if (ExtensionSql.read(sql, scope.session.extensions(), origin, where, scope, this, sink))
+        return;
       textFact("unparseable", sql, origin, where, sink);
       sink.fact(Fact.Kind.UNCLASSIFIED, "unparseable_sql")
           .put("where", where)
@@ -191,7 +192,7 @@ final class SqlInspector {
     }
     StatementKinds.Reading kind = StatementKinds.TABLE.read(tree);
     if (ExtensionSql.readBeforeSpark(
-        kind.kind(), sql, scope.session.extensions(), origin, where, scope, sink)) {
+        kind.kind(), sql, scope.session.extensions(), origin, where, scope, this, sink)) {
       return;
     }
     sink.fact(Fact.Kind.SQL, kind.kind())

@@ -120,12 +120,18 @@ final class SqlListener extends SqlBaseParserBaseListener {
           .put("catalog", scope.catalog())
           .put("database", scope.database())
           .emit();
-    } else if (parent instanceof SqlBaseParser.CallContext) {
-      sink.fact(Fact.Kind.FUNCTION_CALL, "procedure")
-          .put("name", String.join(".", parts).toLowerCase(Locale.ROOT))
-          .put("written", text.text(ctx))
-          .put("where", where)
-          .emit();
+    } else if (parent instanceof SqlBaseParser.CallContext call) {
+      List<ProcedureCall.Argument> arguments = new ArrayList<>();
+      for (var arg : call.functionArgument()) {
+        var named = arg.namedArgumentExpression();
+        ParserRuleContext value = named == null ? arg.expression() : named.value;
+        arguments.add(
+            new ProcedureCall.Argument(
+                named == null ? "" : SqlText.unquoteIdentifier(named.key.getText()),
+                literalString(value),
+                text.text(arg)));
+      }
+      ProcedureCall.report(parts, text.text(ctx), arguments, scope, inspector, sink, where);
     } else if (parent instanceof SqlBaseParser.CreateUserDefinedFunctionContext udf) {
       String language = udf.routineCharacteristics() == null ? null : languageOf(udf);
       if (language == null || language.equalsIgnoreCase("SQL")) {

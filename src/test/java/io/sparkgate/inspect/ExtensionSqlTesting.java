@@ -6,9 +6,6 @@ import java.util.Set;
 
 /** What the tests of the extension grammars share: reading a statement as a backend with extensions would. */
 final class ExtensionSqlTesting {
-  /** A session whose catalogs are prod and iceberg, for ExtensionSql.read alone. */
-  static final SessionView SESSION =
-      SessionView.of("spark_catalog", "default", Set.of("prod", "iceberg"));
 
   private ExtensionSqlTesting() {}
 
@@ -16,10 +13,31 @@ final class ExtensionSqlTesting {
   static Facts read(String sql, Set<String> extensions) {
     FactSink sink = new FactSink(100);
     boolean read =
-        ExtensionSql.read(sql, extensions, "relation", "sql", new SqlScope(SESSION), sink);
+        ExtensionSql.read(
+            sql,
+            extensions,
+            "relation",
+            "sql",
+            new SqlScope(readingSession(extensions)),
+            new SqlInspector(InspectorConfig.DEFAULTS),
+            sink);
     Facts facts = sink.build();
     assertEquals(read, !facts.all().isEmpty(), "facts only when read: " + facts);
     return facts;
+  }
+
+  /** A session whose catalogs are prod and iceberg, loading {@code extensions}, for ExtensionSql.read alone. */
+  private static SessionView readingSession(Set<String> extensions) {
+    return new SessionView.Fixed(
+        "spark_catalog",
+        "default",
+        Set.of("prod", "iceberg"),
+        null,
+        "file",
+        extensions,
+        Set.of(),
+        Set.of(),
+        null);
   }
 
   /** A backend session that loads {@code extensions}, for the whole inspector. */

@@ -231,6 +231,60 @@ final class IcebergSqlTest {
   }
 
   @Test
+  void
+      a_table_procedure_reports_its_table_resolved_in_the_procedures_catalog_and_reads_its_filter() {
+    Facts facts =
+        read(
+            "CALL prod.system.rewrite_data_files(table => '`Db`.sample', "
+                + "where => 'id IN (SELECT id FROM other.t)')",
+            ICEBERG_ONLY);
+    Fact call = facts.ofKind(Fact.Kind.FUNCTION_CALL).get(0);
+    assertEquals("resolved", call.get("table_argument"));
+    Fact table =
+        facts.ofKind(Fact.Kind.TABLE_WRITE).stream()
+            .filter(f -> f.subkind().equals("procedure"))
+            .findFirst()
+            .orElseThrow();
+    assertEquals(
+        "prod.Db.sample", table.get("table"), "in the procedure's catalog, not the current one");
+    assertEquals("prod.system.rewrite_data_files", table.get("procedure"));
+    assertEquals(
+        "spark_catalog.other.t",
+        facts.ofKind(Fact.Kind.TABLE_READ).get(0).get("table"),
+        "the filter is an expression the session parser reads, its subquery too");
+
+    Fact read =
+        read("CALL prod.system.ancestors_of('iceberg.db.t')", ICEBERG_ONLY)
+            .ofKind(Fact.Kind.TABLE_READ)
+            .get(0);
+    assertEquals("iceberg.db.t", read.get("table"), "a first part that is a catalog names it");
+    assertEquals("procedure", read.subkind());
+
+    // What Iceberg's reading does not settle: a one-part name outside the current catalog, a table
+    // named
+    // twice, a procedure not known, a view of files; and with Hudi's extension loaded, Hudi runs
+    // every CALL.
+    for (String sql :
+        List.of(
+            "CALL prod.system.expire_snapshots(table => 'sample')",
+            "CALL prod.system.expire_snapshots('db.a', table => 'db.b')",
+            "CALL prod.system.snapshot('db.a', 'db.b')",
+            "CALL prod.system.remove_orphan_files(table => 'db.a', file_list_view => 'v')")) {
+      Facts unresolved = read(sql, ICEBERG_ONLY);
+      assertNull(unresolved.ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("table_argument"), sql);
+      assertTrue(
+          unresolved.ofKind(Fact.Kind.TABLE_WRITE).isEmpty()
+              && unresolved.ofKind(Fact.Kind.TABLE_READ).isEmpty(),
+          sql);
+    }
+    Facts withHudi =
+        read(
+            "CALL prod.system.expire_snapshots(table => 'db.a')",
+            Set.of(ExtensionSql.ICEBERG, ExtensionSql.HUDI));
+    assertNull(withHudi.ofKind(Fact.Kind.FUNCTION_CALL).get(0).get("table_argument"));
+  }
+
+  @Test
   void through_the_inspector_when_the_backend_loads_iceberg() {
     Inspector inspector = new Inspector();
     String sql = "ALTER TABLE prod.db.sample ADD PARTITION FIELD bucket(16, id)";
