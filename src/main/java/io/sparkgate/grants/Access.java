@@ -8,6 +8,10 @@ import java.util.Objects;
  * with the default file system's scheme added when it had none.
  *
  * @param where the place in the request it came from, for the audit record and the logs
+ * @param alternative another thing the name may mean, which Spark's catalog decides only when it runs (an
+ *     Iceberg name like {@code db.t.history} is the table {@code history} in {@code db.t} if there is one,
+ *     else {@code t}'s history): refused where some grant covers it and none gives it to the caller, passed
+ *     where no grant covers it
  */
 public record Access(
     Target target,
@@ -15,7 +19,8 @@ public record Access(
     String namespace,
     String name,
     Privilege privilege,
-    String where) {
+    String where,
+    boolean alternative) {
 
   /** What an access is to. */
   public enum Target {
@@ -36,6 +41,16 @@ public record Access(
     where = where == null ? "" : where;
   }
 
+  public Access(
+      Target target,
+      String catalog,
+      String namespace,
+      String name,
+      Privilege privilege,
+      String where) {
+    this(target, catalog, namespace, name, privilege, where, false);
+  }
+
   static Access table(String catalog, String namespace, String name, Privilege p, String where) {
     return new Access(Target.TABLE, catalog, namespace, name, p, where);
   }
@@ -43,6 +58,13 @@ public record Access(
   static Access path(String path, Privilege p, String where) {
     return new Access(Target.PATH, "", "", path, p, where);
   }
+
+  /** What an access is to and how, not where nor whether it is an alternative: a table read twice is one. */
+  Key key() {
+    return new Key(target, catalog, namespace, name, privilege);
+  }
+
+  record Key(Target target, String catalog, String namespace, String name, Privilege privilege) {}
 
   /** What it is to, as a message names it: {@code table spark_catalog.finance.payroll}, {@code path s3a://b/x}. */
   public String object() {

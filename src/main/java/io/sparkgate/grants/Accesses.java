@@ -247,9 +247,8 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
   private static void function(Fact f, Builder b) {
     String name = f.get("name") == null ? "" : f.get("name").toLowerCase(Locale.ROOT);
     if (f.subkind().equals("procedure")) {
-      // An Iceberg table procedure's table is a fact of its own (procedureTable); any other reaches
-      // data
-      // the inspector cannot name.
+      // An Iceberg table procedure's table is a fact of its own (procedureTable); any other
+      // reaches data the inspector cannot name.
       if (!"resolved".equals(f.get("table_argument"))) b.unresolved.add("the procedure " + name);
     } else if (f.subkind().equals("table_valued")
         && !TABLE_FREE_FUNCTIONS.contains(name)
@@ -380,16 +379,16 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
   /** Collects accesses once each. */
   private static final class Builder {
     /** By what is accessed and how, not where: a table read in two places is one access. */
-    final Map<List<Object>, Access> accesses = new LinkedHashMap<>();
+    final Map<Access.Key, Access> accesses = new LinkedHashMap<>();
 
     final List<String> unresolved = new ArrayList<>();
 
     /** Whether a Hudi table function's first argument was read as a table or a path. */
     boolean hudiArgument;
 
+    /** Adds {@code a} once; what one place needs for certain outweighs an alternative elsewhere. */
     void add(Access a) {
-      accesses.putIfAbsent(
-          List.of(a.target(), a.catalog(), a.namespace(), a.name(), a.privilege()), a);
+      accesses.merge(a.key(), a, (old, now) -> old.alternative() && !now.alternative() ? now : old);
     }
 
     void table(Fact f, Privilege p) {
@@ -401,17 +400,47 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
       }
       String namespace = f.get("database") == null ? "" : f.get("database");
       String impl = f.get("catalog_impl");
-      if (impl != null
-          && impl.toLowerCase(Locale.ROOT).contains("iceberg")
-          && !namespace.isEmpty()
-          && icebergMetadata(name)) {
-        // db.t.snapshots, db.t.branch_dev: the table t's metadata or branch (Iceberg tries the name
-        // as a table first; a table of that name would sit in namespace db.t, under t's owner too).
-        int dot = namespace.lastIndexOf('.');
-        name = namespace.substring(dot + 1);
-        namespace = dot < 0 ? "" : namespace.substring(0, dot);
+      String where = f.get("where");
+      if (impl == null
+          || !impl.toLowerCase(Locale.ROOT).contains("iceberg")
+          || namespace.isEmpty()
+          || !icebergMetadata(name)
+          || creates(f)) {
+        add(Access.table(catalog, namespace, name, p, where));
+        return;
       }
-      add(Access.table(catalog, namespace, name, p, f.get("where")));
+      // db.t.snapshots, db.t.branch_dev: Iceberg loads a table of that very name if there is one,
+      // else
+      // t's metadata or branch. Which one the catalog holds is not known here, so both are checked:
+      // the
+      // usual meaning as any access, the other wherever a grant covers it. With a one-part
+      // namespace
+      // (finance.history) the usual meaning is the table itself, its "parent" a table in the root.
+      int dot = namespace.lastIndexOf('.');
+      Access self = new Access(Access.Target.TABLE, catalog, namespace, name, p, where, dot >= 0);
+      Access parent =
+          new Access(
+              Access.Target.TABLE,
+              catalog,
+              dot < 0 ? "" : namespace.substring(0, dot),
+              namespace.substring(dot + 1),
+              p,
+              where,
+              dot < 0);
+      add(parent);
+      add(self);
+    }
+
+    /** A statement that makes the table: the name is the new table's, never a metadata table's. */
+    private static boolean creates(Fact f) {
+      if (f.kind() != Fact.Kind.TABLE_WRITE) return false;
+      String kind = f.subkind().toLowerCase(Locale.ROOT);
+      return kind.startsWith("create")
+          || kind.startsWith("replace")
+          || kind.startsWith("write_v2_mode_create")
+          || kind.equals("write_v2_mode_replace")
+          || kind.equals("save_as_table")
+          || kind.equals("renametabletarget");
     }
 
     /** A path as a PATH fact describes it ({@code kind} its subkind); a read-only one needs select alone. */

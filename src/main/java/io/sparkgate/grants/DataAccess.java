@@ -98,8 +98,9 @@ public final class DataAccess {
       Grant g = first(a, principal, groups, tenant, true);
       if (g != null) {
         granted.add(new Verdict.Granted(a, g.name()));
-      } else if (!denyByDefault && first(a, principal, groups, tenant, false) == null) {
-        granted.add(new Verdict.Granted(a, BY_DEFAULT));
+      } else if ((a.alternative() || !denyByDefault)
+          && first(a, principal, groups, tenant, false) == null) {
+        if (!a.alternative()) granted.add(new Verdict.Granted(a, BY_DEFAULT));
       } else {
         return new Verdict(granted, a, null);
       }

@@ -10,8 +10,9 @@ import java.util.Map;
  * {@code procedure}. For Iceberg's table procedures, whose parameters are known, it is also the table their
  * {@code table} argument names, resolved as the procedure resolves it (a TABLE_WRITE or TABLE_READ of subkind
  * {@code procedure}; the call then carries {@code table_argument=resolved}), and the filter their {@code
- * where} argument holds, an expression the session's parser reads. Any other call leaves the data it reaches
- * unknown, which grants refuse.
+ * where} argument holds, an expression the session's parser reads (as is the {@code filter} of Hudi's
+ * procedures). Any other call leaves the data it reaches unknown, which grants refuse. Every other string
+ * argument is checked for what substitution would rewrite: procedures hand theirs to the session's parser.
  */
 final class ProcedureCall {
 
@@ -94,8 +95,18 @@ final class ProcedureCall {
         procedure.database().equalsIgnoreCase("system")
             ? ICEBERG.get(procedure.name().toLowerCase(Locale.ROOT))
             : null;
-    if (signature != null) filters(signature, arguments, scope, inspector, sink, where);
+    List<Argument> read = new ArrayList<>();
+    if (signature != null)
+      read.addAll(filters(signature, arguments, scope, inspector, sink, where));
+    if (scope.session.extensions().contains(ExtensionSql.HUDI)) {
+      read.addAll(hudiFilters(arguments, scope, inspector, sink, where));
+    }
     Argument tableArgument = signature == null ? null : only(signature, arguments, "table");
+    if (tableArgument != null) read.add(tableArgument);
+    for (Argument a : arguments) {
+      if (a.literal() != null && !read.contains(a))
+        inspector.procedureString(a.literal(), where, scope.session, sink);
+    }
     TableRef table =
         tableArgument == null
             ? null
@@ -152,20 +163,45 @@ final class ProcedureCall {
    * (SparkExpressionConverter.collectResolvedSparkExpression), so it is read as an expression string. A value
    * that is not a plain string is computed at run time and cannot be read.
    */
-  private static void filters(
+  private static List<Argument> filters(
       Signature signature,
       List<Argument> arguments,
       SqlScope scope,
       SqlInspector inspector,
       FactSink sink,
       String where) {
-    if (signature.position("where") < 0) return;
-    for (Argument filter : candidates(signature, arguments, "where")) {
-      if (filter.literal() == null) {
-        sink.unclassified("computed_argument", where, "CALL argument " + filter.written());
-      } else {
-        inspector.expression(filter.literal(), where, scope.session, sink);
-      }
+    if (signature.position("where") < 0) return List.of();
+    List<Argument> filters = candidates(signature, arguments, "where");
+    filters.forEach(f -> expression(f, scope, inspector, sink, where));
+    return filters;
+  }
+
+  /**
+   * Hudi's show_* procedures take a {@code filter}, which HoodieProcedureFilterUtils parses with the
+   * session's parser and evaluates on each row: an expression string like any other.
+   */
+  private static List<Argument> hudiFilters(
+      List<Argument> arguments,
+      SqlScope scope,
+      SqlInspector inspector,
+      FactSink sink,
+      String where) {
+    List<Argument> filters = new ArrayList<>(1);
+    for (Argument a : arguments) {
+      if (!a.key().equalsIgnoreCase("filter")) continue;
+      expression(a, scope, inspector, sink, where);
+      filters.add(a);
+    }
+    return filters;
+  }
+
+  /** An argument the procedure parses as an expression; one computed at run time cannot be read. */
+  private static void expression(
+      Argument a, SqlScope scope, SqlInspector inspector, FactSink sink, String where) {
+    if (a.literal() == null) {
+      sink.unclassified("computed_argument", where, "CALL argument " + a.written());
+    } else {
+      inspector.expression(a.literal(), where, scope.session, sink);
     }
   }
 

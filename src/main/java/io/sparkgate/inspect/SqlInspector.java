@@ -270,6 +270,14 @@ final class SqlInspector {
     }
   }
 
+  /**
+   * A procedure's string argument: procedures hand theirs to the session's parser (table names, Iceberg's
+   * rewrite filters, Hudi's show_* filters, which it evaluates), so none may be rewritten by substitution.
+   */
+  void procedureString(String text, String where, SessionView session, FactSink sink) {
+    readAsSent(text, "procedure_argument", where, session, sink);
+  }
+
   /** A string value bound to a SQL text's parameter: see {@code Detectors.parameters}. */
   void boundValue(String text, String where, SessionView session, FactSink sink) {
     readAsSent(text, "parameter", where, session, sink);

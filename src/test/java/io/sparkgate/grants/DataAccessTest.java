@@ -169,6 +169,59 @@ class DataAccessTest {
     assertFalse(check(d, "bob", List.of(), read("spark_catalog", "scratch_alice", "t")).allowed());
   }
 
+  private static Fact iceberg(Fact.Kind kind, String subkind, String namespace, String name) {
+    return new Fact(
+        kind,
+        subkind,
+        Map.of(
+            "catalog", "iceberg",
+            "database", namespace,
+            "name", name,
+            "catalog_impl", "org.apache.iceberg.spark.SparkCatalog",
+            "where", "sql"));
+  }
+
+  /**
+   * An Iceberg name like finance.ledger.snapshots is the table of that name if the catalog holds one, else
+   * ledger's metadata: the usual meaning is checked as any access, the other wherever a grant covers it.
+   */
+  @Test
+  void icebergMetadataNames_checkBothMeanings_theUnusualOneWhereAGrantCoversIt() {
+    DataAccess deny = compile(GRANTS);
+    DataAccess allow = compile(GRANTS.replace("default: deny", "default: allow"));
+    Fact snapshots = iceberg(Fact.Kind.TABLE_READ, "sql", "finance.ledger", "snapshots");
+    assertTrue(check(deny, "a", List.of("finance"), snapshots).allowed(), "ledger's snapshots");
+    assertFalse(check(deny, "b", List.of("marketing"), snapshots).allowed());
+    // finance.history: finance's table history, or the history of a table "finance" in the root.
+    Fact history = iceberg(Fact.Kind.TABLE_READ, "sql", "finance", "history");
+    assertTrue(check(deny, "a", List.of("finance"), history).allowed(), "its own table");
+    Verdict other = check(allow, "b", List.of("marketing"), history);
+    assertEquals(
+        "table iceberg.finance.history",
+        other.refused().object(),
+        "finance's table, even where no grant is needed for the root table");
+    assertFalse(
+        check(
+                allow,
+                "b",
+                List.of(),
+                iceberg(Fact.Kind.TABLE_WRITE, "insertIntoTable", "finance", "files"))
+            .allowed());
+    // Creating one makes the table of that name, nothing else (finance-team has no create).
+    Fact create = iceberg(Fact.Kind.TABLE_WRITE, "createTable", "finance", "history");
+    Verdict created = check(allow, "a", List.of("finance"), create);
+    assertEquals("table iceberg.finance.history", created.refused().object());
+    assertEquals(Privilege.CREATE, created.refused().privilege());
+    assertTrue(
+        check(
+                allow,
+                "a",
+                List.of("finance"),
+                iceberg(Fact.Kind.TABLE_WRITE, "createTable", "x", "history"))
+            .allowed(),
+        "the root table finance is not asked for");
+  }
+
   @Test
   void unresolved_isRefusedWhileGrantsAreInForce() {
     DataAccess d = compile(GRANTS);
