@@ -48,13 +48,13 @@ final class BadInputTest {
   private static final int LIMIT = 1024 * 1024;
 
   /**
-   * Results the backend sends each vanishing call, of {@link #RESULT_BYTES}: 16 MiB for 1,000 calls, more than
-   * a client's connection window (1 MiB, at most 8 MiB as gRPC tunes it), so the proxy still holds results of
-   * the calls when their clients vanish.
+   * Results the backend sends each vanishing call, of {@link #RESULT_BYTES}: 4 MiB for 1,000 calls, more than
+   * the client's connection window to start with (1 MiB), so results of the calls are still on their way
+   * through the proxy when their clients vanish.
    */
   private static final int RESULTS_PER_CALL = 4;
 
-  private static final int RESULT_BYTES = 4 * 1024;
+  private static final int RESULT_BYTES = 1024;
 
   /**
    * The fake backend and the clients share this JVM with the proxy. Unpooled, their buffers go back to the
