@@ -48,6 +48,15 @@ final class BadInputTest {
   private static final int LIMIT = 1024 * 1024;
 
   /**
+   * Results the backend sends each vanishing call, of {@link #RESULT_BYTES}: 4 MiB for 1,000 calls, more than
+   * the client's connection window to start with (1 MiB), so results of the calls are still on their way
+   * through the proxy when their clients vanish.
+   */
+  private static final int RESULTS_PER_CALL = 4;
+
+  private static final int RESULT_BYTES = 1024;
+
+  /**
    * The fake backend and the clients share this JVM with the proxy. Unpooled, their buffers go back to the
    * system when released, so what the direct-memory check sees accumulate is the proxy's (pooled) memory.
    */
@@ -198,7 +207,15 @@ final class BadInputTest {
   @Test
   void thousandStreamsThenVanish_backendCallsCancelled_threadsAndDirectMemoryBackToBaseline()
       throws Exception {
-    backend.streamCount = Integer.MAX_VALUE;
+    // Each call gets its results, more than the client reads, and stays open: only the proxy's
+    // cancel ends it. A backend streaming without end made this a race against the CPU: the fake's
+    // event loop refilled every started stream with tiny messages (a fresh unpooled direct buffer
+    // each) as fast as the proxy took them, and the later streams' headers waited behind that work;
+    // on a loaded machine 64 to 192 of the 1,000 streams reached it in 30 s, and its health probe
+    // timed out.
+    backend.streamCount = RESULTS_PER_CALL;
+    backend.streamMessage = n -> new byte[RESULT_BYTES];
+    backend.holdOpen = true;
     // Warm-up rounds fill Netty's pools and lazily created threads, so what follows is the steady
     // state.
     vanishWithStreams(1000, 1000);
@@ -245,6 +262,12 @@ final class BadInputTest {
           backend.calls::get,
           n -> n >= expectedCancelledTotal,
           () -> "cancelled " + backend.cancelled);
+      Await.value(
+          "the backend to send every call its results",
+          Await.TIMEOUT,
+          backend.sent::get,
+          n -> n >= expectedCancelledTotal * RESULTS_PER_CALL,
+          () -> "backend calls " + backend.calls);
       relay.killAll();
       Await.value(
           "backend calls to be cancelled",

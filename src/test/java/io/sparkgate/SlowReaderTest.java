@@ -19,6 +19,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.EventLoops;
+import io.sparkgate.forward.ForwardingLimits;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
@@ -119,10 +120,18 @@ final class SlowReaderTest {
           call.halfClose();
           closed.add(status);
         }
+        // Wait for every slow call's queue towards its client to be full, not for the first reading
+        // at the limit. While the queues fill, the count also holds each message the proxy is
+        // handing on, and drops again once that message sits in a queue below its threshold: one
+        // full queue and a message in flight read 4 MiB, a moment later 3 MiB, and a new call then
+        // was served. A full queue stays full (the clients never read, their windows are used up),
+        // and each call has at most one message in flight, so only four full queues reach this
+        // count, 12 MiB, three times the limit, and it stays.
+        long allQueuesFull = SLOW_CALLS * ((long) ForwardingLimits.RESPONSE_QUEUE_BYTES + MiB);
         Await.until(
-            "the proxy to count what it holds for the clients that do not read",
+            "the proxy to count a full queue for each client that does not read",
             Await.TIMEOUT,
-            () -> metric(proxy, BUFFERED) >= LIMIT,
+            () -> metric(proxy, BUFFERED) >= allQueuesFull,
             () ->
                 "buffered "
                     + metricOrNull(proxy, BUFFERED)

@@ -38,6 +38,12 @@ public final class FakeSparkConnect extends io.grpc.HandlerRegistry {
   public volatile int streamCount = 3;
   public volatile java.util.function.IntFunction<byte[]> streamMessage = n -> utf8("batch-" + n);
 
+  /**
+   * After its {@link #streamCount} messages, ExecutePlan stays open until the client cancels it, as a query
+   * whose client stopped reading does: calls that only a cancel ends, at a known cost per call.
+   */
+  public volatile boolean holdOpen;
+
   /** Serves this fake on a real socket, a free port of 127.0.0.1, over plaintext HTTP/2. */
   public Server serve() throws IOException {
     return NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
@@ -126,7 +132,9 @@ public final class FakeSparkConnect extends io.grpc.HandlerRegistry {
           }
           if (next == streamCount) {
             next++;
-            call.close(Status.OK, new Metadata());
+            if (!holdOpen) {
+              call.close(Status.OK, new Metadata());
+            }
           }
         }
       };
