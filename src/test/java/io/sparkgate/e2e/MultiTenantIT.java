@@ -57,7 +57,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Several Spark servers behind two Sparkgate replicas sharing a Redis session registry, all real: the shared
  * Spark 4.0 server (S1) and one of this class's own (S2) in pool {@code analytics}, a relay to S2 as pool
- * {@code lake} with a policy of its own, static tokens carrying principals and groups, the real JVM client
+ * {@code lake} with a policy of its own, a relay to S1 as pool {@code teams} with data access grants (a copy
+ * of policies/team-data.yaml per replica), static tokens carrying principals and groups, the real JVM client
  * and raw gRPC. A session must live on one backend whichever replica a client reaches, survive replica
  * restarts and pool changes, and never be sent to a backend that does not hold it, even while Redis or a
  * backend is down.
