@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
@@ -43,7 +44,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * proxy in front of the real Spark 4.0 server: the operator signs in with the admin token, sees the session
  * the real JVM client opened and its running query (with the query's literals redacted), clicks Interrupt,
  * and the client's query fails as interrupted; the audit log has the operator's record, the page never shows
- * the token, and it is served with its Content-Security-Policy. The playground then explains a refusal.
+ * the token, and it is served with its Content-Security-Policy. The playground then explains a refusal. The
+ * grants section answers who may reach a table and what a principal holds, as the admin API does.
  */
 @ExtendWith(SparkServerExtension.class)
 class ConsoleIT {
@@ -103,7 +105,7 @@ class ConsoleIT {
                 "auth:",
                 "  static_tokens:",
                 "    - {sha256: " + sha + ", principal: alice, groups: [analysts]}",
-                ProxyConfigs.policy("shared-server.yaml"),
+                ProxyConfigs.policy("team-data.yaml"), // shared-server.yaml and data grants
                 "audit: {file: audit.jsonl, fsync: batch}",
                 "admin: {address: 127.0.0.1, port: 0, token_file: '" + adminToken + "'}"));
     // localhost without TLS: the 4.0 JVM client then sends the token as "authorization: Bearer".
@@ -140,12 +142,7 @@ class ConsoleIT {
     WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60));
     // Rows of operations that ended leave the table between two looks: look again.
     wait.ignoring(org.openqa.selenium.StaleElementReferenceException.class);
-    browser.get(console());
-    // The listener needs the admin token: the page asks for it once.
-    WebElement token = wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("token")));
-    token.sendKeys(ADMIN_TOKEN);
-    browser.findElement(By.id("token-save")).click();
-    wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("operations")));
+    signIn();
 
     long started = System.nanoTime();
     long logMark = server.logLineCount();
@@ -261,6 +258,205 @@ class ConsoleIT {
 
     // The session is still usable after its operation was interrupted.
     assertEquals(10L, spark.range(10).count());
+  }
+
+  /**
+   * The grants section in the browser, over the proxy's policy (policies/team-data.yaml): the operator asks
+   * who may reach a table and a path, and what a principal holds, and the rows the page draws (grant,
+   * holders, privileges, patterns) are those the admin API answers, the patterns filled in for the principal;
+   * a table no grant covers reads as default deny, and a question without a principal shows the API's error.
+   */
+  @Test
+  void operatorReviewsGrants_fromTheConsole() throws Exception {
+    WebDriverWait wait = signIn();
+    // The pools' list arrives with the policy, a little after the first refresh.
+    wait.until(
+        d ->
+            d.findElements(By.cssSelector("#gr-pool option")).stream()
+                .anyMatch(o -> "default".equals(o.getAttribute("value"))));
+
+    String table = "spark_catalog.shared.calendar";
+    String path = "s3a://finance-data/2026/q1.parquet";
+    type("gr-table", table);
+    type("gr-path", path);
+    browser.findElement(By.id("gr-who")).click();
+    List<WebElement> whoTables =
+        wait.until(
+            d -> {
+              List<WebElement> t = d.findElements(By.cssSelector("#gr-who-out table"));
+              return t.size() == 2 ? t : null;
+            });
+    JsonNode who = admin("api/grants/who?pool=default&table=" + table + "&path=" + encode(path));
+    List<String> headings =
+        browser.findElements(By.cssSelector("#gr-who-out h3")).stream()
+            .map(WebElement::getText)
+            .toList();
+    assertEquals(List.of(table, path), headings);
+    assertEquals(header("Grant", "To", "Privileges", "By pattern"), headerOf(whoTables.get(0)));
+    assertEquals(coverageRows(who.get("grants")), rowsOf(whoTables.get(0)));
+    assertEquals(coverageRows(who.get("path_grants")), rowsOf(whoTables.get(1)));
+    // What team-data.yaml grants, as the page shows it (so that an empty answer cannot match).
+    assertEquals(
+        List.of(
+            List.of(
+                "analysts-read-shared",
+                "groups [analysts, finance, marketing]",
+                "select",
+                "spark_catalog.shared.*"),
+            List.of(
+                "platform-writes-shared",
+                "groups [platform]",
+                "select, modify, create, alter, drop, maintain",
+                "spark_catalog.shared.*")),
+        rowsOf(whoTables.get(0)));
+    assertEquals(
+        List.of(
+            List.of(
+                "finance-bucket", "groups [finance]", "select, modify", "s3a://finance-data/*")),
+        rowsOf(whoTables.get(1)));
+
+    // A scratch table: the {principal} pattern covers it for its one principal.
+    type("gr-table", "spark_catalog.scratch_alice.work");
+    type("gr-path", "");
+    browser.findElement(By.id("gr-who")).click();
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(
+            By.id("gr-who-out"), "spark_catalog.scratch_alice.work"));
+    JsonNode scratch = admin("api/grants/who?pool=default&table=spark_catalog.scratch_alice.work");
+    List<List<String>> scratchRows =
+        rowsOf(browser.findElement(By.cssSelector("#gr-who-out table")));
+    assertEquals(coverageRows(scratch.get("grants")), scratchRows);
+    assertEquals(
+        List.of(
+            List.of(
+                "own-scratch",
+                "principals [*] (for principal alice only)",
+                "select, modify, create, alter, drop, maintain",
+                "spark_catalog.scratch_{principal}.*")),
+        scratchRows);
+
+    // A table no grant covers.
+    type("gr-table", "spark_catalog.default.nobodys");
+    browser.findElement(By.id("gr-who")).click();
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(
+            By.id("gr-who-out"), "No grant covers it: default deny, no one may reach it."));
+    assertTrue(browser.findElements(By.cssSelector("#gr-who-out table")).isEmpty());
+
+    // What alice holds with groups finance and analysts.
+    type("gr-principal", "alice");
+    type("gr-groups", "finance, analysts");
+    browser.findElement(By.id("gr-what")).click();
+    WebElement whatTable =
+        wait.until(
+            ExpectedConditions.visibilityOfElementLocated(By.cssSelector("#gr-what-out table")));
+    JsonNode what = admin("api/grants/what?pool=default&principal=alice&groups=finance,analysts");
+    assertEquals(header("Grant", "Privileges", "Tables and paths"), headerOf(whatTable));
+    List<List<String>> expected = new ArrayList<>();
+    for (JsonNode g : what.get("grants")) {
+      List<String> targets = new ArrayList<>();
+      g.get("tables").forEach(t -> targets.add(t.asText()));
+      g.get("paths").forEach(p -> targets.add(p.asText()));
+      expected.add(
+          List.of(
+              g.get("grant").asText(), joined(g.get("privileges")), String.join(", ", targets)));
+    }
+    List<List<String>> whatRows = rowsOf(whatTable);
+    assertEquals(expected, whatRows);
+    assertEquals(
+        List.of("finance-team", "analysts-read-shared", "own-scratch", "finance-bucket"),
+        whatRows.stream().map(r -> r.get(0)).toList());
+    assertTrue(
+        whatRows.contains(
+            List.of(
+                "own-scratch",
+                "select, modify, create, alter, drop, maintain",
+                "spark_catalog.scratch_alice.*")),
+        whatRows.toString());
+
+    // Without a principal: the API's 400, shown as the page's error.
+    type("gr-principal", "");
+    browser.findElement(By.id("gr-what")).click();
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(
+            By.cssSelector("#gr-what-out .error"), "give principal=<name>"));
+    assertFalse(browser.getPageSource().contains(ADMIN_TOKEN));
+  }
+
+  /**
+   * Opens the console and signs in. The listener needs the admin token and the page asks for it once per tab:
+   * what an earlier test stored in this tab is forgotten first.
+   */
+  private static WebDriverWait signIn() {
+    WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60));
+    browser.get(console());
+    ((JavascriptExecutor) browser).executeScript("sessionStorage.clear();");
+    browser.navigate().refresh();
+    WebElement token = wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("token")));
+    token.sendKeys(ADMIN_TOKEN);
+    browser.findElement(By.id("token-save")).click();
+    wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("operations")));
+    return wait;
+  }
+
+  private static void type(String id, String text) {
+    WebElement input = browser.findElement(By.id(id));
+    input.clear();
+    input.sendKeys(text);
+  }
+
+  private static List<String> header(String... cells) {
+    return List.of(cells);
+  }
+
+  private static List<String> headerOf(WebElement table) {
+    return table.findElements(By.cssSelector("thead th")).stream()
+        .map(WebElement::getText)
+        .toList();
+  }
+
+  private static List<List<String>> rowsOf(WebElement table) {
+    return table.findElements(By.cssSelector("tbody tr")).stream()
+        .map(tr -> tr.findElements(By.tagName("td")).stream().map(WebElement::getText).toList())
+        .toList();
+  }
+
+  /** The rows the page should draw for a who answer's grants: grant, to, privileges, pattern. */
+  private static List<List<String>> coverageRows(JsonNode grants) {
+    List<List<String>> rows = new ArrayList<>();
+    for (JsonNode g : grants) {
+      String to = g.get("to").asText();
+      if (!g.get("principal").isNull()) {
+        to += " (for principal " + g.get("principal").asText() + " only)";
+      }
+      rows.add(
+          List.of(
+              g.get("grant").asText(), to, joined(g.get("privileges")), g.get("pattern").asText()));
+    }
+    return rows;
+  }
+
+  private static String joined(JsonNode labels) {
+    List<String> out = new ArrayList<>();
+    labels.forEach(l -> out.add(l.asText()));
+    return String.join(", ", out);
+  }
+
+  private static String encode(String text) {
+    return java.net.URLEncoder.encode(text, StandardCharsets.UTF_8);
+  }
+
+  /** A GET of the admin API with the admin token; it must answer 200. */
+  private static JsonNode admin(String pathAndQuery) throws Exception {
+    java.net.http.HttpResponse<String> r =
+        java.net.http.HttpClient.newHttpClient()
+            .send(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(console() + pathAndQuery))
+                    .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, r.statusCode(), r.body());
+    return JSON.readTree(r.body());
   }
 
   /**

@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.Any;
 import com.google.rpc.RetryInfo;
 import io.grpc.CallOptions;
@@ -17,7 +19,6 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ClientCalls;
 import io.sparkgate.Sparkgate;
-import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.forward.TestMethods;
 import io.sparkgate.proto.spark.ExecutePlanRequest;
 import io.sparkgate.proto.spark.ExecutePlanResponse;
@@ -26,6 +27,7 @@ import io.sparkgate.proto.spark.InterruptResponse;
 import io.sparkgate.proto.spark.ReattachExecuteRequest;
 import io.sparkgate.proto.spark.ReattachOptions;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.testing.AuditLines;
 import io.sparkgate.testing.Await;
 import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.RedisServer;
@@ -55,7 +57,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * Several Spark servers behind two Sparkgate replicas sharing a Redis session registry, all real: the shared
  * Spark 4.0 server (S1) and one of this class's own (S2) in pool {@code analytics}, a relay to S2 as pool
- * {@code lake} with a policy of its own, static tokens carrying principals and groups, the real JVM client
+ * {@code lake} with a policy of its own, a relay to S1 as pool {@code teams} with data access grants (a copy
+ * of policies/team-data.yaml per replica), static tokens carrying principals and groups, the real JVM client
  * and raw gRPC. A session must live on one backend whichever replica a client reaches, survive replica
  * restarts and pool changes, and never be sent to a backend that does not hold it, even while Redis or a
  * backend is down.
@@ -69,6 +72,9 @@ class MultiTenantIT {
   private static final String ALICE = "mt-alice-" + UUID.randomUUID();
   private static final String LAKE = "mt-lake-" + UUID.randomUUID();
   private static final String NOBODY = "mt-nobody-" + UUID.randomUUID();
+  private static final String FINANCE = "mt-finance-" + UUID.randomUUID(); // fay, group finance
+  private static final String MARKETING = "mt-marketing-" + UUID.randomUUID(); // mark, marketing
+  private static final ObjectMapper JSON = new ObjectMapper();
   private static final Duration SESSION_LOST_AFTER = Duration.ofSeconds(20);
 
   /** Development only: {@code -Dsparkgate.mt.store=memory} runs without Redis (tests 5 and 6 skip). */
@@ -80,6 +86,7 @@ class MultiTenantIT {
   private static TcpRelay lakeRelay; // pool lake's backend: S2 under another address
   private static TcpRelay
       thirdRelay; // analytics' third backend from test 5 on: S1 under another address
+  private static TcpRelay teamsRelay; // pool teams' backend: S1 under another address
   private static RedisServer redis;
   private static Path dir;
   private static Sparkgate replica1;
@@ -102,6 +109,7 @@ class MultiTenantIT {
             classpath, dir.resolve("s2"), SparkServerExtension.SHARED_CONF);
     lakeRelay = new TcpRelay(s2.port());
     thirdRelay = new TcpRelay(s1.port());
+    teamsRelay = new TcpRelay(s1.port());
     if (REDIS) {
       redis = RedisServer.start(dir.resolve("redis"));
     }
@@ -123,38 +131,64 @@ class MultiTenantIT {
     startReplicas(List.of(s1.port(), s2.port()));
   }
 
-  /** Both replicas on the same configuration (listening on ports of their own), analytics on {@code ports}. */
+  /**
+   * Both replicas on the same configuration (listening on ports of their own), analytics on {@code ports}.
+   * Each replica reads it from a directory of its own, where the relative names in it point: pool teams'
+   * policy (a copy of policies/team-data.yaml, so that a test can revoke a grant on one replica) and the
+   * audit log.
+   */
   private static void startReplicas(List<Integer> analytics) throws Exception {
     List<String> backends = analytics.stream().map(p -> "'127.0.0.1:" + p + "'").toList();
-    ProxyConfig config =
-        ProxyConfigs.write(
-            dir,
-            ProxyConfigs.PLAINTEXT_LISTENER,
-            "auth:",
-            "  static_tokens:",
-            "    - {sha256: " + sha256(ALICE) + ", principal: alice, groups: [analysts]}",
-            "    - {sha256: " + sha256(LAKE) + ", principal: lakeuser, groups: [lake-x]}",
-            "    - {sha256: " + sha256(NOBODY) + ", principal: nobody, groups: [others]}",
-            "pools:",
-            "  analytics:",
-            "    backends: [" + String.join(", ", backends) + "]",
-            "    policy: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'",
-            "  lake:",
-            "    backends: ['127.0.0.1:" + lakeRelay.port() + "']",
-            "    policy: '" + dir.resolve("lake-policy.yaml") + "'",
-            "routes:",
-            "  - match: {groups: ['lake-*']}",
-            "    pool: lake",
-            "  - match: {principals: [alice, bob]}",
-            "    pool: analytics",
-            REDIS
-                ? "sessions: {store: redis, redis_url: '" + redis.url() + "', idle_timeout: 1h}"
-                : "sessions: {store: memory, idle_timeout: 1h}",
-            "health: {interval: 1s, timeout: 1s, session_lost_after: "
-                + SESSION_LOST_AFTER.toSeconds()
-                + "s}");
-    replica1 = Sparkgate.start(config);
-    replica2 = Sparkgate.start(config);
+    String[] lines = {
+      ProxyConfigs.PLAINTEXT_LISTENER,
+      "auth:",
+      "  static_tokens:",
+      "    - {sha256: " + sha256(ALICE) + ", principal: alice, groups: [analysts]}",
+      "    - {sha256: " + sha256(LAKE) + ", principal: lakeuser, groups: [lake-x]}",
+      "    - {sha256: " + sha256(NOBODY) + ", principal: nobody, groups: [others]}",
+      "    - {sha256: " + sha256(FINANCE) + ", principal: fay, groups: [finance]}",
+      "    - {sha256: " + sha256(MARKETING) + ", principal: mark, groups: [marketing]}",
+      "pools:",
+      "  analytics:",
+      "    backends: [" + String.join(", ", backends) + "]",
+      "    policy: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'",
+      "  lake:",
+      "    backends: ['127.0.0.1:" + lakeRelay.port() + "']",
+      "    policy: '" + dir.resolve("lake-policy.yaml") + "'",
+      "  teams:",
+      "    backends: ['127.0.0.1:" + teamsRelay.port() + "']",
+      "    policy: team-data.yaml",
+      "routes:",
+      "  - match: {groups: ['lake-*']}",
+      "    pool: lake",
+      "  - match: {groups: [finance, marketing]}",
+      "    pool: teams",
+      "  - match: {principals: [alice, bob]}",
+      "    pool: analytics",
+      REDIS
+          ? "sessions: {store: redis, redis_url: '" + redis.url() + "', idle_timeout: 1h}"
+          : "sessions: {store: memory, idle_timeout: 1h}",
+      "health: {interval: 1s, timeout: 1s, session_lost_after: "
+          + SESSION_LOST_AFTER.toSeconds()
+          + "s}",
+      "audit: {file: audit.jsonl, fsync: batch}"
+    };
+    for (String replica : List.of("replica1", "replica2")) {
+      Files.createDirectories(dir.resolve(replica));
+      Files.writeString(dir.resolve(replica).resolve("team-data.yaml"), teamData());
+    }
+    replica1 = Sparkgate.start(ProxyConfigs.write(dir.resolve("replica1"), lines));
+    replica2 = Sparkgate.start(ProxyConfigs.write(dir.resolve("replica2"), lines));
+  }
+
+  /** The shipped policies/team-data.yaml, its include pointing at the shipped shared-server.yaml. */
+  private static String teamData() throws Exception {
+    String text = Files.readString(Path.of("policies", "team-data.yaml"));
+    String include = "  - include: shared-server.yaml\n";
+    assertTrue(text.contains(include), "team-data.yaml includes shared-server.yaml");
+    return text.replace(
+        include,
+        "  - include: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'\n");
   }
 
   @AfterAll
@@ -166,7 +200,7 @@ class MultiTenantIT {
         // its replica is gone (restarted): nothing to release through it
       }
     }
-    ProxyConfigs.closeAll(replica1, replica2, lakeRelay, thirdRelay, redis, s2);
+    ProxyConfigs.closeAll(replica1, replica2, lakeRelay, thirdRelay, teamsRelay, redis, s2);
   }
 
   // ---- 1
@@ -439,6 +473,131 @@ class MultiTenantIT {
       assertTrue(text.contains("SPARKGATE_NO_ROUTE"), text);
       assertFalse(text.contains("analytics") || text.contains("lake"), "names a pool: " + text);
     }
+  }
+
+  /**
+   * Data access grants across the replicas (pool teams, a copy of policies/team-data.yaml on each): fay
+   * (finance) creates a table of her team's through replica 1 and a temporary view over it; through replica
+   * 2 the same session reads the view, which replica 2 knows from the session state in Redis (a name it did
+   * not know would read as the ungranted table {@code spark_catalog.default.<view>}, as it does in another
+   * session), and is refused marketing's table. Then finance's grant on replica 2 is narrowed so that it no
+   * longer covers the table: the view, rechecked at each read against the policy in force, is refused
+   * through replica 2 naming the table under rule {@code data-access}, while replica 1, its grant intact,
+   * still reads it. Replica 2's audit log has both reads with the table and their grant or refusal.
+   */
+  @Test
+  @Order(3)
+  void grantsAcrossReplicas_tempViewKnownToBoth_revokedOnOneIsRefusedThere() throws Exception {
+    String ledger = "finance.mt_ledger_" + UUID.randomUUID().toString().substring(0, 8);
+    String campaigns = "marketing.mt_campaigns";
+    String ledgerFull = "spark_catalog." + ledger;
+    // mark sets up his team's table through replica 2 (marketing's grant covers it, finance's does
+    // not).
+    String markSession = UUID.randomUUID().toString();
+    for (String statement :
+        List.of(
+            "CREATE NAMESPACE IF NOT EXISTS marketing",
+            "CREATE TABLE IF NOT EXISTS " + campaigns + " (id BIGINT) USING parquet")) {
+      sql(replica2, MARKETING, "mark", markSession, statement);
+    }
+
+    String session = UUID.randomUUID().toString();
+    SparkSession viaOne = client(replica1, FINANCE, session);
+    SparkSession viaTwo = client(replica2, FINANCE, session);
+    viaOne.sql("CREATE NAMESPACE IF NOT EXISTS finance");
+    viaOne.sql("CREATE TABLE " + ledger + " (id BIGINT, amount BIGINT) USING parquet");
+    viaOne.sql("INSERT INTO " + ledger + " VALUES (1, 10), (2, 20)");
+    viaOne.sql("CREATE TEMP VIEW mt_ledger_view AS SELECT id, amount FROM " + ledger);
+
+    String read = "SELECT sum(amount) FROM mt_ledger_view";
+    assertEquals(30L, viaTwo.sql(read).collectAsList().get(0).getLong(0));
+    assertDataDenied(
+        () -> viaTwo.sql("SELECT * FROM " + campaigns).collectAsList(),
+        "spark_catalog." + campaigns);
+    // In another session the name is no view: it reads as a table of the current namespace.
+    SparkSession otherSession = client(replica2, FINANCE, UUID.randomUUID().toString());
+    assertDataDenied(
+        () -> otherSession.sql(read).collectAsList(), "spark_catalog.default.mt_ledger_view");
+
+    // Revoked on replica 2: finance's grant now covers only an archive the ledger is not in.
+    Path policy = dir.resolve("replica2").resolve("team-data.yaml");
+    String granted = "tables: [\"spark_catalog.finance.*\", \"iceberg.finance.*\"]";
+    String text = Files.readString(policy);
+    assertTrue(text.contains(granted), "finance's grant in " + policy);
+    Path next = dir.resolve("replica2").resolve("team-data.yaml.next");
+    Files.writeString(next, text.replace(granted, "tables: [\"spark_catalog.finance.archive_*\"]"));
+    Files.move(next, policy, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    Exception revoked =
+        Await.value(
+            "replica 2 reloading the revoked grant",
+            () -> {
+              try {
+                viaTwo.sql(read).collectAsList();
+                return null;
+              } catch (Exception e) {
+                return e;
+              }
+            },
+            e -> e != null);
+    assertDataDenied(
+        () -> {
+          throw revoked;
+        },
+        ledgerFull);
+    assertFalse(
+        revoked.getMessage().contains("mt_ledger_view"),
+        "the refusal names the table the view read: " + revoked.getMessage());
+    assertEquals(
+        30L,
+        viaOne.sql(read).collectAsList().get(0).getLong(0),
+        "replica 1's policy still grants it");
+
+    // Replica 2's audit log: fay's read of the view allowed by finance-team, then refused.
+    Path audit = dir.resolve("replica2").resolve("audit.jsonl");
+    List<JsonNode> reads =
+        Await.value(
+            "replica 2's records of fay's reads of " + ledgerFull,
+            () -> {
+              List<JsonNode> out = new ArrayList<>();
+              for (String line : AuditLines.complete(audit)) {
+                JsonNode r = JSON.readTree(line);
+                if ("fay".equals(r.path("principal").asText())
+                    && session.equals(r.path("session_id").asText())) {
+                  for (JsonNode use : r.path("data_access")) {
+                    if (ledgerFull.equals(use.path("table").asText())) out.add(r);
+                  }
+                }
+              }
+              return out;
+            },
+            out -> out.stream().anyMatch(r -> "deny".equals(r.path("decision").asText())));
+    JsonNode allowed = reads.get(0);
+    assertEquals("allow", allowed.path("decision").asText(), allowed.toString());
+    assertTrue(
+        allowed.path("data_access").toString().contains("\"grant\":\"finance-team\""),
+        allowed.toString());
+    JsonNode denied =
+        reads.stream().filter(r -> "deny".equals(r.path("decision").asText())).findFirst().get();
+    assertEquals("data-access", denied.path("rule").asText(), denied.toString());
+    assertEquals("PERMISSION_DENIED", denied.path("status").asText(), denied.toString());
+    JsonNode use = null;
+    for (JsonNode u : denied.path("data_access")) {
+      if (ledgerFull.equals(u.path("table").asText())) use = u;
+    }
+    assertEquals("select", use.path("privilege").asText(), denied.toString());
+    assertTrue(use.path("refused").asBoolean(), denied.toString());
+  }
+
+  /** The call is refused by the grants: Spark's error form, SQLSTATE 42501, naming {@code table}. */
+  private static void assertDataDenied(
+      org.junit.jupiter.api.function.Executable call, String table) {
+    Exception e = assertThrows(Exception.class, call);
+    String message = String.valueOf(e.getMessage());
+    System.out.println("MultiTenantIT: client shows (" + e.getClass().getName() + "): " + message);
+    assertTrue(message.contains("SPARKGATE_POLICY_DENIED"), message);
+    assertTrue(message.contains("rule 'data-access'"), message);
+    assertTrue(message.contains("select on table " + table + "."), message);
+    assertTrue(message.contains("SQLSTATE: 42501"), message);
   }
 
   // ---- 4
