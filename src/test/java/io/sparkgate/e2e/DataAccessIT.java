@@ -50,12 +50,21 @@ import org.junit.jupiter.api.function.Executable;
  * one, and are refused the other team's table in every form a client sends it: SQL, USE then an unqualified
  * name, DataFrame reads and writes, the Catalog API, views, temporary views and AnalyzePlan. The audit log
  * has each refusal under rule {@code data-access}.
+ *
+ * <p>Iceberg, with the JVM client on the 4.0 server: each team creates a table in its Iceberg namespace,
+ * writes it, reads its metadata tables, time-travels to its first snapshot and writes and reads a branch; the
+ * other team is refused each of those forms on it, and nothing they tried changed it. On the 3.5.7 server,
+ * with real PySpark 3.5: each team creates and works on its own Iceberg and Hudi tables and is refused the
+ * other team's in SQL, {@code spark.table}, the reader, writes, AnalyzePlan and the Catalog API.
  */
 @ExtendWith({SparkServerExtension.class, MixedLakehouseServerExtension.class})
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DataAccessIT {
   private static final String PYSPARK_VERSION = "4.0.5";
+  private static final String PYSPARK_35 = "3.5.9";
   private static final Path PROGRAM = Path.of("src", "test", "python", "grants", "data_access.py");
+  private static final Path LAKEHOUSE_PROGRAM =
+      Path.of("src", "test", "python", "grants", "lakehouse_access.py");
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** principal -> its token; groups in {@link #USERS}. */
@@ -110,15 +119,21 @@ class DataAccessIT {
     ClientTrust.useTrustStore(certs.trustStore());
 
     Path mixedDir = Files.createDirectories(dir.resolve("mixed"));
+    // TLS like the 4.0 proxy's: PySpark sends a token only over TLS.
     List<String> mixedConfig =
         new ArrayList<>(
             List.of(
-                ProxyConfigs.PLAINTEXT_LISTENER,
+                "listen: {address: 127.0.0.1, port: 0}",
+                "tls: {cert_file: '"
+                    + certs.serverCert()
+                    + "', key_file: '"
+                    + certs.serverKey()
+                    + "'}",
                 ProxyConfigs.backend(mixed.process().port()),
                 "policy: {file: '" + policy + "'}"));
     mixedConfig.addAll(auth);
     mixedProxy = Sparkgate.start(ProxyConfigs.write(mixedDir, mixedConfig.toArray(String[]::new)));
-    mixedChannel = Channels.plaintext(mixedProxy.port()).build();
+    mixedChannel = Channels.tls(mixedProxy.port(), certs.caCert()).build();
 
     // The admin sets the scene through the proxy: its grant covers every table and namespace.
     admin = connect("admin");
@@ -367,19 +382,33 @@ class DataAccessIT {
   @Order(2)
   void pyspark_eachTeamWorksOnItsOwnData_andIsRefusedTheOthersInEveryForm() throws Exception {
     PySparkEnv.requireVenv();
-    ProcessBuilder builder =
-        new ProcessBuilder(
-                PySparkEnv.python(PYSPARK_VERSION).toString(),
-                PROGRAM.toAbsolutePath().toString(),
+    String out =
+        runPySpark(
+            PYSPARK_VERSION,
+            PROGRAM,
+            proxy,
+            "--user",
+            "alice:finance.payroll:marketing.leads",
+            "--user",
+            "bob:marketing.leads:finance.payroll");
+    assertPySparkForms(PYSPARK_VERSION, out, 46);
+  }
+
+  /** Runs a PySpark program against a proxy with alice's and bob's tokens; returns its output. */
+  private static String runPySpark(String version, Path program, Sparkgate target, String... args)
+      throws Exception {
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                PySparkEnv.python(version).toString(),
+                program.toAbsolutePath().toString(),
                 "--target",
-                "localhost:" + proxy.port(),
+                "localhost:" + target.port(),
                 "--ca",
-                certs.caCert().toAbsolutePath().toString(),
-                "--user",
-                "alice:finance.payroll:marketing.leads",
-                "--user",
-                "bob:marketing.leads:finance.payroll")
-            .redirectError(ProcessBuilder.Redirect.INHERIT);
+                certs.caCert().toAbsolutePath().toString()));
+    command.addAll(List.of(args));
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
     PySparkEnv.clearInherited(builder.environment());
     builder.environment().put("SPARKGATE_TOKEN_ALICE", TOKENS.get("alice"));
     builder.environment().put("SPARKGATE_TOKEN_BOB", TOKENS.get("bob"));
@@ -387,6 +416,14 @@ class DataAccessIT {
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertTrue(p.waitFor(5, TimeUnit.MINUTES), "the PySpark program did not finish");
     assertEquals(0, p.exitValue(), out);
+    return out;
+  }
+
+  /**
+   * Checks each JSON line a PySpark program printed: an allowed form returned (its {@code want}, when
+   * given), a refused one names data-access and its needle; and that {@code forms} forms ran.
+   */
+  private static void assertPySparkForms(String version, String out, int forms) throws Exception {
     List<Executable> checks = new ArrayList<>();
     int lines = 0;
     for (String line : out.strip().lines().toList()) {
@@ -395,16 +432,22 @@ class DataAccessIT {
       JsonNode n = JSON.readTree(line);
       String name = n.get("user").asText();
       boolean ok = n.get("ok").asBoolean();
+      String label = "PySpark " + version + ", " + name + ": " + n.get("form").asText();
+      String want = n.path("want").isTextual() ? n.get("want").asText() : null;
+      Throwable error = ok ? null : new AssertionError(n.path("error").asText());
+      if (ok && want != null && !want.equals(n.path("value").asText())) {
+        error = new AssertionError("returned " + n.path("value").asText() + ", expected " + want);
+      }
       checks.add(
           outcome(
-              "PySpark " + PYSPARK_VERSION + ", " + name + ": " + n.get("form").asText(),
+              label,
               name,
               "allow".equals(n.get("expect").asText()),
               n.get("needle").isNull() ? null : n.get("needle").asText(),
               ok ? n.path("value").asText() : null,
-              ok ? null : new AssertionError(n.path("error").asText())));
+              error));
     }
-    assertEquals(46, lines, "forms run: " + out);
+    assertEquals(forms, lines, "forms run: " + out);
     assertAll(checks);
   }
 
@@ -419,7 +462,7 @@ class DataAccessIT {
     return () -> {
       if (allowed) {
         if (error != null) {
-          fail(label + ": a legitimate form was refused: " + error, error);
+          fail(label + ": a legitimate form failed: " + error, error);
         }
         System.out.println("allowed  " + label + " -> " + value);
         return;
@@ -513,6 +556,280 @@ class DataAccessIT {
           });
     }
     assertAll(checks);
+  }
+
+  /** The first snapshot of a team's Iceberg table and when it was committed, for time travel. */
+  private record FirstSnapshot(long id, String committedAt) {}
+
+  /**
+   * A team's work on its own Iceberg table, in order: create it, two commits, read it, its metadata tables,
+   * time travel to the first commit in SQL and through the reader, a branch written and read three ways.
+   */
+  private static List<Form> icebergOwnForms(
+      SparkSession spark, String table, Map<String, FirstSnapshot> firsts) {
+    String ns = table.substring(0, table.lastIndexOf('.'));
+    return List.of(
+        new Form(
+            "CREATE NAMESPACE",
+            true,
+            null,
+            () -> sql(spark, "CREATE NAMESPACE IF NOT EXISTS " + ns)),
+        new Form(
+            "DROP TABLE IF EXISTS", true, null, () -> sql(spark, "DROP TABLE IF EXISTS " + table)),
+        new Form(
+            "CREATE TABLE USING iceberg",
+            true,
+            null,
+            () ->
+                sql(spark, "CREATE TABLE " + table + " (id BIGINT, amount BIGINT) USING iceberg")),
+        new Form(
+            "INSERT (first snapshot)",
+            true,
+            null,
+            () -> sql(spark, "INSERT INTO " + table + " VALUES (1, 10), (2, 20)")),
+        new Form(
+            "insertInto (second snapshot)",
+            true,
+            null,
+            () -> {
+              spark
+                  .sql("SELECT CAST(3 AS BIGINT) AS id, CAST(30 AS BIGINT) AS amount")
+                  .write()
+                  .insertInto(table);
+              return null;
+            }),
+        new Form("SQL SELECT", true, null, () -> want(3L, count(spark, table))),
+        new Form(
+            "SQL .snapshots",
+            true,
+            null,
+            () -> {
+              List<org.apache.spark.sql.Row> rows =
+                  spark
+                      .sql(
+                          "SELECT snapshot_id, CAST(committed_at AS STRING) FROM "
+                              + table
+                              + ".snapshots WHERE parent_id IS NULL")
+                      .collectAsList();
+              want(1, rows.size());
+              firsts.put(
+                  table, new FirstSnapshot(rows.get(0).getLong(0), rows.get(0).getString(1)));
+              return firsts.get(table);
+            }),
+        new Form("SQL .history", true, null, () -> want(2L, count(spark, table + ".history"))),
+        new Form(
+            "spark.table .snapshots",
+            true,
+            null,
+            () -> want(2L, spark.table(table + ".snapshots").count())),
+        new Form(
+            "VERSION AS OF <first snapshot>",
+            true,
+            null,
+            () -> want(2L, count(spark, table + " VERSION AS OF " + firsts.get(table).id()))),
+        new Form(
+            "TIMESTAMP AS OF <first commit>",
+            true,
+            null,
+            () ->
+                want(
+                    2L,
+                    count(
+                        spark,
+                        table + " TIMESTAMP AS OF '" + firsts.get(table).committedAt() + "'"))),
+        new Form(
+            "reader option snapshot-id",
+            true,
+            null,
+            () ->
+                want(
+                    2L,
+                    spark
+                        .read()
+                        .option("snapshot-id", firsts.get(table).id())
+                        .table(table)
+                        .count())),
+        new Form(
+            "ALTER TABLE CREATE BRANCH b",
+            true,
+            null,
+            () -> sql(spark, "ALTER TABLE " + table + " CREATE BRANCH b")),
+        new Form(
+            "INSERT INTO .branch_b",
+            true,
+            null,
+            () -> sql(spark, "INSERT INTO " + table + ".branch_b VALUES (4, 40)")),
+        new Form("SQL .branch_b", true, null, () -> want(4L, count(spark, table + ".branch_b"))),
+        new Form(
+            "VERSION AS OF 'b'",
+            true,
+            null,
+            () -> want(4L, count(spark, table + " VERSION AS OF 'b'"))),
+        new Form(
+            "spark.table .branch_b",
+            true,
+            null,
+            () -> want(4L, spark.table(table + ".branch_b").count())),
+        new Form("main unchanged by the branch", true, null, () -> want(3L, count(spark, table))));
+  }
+
+  /** Everything another team tries on a team's Iceberg table; each refusal must name the table. */
+  private static List<Form> icebergOthersForms(
+      SparkSession spark, String table, FirstSnapshot first) {
+    long snapshot = first == null ? 1L : first.id();
+    String committed = first == null ? "2026-01-01 00:00:00" : first.committedAt();
+    return List.of(
+        new Form("SQL SELECT", false, table, () -> count(spark, table)),
+        new Form("spark.table", false, table, () -> spark.table(table).collectAsList()),
+        new Form("SQL .snapshots", false, table, () -> count(spark, table + ".snapshots")),
+        new Form("SQL .history", false, table, () -> count(spark, table + ".history")),
+        new Form(
+            "spark.table .snapshots",
+            false,
+            table,
+            () -> spark.table(table + ".snapshots").collectAsList()),
+        new Form(
+            "VERSION AS OF <snapshot id>",
+            false,
+            table,
+            () -> count(spark, table + " VERSION AS OF " + snapshot)),
+        new Form(
+            "TIMESTAMP AS OF <commit time>",
+            false,
+            table,
+            () -> count(spark, table + " TIMESTAMP AS OF '" + committed + "'")),
+        new Form(
+            "reader option snapshot-id",
+            false,
+            table,
+            () -> spark.read().option("snapshot-id", snapshot).table(table).collectAsList()),
+        new Form("SQL .branch_b", false, table, () -> count(spark, table + ".branch_b")),
+        new Form(
+            "VERSION AS OF 'b'", false, table, () -> count(spark, table + " VERSION AS OF 'b'")),
+        new Form(
+            "spark.table .branch_b",
+            false,
+            table,
+            () -> spark.table(table + ".branch_b").collectAsList()),
+        new Form(
+            "ALTER TABLE CREATE BRANCH",
+            false,
+            table,
+            () -> sql(spark, "ALTER TABLE " + table + " CREATE BRANCH stolen")),
+        new Form(
+            "ALTER TABLE DROP BRANCH b",
+            false,
+            table,
+            () -> sql(spark, "ALTER TABLE " + table + " DROP BRANCH b")),
+        new Form(
+            "INSERT INTO .branch_b",
+            false,
+            table,
+            () -> sql(spark, "INSERT INTO " + table + ".branch_b VALUES (7, 7)")),
+        new Form(
+            "INSERT", false, table, () -> sql(spark, "INSERT INTO " + table + " VALUES (7, 7)")),
+        new Form("DROP TABLE", false, table, () -> sql(spark, "DROP TABLE " + table)));
+  }
+
+  private static Object sql(SparkSession spark, String sql) {
+    return spark.sql(sql).collectAsList();
+  }
+
+  private static long count(SparkSession spark, String from) {
+    return spark.sql("SELECT count(*) FROM " + from).first().getLong(0);
+  }
+
+  /** An allowed form's value; a wrong one fails the form with both. */
+  private static <T> T want(T expected, T actual) {
+    if (!expected.equals(actual)) {
+      throw new IllegalStateException("returned " + actual + ", expected " + expected);
+    }
+    return actual;
+  }
+
+  @Test
+  @Order(5)
+  void iceberg_jvmClient_teamWorksOnItsOwnTable_othersAreRefusedEveryForm() {
+    record Team(SparkSession spark, String name, String own, String other) {}
+    List<Team> teams =
+        List.of(
+            new Team(alice, "alice", "iceberg.finance.ledger", "iceberg.marketing.campaigns"),
+            new Team(bob, "bob", "iceberg.marketing.campaigns", "iceberg.finance.ledger"));
+    Map<String, FirstSnapshot> firsts = new LinkedHashMap<>();
+    List<Executable> checks = new ArrayList<>();
+    for (Team t : teams) {
+      for (Form form : icebergOwnForms(t.spark(), t.own(), firsts)) {
+        checks.add(run("JVM client, " + t.name() + ", own " + t.own(), t.name(), form));
+      }
+    }
+    for (Team t : teams) {
+      for (Form form : icebergOthersForms(t.spark(), t.other(), firsts.get(t.other()))) {
+        checks.add(run("JVM client, " + t.name() + ", " + t.other(), t.name(), form));
+      }
+    }
+    // Nothing the refused forms tried reached the tables: the owners see them as they left them.
+    for (Team t : teams) {
+      checks.add(
+          run(
+              "JVM client, " + t.name() + ", own " + t.own() + " afterwards",
+              t.name(),
+              new Form(
+                  "main, branch b and its refs as left",
+                  true,
+                  null,
+                  () ->
+                      List.of(
+                          want(3L, count(t.spark(), t.own())),
+                          want(4L, count(t.spark(), t.own() + ".branch_b")),
+                          want(
+                              "b,main",
+                              t.spark()
+                                  .sql(
+                                      "SELECT concat_ws(',', sort_array(collect_list(name))) FROM "
+                                          + t.own()
+                                          + ".refs")
+                                  .first()
+                                  .getString(0))))));
+    }
+    assertAll(checks);
+  }
+
+  /** Runs one form now and returns the check of its outcome. */
+  private static Executable run(String label, String user, Form form) {
+    Object value = null;
+    Throwable error = null;
+    try {
+      value = form.run().call();
+    } catch (Throwable t) {
+      error = t;
+    }
+    return outcome(label + ": " + form.name(), user, form.allowed(), form.needle(), value, error);
+  }
+
+  @Test
+  @Order(6)
+  void pyspark35_onTheMixedServer_eachTeamWorksOnItsOwnLakehouseTables_andIsRefusedTheOthers()
+      throws Exception {
+    PySparkEnv.requireVenv();
+    ConnectRequests adminRequests = requests("admin");
+    for (String ns : List.of("iceberg.finance", "iceberg.marketing", "finance", "marketing")) {
+      adminRequests.sql("CREATE NAMESPACE IF NOT EXISTS " + ns);
+    }
+    String out =
+        runPySpark(
+            PYSPARK_35,
+            LAKEHOUSE_PROGRAM,
+            mixedProxy,
+            "--case",
+            "alice:iceberg.finance.py_ledger:iceberg.marketing.py_campaigns",
+            "--case",
+            "alice:spark_catalog.finance.py_trips:spark_catalog.marketing.py_visits",
+            "--case",
+            "bob:iceberg.marketing.py_campaigns:iceberg.finance.py_ledger",
+            "--case",
+            "bob:spark_catalog.marketing.py_visits:spark_catalog.finance.py_trips");
+    // Per user: Iceberg 12 own and 10 others' forms, Hudi 9 own and 7 others'.
+    assertPySparkForms(PYSPARK_35, out, 2 * (12 + 10 + 9 + 7));
   }
 
   private static ConnectRequests requests(String user) {
