@@ -670,7 +670,26 @@ class DataAccessIT {
             true,
             null,
             () -> want(4L, spark.table(table + ".branch_b").count())),
-        new Form("main unchanged by the branch", true, null, () -> want(3L, count(spark, table))));
+        new Form("main unchanged by the branch", true, null, () -> want(3L, count(spark, table))),
+        new Form(
+            "CALL ancestors_of (select)",
+            true,
+            null,
+            () -> want(true, spark.sql(call("ancestors_of", table)).count() >= 2)),
+        new Form(
+            "CALL rewrite_manifests (maintain)",
+            true,
+            null,
+            () -> sql(spark, call("rewrite_manifests", table))));
+  }
+
+  /** An Iceberg table procedure called on {@code table}, named as the procedure reads it: namespace.name. */
+  private static String call(String procedure, String table) {
+    return "CALL iceberg.system."
+        + procedure
+        + "(table => '"
+        + table.substring(table.indexOf('.') + 1)
+        + "')";
   }
 
   /** Everything another team tries on a team's Iceberg table; each refusal must name the table. */
@@ -728,7 +747,18 @@ class DataAccessIT {
             () -> sql(spark, "INSERT INTO " + table + ".branch_b VALUES (7, 7)")),
         new Form(
             "INSERT", false, table, () -> sql(spark, "INSERT INTO " + table + " VALUES (7, 7)")),
-        new Form("DROP TABLE", false, table, () -> sql(spark, "DROP TABLE " + table)));
+        new Form("DROP TABLE", false, table, () -> sql(spark, "DROP TABLE " + table)),
+        new Form("CALL ancestors_of", false, table, () -> sql(spark, call("ancestors_of", table))),
+        new Form(
+            "CALL expire_snapshots",
+            false,
+            table,
+            () -> sql(spark, call("expire_snapshots", table))),
+        new Form(
+            "CALL rewrite_manifests",
+            false,
+            table,
+            () -> sql(spark, call("rewrite_manifests", table))));
   }
 
   private static Object sql(SparkSession spark, String sql) {
