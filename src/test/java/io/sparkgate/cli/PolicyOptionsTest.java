@@ -24,6 +24,10 @@ final class PolicyOptionsTest {
       "listen: {address: 127.0.0.1, port: 0, plaintext: true}\n"
           + "backend: {address: '127.0.0.1:1'}\nauth: {anonymous: true}\n";
 
+  private static final String[] GRANTS = {"grants", "what", "--principal", "bob"};
+  private static final String[] TEST = {"policy", "test"};
+  private static final String[] EXPLAIN = {"policy", "explain", "--sql", "SELECT 1"};
+
   @TempDir Path dir;
   private Path config;
   private StringWriter err;
@@ -37,27 +41,18 @@ final class PolicyOptionsTest {
         Files.writeString(dir.resolve("sparkgate.yaml"), HEAD + "policy: {file: team-data.yaml}\n");
   }
 
-  private int run(String... args) {
+  private int run(String[] command, String... options) {
     err = new StringWriter();
     CommandLine cli = Main.commandLine();
     cli.setOut(new PrintWriter(new StringWriter())).setErr(new PrintWriter(err));
-    return cli.execute(args);
+    return cli.execute(
+        Stream.concat(Stream.of(command), Stream.of(options)).toArray(String[]::new));
   }
 
-  /** The first line each command writes to stderr, after its exit code. */
-  private List<String> refusals(String... poolArgs) {
-    List<String[]> commands =
-        List.of(
-            new String[] {"grants", "what", "--principal", "bob"},
-            new String[] {"policy", "test"},
-            new String[] {"policy", "explain", "--sql", "SELECT 1"});
-    return commands.stream()
-        .map(
-            c -> {
-              int code =
-                  run(Stream.concat(Stream.of(c), Stream.of(poolArgs)).toArray(String[]::new));
-              return code + " " + err.toString().lines().findFirst().orElse("");
-            })
+  /** Each command's exit code and the first line it writes to stderr. */
+  private List<String> refusals(String... options) {
+    return Stream.of(GRANTS, TEST, EXPLAIN)
+        .map(c -> run(c, options) + " " + err.toString().lines().findFirst().orElse(""))
         .toList();
   }
 
@@ -87,7 +82,7 @@ final class PolicyOptionsTest {
     assertEquals(
         List.of("2 sparkgate grants: " + line, "2 " + line, "2 " + line),
         refusals("--config", config.toString(), "--pool", "default"));
-    assertEquals(2, run("grants", "what", "--principal", "bob", "--config", config.toString()));
+    assertEquals(2, run(GRANTS, "--config", config.toString()));
     assertEquals(
         "sparkgate grants: pool default (no --pool) has no policy in " + config,
         err.toString().strip());
@@ -95,43 +90,18 @@ final class PolicyOptionsTest {
 
   @Test
   void policy_winsOverThePool_andTheConfigurationIsNotRead() {
-    Path missing = dir.resolve("nowhere.yaml");
-    assertEquals(
-        0,
-        run(
-            "grants",
-            "what",
-            "--principal",
-            "bob",
-            "--policy",
-            dir.resolve("team-data.yaml").toString(),
-            "--config",
-            missing.toString()),
-        err::toString);
-    assertEquals(
-        0,
-        run(
-            "policy",
-            "explain",
-            "--sql",
-            "SELECT 1",
-            "--policy",
-            dir.resolve("team-data.yaml").toString(),
-            "--config",
-            missing.toString()),
-        err::toString);
+    String[] options = {
+      "--policy", dir.resolve("team-data.yaml").toString(),
+      "--config", dir.resolve("nowhere.yaml").toString()
+    };
+    assertEquals(0, run(GRANTS, options), err::toString);
+    assertEquals(0, run(EXPLAIN, options), err::toString);
   }
 
   @Test
   void withoutPolicyOrPool_grantsReadTheDefaultPoolsPolicy_testsRunBesideThePoolsPolicy() {
-    assertEquals(
-        0,
-        run("grants", "what", "--principal", "bob", "--config", config.toString()),
-        err::toString);
-    assertEquals(
-        0,
-        run("policy", "test", "--pool", "default", "--config", config.toString()),
-        err::toString);
+    assertEquals(0, run(GRANTS, "--config", config.toString()), err::toString);
+    assertEquals(0, run(TEST, "--pool", "default", "--config", config.toString()), err::toString);
     assertTrue(err.toString().isEmpty(), err::toString);
   }
 }
