@@ -1,7 +1,6 @@
 package io.sparkgate.cli;
 
 import io.sparkgate.config.BackendProfileConfig;
-import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.inspect.BackendProfile;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
@@ -20,6 +19,7 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
     name = "explain",
     mixinStandardHelpOptions = true,
     description =
-        "Show what Sparkgate sees in a SQL statement or a Spark Connect request (one fact per line) and, with --policy, the decision and its rule.")
+        "Show what Sparkgate sees in a SQL statement or a Spark Connect request (one fact per line) and, with --policy or --pool, the decision and its rule. --pool also takes its backends' profile (extensions, catalogs) where no option gives one.")
 public final class ExplainCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
@@ -72,27 +72,12 @@ public final class ExplainCommand implements Callable<Integer> {
       description = "Names of the backend's catalogs, comma separated.")
   String[] catalogs = new String[0];
 
-  @Option(
-      names = "--policy",
-      description = "Also decide with this policy file and print the deciding rule.")
-  Path policy;
-
-  @Option(
-      names = "--pool",
-      description =
-          "Decide as the proxy does for this pool of --config: with the pool's policy and its backends' profile (extensions, catalogs).")
-  String pool;
-
-  @Option(
-      names = "--config",
-      defaultValue = "proxy/sparkgate.yaml",
-      description = "The proxy configuration --pool is read from (default ${DEFAULT-VALUE}).")
-  Path config;
+  @Mixin PolicyOptions source;
 
   @Option(
       names = "--principal",
       defaultValue = "tester",
-      description = "Principal for --policy (default ${DEFAULT-VALUE}).")
+      description = "Principal for the decision (default ${DEFAULT-VALUE}).")
   String principal;
 
   @Option(
@@ -114,8 +99,12 @@ public final class ExplainCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    if (pool != null) {
-      usePool(ProxyConfig.load(config));
+    Path policy;
+    try {
+      policy = source.file().orElse(null);
+      source.pool.named().ifPresent(this::useProfile);
+    } catch (Refused e) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
     SessionView session =
         new SessionView.Fixed(
@@ -165,23 +154,9 @@ public final class ExplainCommand implements Callable<Integer> {
     return 0;
   }
 
-  /** Takes the policy and the profile overrides of {@link #pool}, unless given explicitly. */
-  private void usePool(ProxyConfig proxy) {
-    if (!proxy.pools().containsKey(pool)) {
-      throw new picocli.CommandLine.ParameterException(
-          spec.commandLine(),
-          "--pool " + pool + ": " + config + " has pools " + proxy.pools().keySet());
-    }
-    if (policy == null) {
-      policy =
-          proxy
-              .policyOf(pool)
-              .orElseThrow(
-                  () ->
-                      new picocli.CommandLine.ParameterException(
-                          spec.commandLine(), "--pool " + pool + " has no policy in " + config));
-    }
-    BackendProfileConfig profile = proxy.pool(pool).profile();
+  /** Takes the profile of the pool's backends where the command line gives none. */
+  private void useProfile(PoolOptions.Pool pool) {
+    BackendProfileConfig profile = pool.profile();
     if (extensions.length == 0) {
       extensions = profile.extensions().orElse(List.of()).toArray(String[]::new);
     }

@@ -1,8 +1,5 @@
 package io.sparkgate.cli;
 
-import io.sparkgate.config.ConfigException;
-import io.sparkgate.config.PoolConfig;
-import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.grants.Coverage;
 import io.sparkgate.grants.DataAccess;
 import io.sparkgate.grants.Holding;
@@ -34,53 +31,23 @@ final class GrantsCommand implements Runnable {
         spec.commandLine(), "a subcommand is required: who or what");
   }
 
-  /** Unusable input: one line saying why, exit 2, never a stack trace. */
-  static final class Refused extends RuntimeException {
-    Refused(String message) {
-      super(message, null, false, false);
+  /** Where who and what read the grants: the shared options' help cannot say, explain has no default. */
+  private static final String FROM =
+      "%nThe grants are --policy's, else those of --pool's policy, else the default pool's.";
+
+  /** The grants of the policy the options choose; with none chosen, the default pool's. */
+  private static DataAccess grants(PolicyOptions source) {
+    Path file = source.fileOrDefaultPool();
+    DataAccess grants;
+    try {
+      grants = PolicyCommand.compiler().compile(file).dataAccess();
+    } catch (PolicyException e) {
+      throw new Refused(e.getMessage());
     }
-  }
-
-  /** Where the grants come from: a policy file, or the policy a pool of the proxy configuration uses. */
-  static final class Source {
-    @Option(names = "--policy", description = "The policy file (default: --pool's policy).")
-    Path policy;
-
-    @Option(
-        names = "--pool",
-        description = "Review the policy of this pool of --config (default: the default pool).")
-    String pool;
-
-    @Option(
-        names = "--config",
-        defaultValue = "proxy/sparkgate.yaml",
-        description = "The proxy configuration --pool is read from (default ${DEFAULT-VALUE}).")
-    Path config;
-
-    DataAccess load() {
-      Path file = policy;
-      try {
-        if (file == null) {
-          String name = pool == null ? PoolConfig.DEFAULT : pool;
-          ProxyConfig proxy = ProxyConfig.load(config);
-          if (pool != null && !proxy.pools().containsKey(pool)) {
-            throw new Refused(
-                "--pool " + pool + ": " + config + " has pools " + proxy.pools().keySet());
-          }
-          file =
-              proxy
-                  .policyOf(name)
-                  .orElseThrow(() -> new Refused("pool " + name + " has no policy in " + config));
-        }
-        DataAccess grants = PolicyCommand.compiler().compile(file).dataAccess();
-        if (!grants.present()) {
-          throw new Refused(file + " has no data_access section: no grants to review");
-        }
-        return grants;
-      } catch (ConfigException | PolicyException e) {
-        throw new Refused(e.getMessage());
-      }
+    if (!grants.present()) {
+      throw new Refused(file + " has no data_access section: no grants to review");
     }
+    return grants;
   }
 
   private static int run(CommandSpec spec, Callable<Integer> body) throws Exception {
@@ -106,10 +73,11 @@ final class GrantsCommand implements Runnable {
       name = "who",
       mixinStandardHelpOptions = true,
       description =
-          "Every grant that covers a table or path: to whom, which privileges, by which pattern.")
+          "Every grant that covers a table or path: to whom, which privileges, by which pattern.",
+      footer = FROM)
   static final class Who implements Callable<Integer> {
     @Spec CommandSpec spec;
-    @Mixin Source source;
+    @Mixin PolicyOptions source;
 
     @Option(names = "--table", description = "catalog.namespace.name, e.g. iceberg.finance.payroll")
     String table;
@@ -123,7 +91,7 @@ final class GrantsCommand implements Runnable {
           spec,
           () -> {
             if (table == null && path == null) throw new Refused("give --table, --path or both");
-            DataAccess grants = source.load();
+            DataAccess grants = grants(source);
             PrintWriter out = spec.commandLine().getOut();
             if (table != null) print(out, table, grants.who(table), grants);
             if (path != null) print(out, path, grants.whoPath(path), grants);
@@ -151,10 +119,11 @@ final class GrantsCommand implements Runnable {
       name = "what",
       mixinStandardHelpOptions = true,
       description =
-          "Every grant a principal holds: its tables and paths, and the privileges on them.")
+          "Every grant a principal holds: its tables and paths, and the privileges on them.",
+      footer = FROM)
   static final class What implements Callable<Integer> {
     @Spec CommandSpec spec;
-    @Mixin Source source;
+    @Mixin PolicyOptions source;
 
     @Option(names = "--principal", required = true, description = "The principal's name.")
     String principal;
@@ -173,7 +142,7 @@ final class GrantsCommand implements Runnable {
       return run(
           spec,
           () -> {
-            DataAccess grants = source.load();
+            DataAccess grants = grants(source);
             List<Holding> held = grants.what(principal, groups, Optional.ofNullable(tenant));
             PrintWriter out = spec.commandLine().getOut();
             String who =

@@ -1,6 +1,5 @@
 package io.sparkgate.cli;
 
-import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.lakehouse.IcebergTimeTravelPolicyRewriter;
 import io.sparkgate.policy.Effect;
 import io.sparkgate.policy.Policy;
@@ -12,11 +11,12 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
@@ -94,7 +94,7 @@ public final class PolicyCommand implements Runnable {
       name = "test",
       mixinStandardHelpOptions = true,
       description =
-          "Run the <name>_test.yaml files beside the policies; non-zero exit on any failure.")
+          "Run the <name>_test.yaml files beside the policies (with --pool, the one beside its policy); non-zero exit on any failure.")
   static final class Test implements Callable<Integer> {
     @Spec CommandSpec spec;
 
@@ -105,36 +105,21 @@ public final class PolicyCommand implements Runnable {
         description = "A directory or one _test.yaml file (default ${DEFAULT-VALUE}).")
     Path target;
 
-    @Option(
-        names = "--pool",
-        description =
-            "Run the tests of this pool's policy in --config: the <policy>_test.yaml beside it.")
-    String pool;
-
-    @Option(
-        names = "--config",
-        defaultValue = "proxy/sparkgate.yaml",
-        description = "The proxy configuration --pool is read from (default ${DEFAULT-VALUE}).")
-    Path config;
+    @Mixin PoolOptions pool;
 
     @Override
     public Integer call() {
       PrintWriter out = spec.commandLine().getOut();
-      if (pool != null) {
-        ProxyConfig proxy = ProxyConfig.load(config);
-        if (!proxy.pools().containsKey(pool)) {
-          spec.commandLine()
-              .getErr()
-              .println("--pool " + pool + ": " + config + " has pools " + proxy.pools().keySet());
-          return 2;
+      try {
+        Optional<PoolOptions.Pool> p = pool.named();
+        if (p.isPresent()) {
+          Path policy = p.get().policy();
+          String name = policy.getFileName().toString().replaceFirst("\\.ya?ml$", "");
+          target = policy.resolveSibling(name + "_test.yaml");
         }
-        Path policy = proxy.policyOf(pool).orElse(null);
-        if (policy == null) {
-          spec.commandLine().getErr().println("--pool " + pool + " has no policy in " + config);
-          return 2;
-        }
-        String name = policy.getFileName().toString().replaceFirst("\\.ya?ml$", "");
-        target = policy.resolveSibling(name + "_test.yaml");
+      } catch (Refused e) {
+        spec.commandLine().getErr().println(e.getMessage());
+        return 2;
       }
       try {
         PolicyTests tests = new PolicyTests(compiler());

@@ -77,16 +77,26 @@ public final class Glob {
 
   /** Whether the pattern has a wildcard; without one it matches one string (in any case, its variants). */
   public boolean hasWildcards() {
-    return literalPrefix().length() < pattern.length();
+    return hasWildcards(pattern);
+  }
+
+  /**
+   * Whether {@code text}, read as a glob, has a wildcard: for a check on the request path (is this name one
+   * literal?) that must not build a glob to ask.
+   */
+  public static boolean hasWildcards(String text) {
+    return literalEnd(text) < text.length();
   }
 
   /** The text before the first wildcard: each value the glob matches starts with it (in any case: folded). */
   public String literalPrefix() {
+    return pattern.substring(0, literalEnd(pattern));
+  }
+
+  private static int literalEnd(String text) {
     int end = 0;
-    while (end < pattern.length() && pattern.charAt(end) != '*' && pattern.charAt(end) != '?') {
-      end++;
-    }
-    return pattern.substring(0, end);
+    while (end < text.length() && text.charAt(end) != '*' && text.charAt(end) != '?') end++;
+    return end;
   }
 
   public String pattern() {

@@ -5,16 +5,12 @@ import io.sparkgate.config.Glob;
 import io.sparkgate.yaml.YamlNode;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /** Reads a policy's {@code data_access} section; any mistake is an error naming the file, line and grant. */
 public final class DataAccessReader {
-  private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]*");
-
   private DataAccessReader() {}
 
   /** Grants from {@code node}; {@code ruleNames} are the policy's rules (a grant may not share a name). */
@@ -35,32 +31,27 @@ public final class DataAccessReader {
         throw m.get("mode").error("must be enforce or shadow, got '" + mode + "'");
     }
     List<Grant> grants = new ArrayList<>();
-    Set<String> names = new HashSet<>();
+    ItemNames names = new ItemNames("grant");
     if (m.containsKey("grants")) {
       for (YamlNode item : m.get("grants").items()) {
-        Grant g = grant(item, grants.size());
-        if (!names.add(g.name())) {
-          throw item.in("grant '" + g.name() + "'").error("another grant already has this name");
-        }
-        if (ruleNames.contains(g.name())) {
-          throw item.in("grant '" + g.name() + "'")
+        ItemNames.Named named =
+            names.read(item, grants.size(), "description", "to", "tables", "paths", "privileges");
+        grants.add(grant(named, grants.size()));
+        names.claim(named);
+        if (ruleNames.contains(named.name())) {
+          throw named
+              .node()
               .error("a rule already has this name; refusals cite both, so they must differ");
         }
-        grants.add(g);
       }
     }
     return new DataAccess(true, def.equals("deny"), shadow, grants);
   }
 
-  private static Grant grant(YamlNode node, int index) {
-    YamlNode unnamed = node.in("grant #" + (index + 1));
-    Map<String, YamlNode> m = unnamed.entries();
-    if (!m.containsKey("name")) throw unnamed.error("'name' is required");
-    String name = m.get("name").text();
-    YamlNode where = node.in("grant '" + name + "'");
-    if (!NAME.matcher(name).matches())
-      throw where.errorAt("name", "must be lower case letters, digits, '-', '_' or '.'");
-    m = where.allowOnly("name", "description", "to", "tables", "paths", "privileges").entries();
+  private static Grant grant(ItemNames.Named item, int index) {
+    String name = item.name();
+    YamlNode where = item.node();
+    Map<String, YamlNode> m = item.keys();
     if (!m.containsKey("to")) {
       throw where.error("'to' is required: {principals: [...], groups: [...], tenants: [...]}");
     }

@@ -94,7 +94,7 @@ final class TablePattern {
       char c = principal.charAt(i);
       if (c == '.' || c == '`') return false;
     }
-    return !Glob.exact(principal).hasWildcards();
+    return !Glob.hasWildcards(principal);
   }
 
   /** One part: a glob, or a literal around the placeholder. */
@@ -125,7 +125,7 @@ final class TablePattern {
       }
       String before = part.substring(0, at);
       String after = part.substring(at + PRINCIPAL.length());
-      if (Glob.exact(before + after).hasWildcards() || (before + after).contains("{")) {
+      if (Glob.hasWildcards(before + after) || (before + after).contains("{")) {
         throw new IllegalArgumentException(
             "'" + whole + "': a part with " + PRINCIPAL + " takes no wildcard and one placeholder");
       }

@@ -4,6 +4,7 @@ import io.grpc.Status;
 import io.sparkgate.call.MatchBlock;
 import io.sparkgate.grants.DataAccess;
 import io.sparkgate.grants.DataAccessReader;
+import io.sparkgate.grants.ItemNames;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.yaml.YamlNode;
 import java.io.IOException;
@@ -16,7 +17,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,7 +31,18 @@ import java.util.regex.PatternSyntaxException;
  * with {@code file:line}, the rule's name and the problem; nothing is half-loaded.
  */
 public final class PolicyCompiler {
-  private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]*");
+  private static final String[] RULE_KEYS = {
+    "description",
+    "effect",
+    "mode",
+    "match",
+    "when",
+    "message",
+    "status",
+    "error_class",
+    "sql_state",
+    "rewriter"
+  };
   private static final Pattern ERROR_CLASS = Pattern.compile("[A-Z][A-Z0-9_]*");
   private static final Pattern SQL_STATE = Pattern.compile("[0-9A-Z]{5}");
 
@@ -71,7 +82,7 @@ public final class PolicyCompiler {
     List<Rule> rules = rules(root, top, sources);
     DataAccess data =
         top.containsKey("data_access")
-            ? DataAccessReader.read(top.get("data_access"), sources.names.keySet())
+            ? DataAccessReader.read(top.get("data_access"), sources.names.names())
             : DataAccess.NONE;
     return new Policy(sources.files, rules, def, data);
   }
@@ -99,15 +110,9 @@ public final class PolicyCompiler {
         i++;
         continue;
       }
-      Rule r = rule(item, i++);
-      String earlier = sources.names.putIfAbsent(r.name(), item.file());
-      if (earlier != null) {
-        throw item.in("rule '" + r.name() + "'")
-            .error(
-                "another rule already has this name"
-                    + (earlier.equals(item.file()) ? "" : " (in " + earlier + ")"));
-      }
-      rules.add(r);
+      ItemNames.Named named = sources.names.read(item, i++, RULE_KEYS);
+      rules.add(rule(named));
+      sources.names.claim(named);
     }
     return rules;
   }
@@ -175,8 +180,8 @@ public final class PolicyCompiler {
     /** Every file included so far: twice would define its rules twice. */
     final Set<Path> included = new HashSet<>();
 
-    /** Each rule name, and the file that defined it. */
-    final Map<String, String> names = new HashMap<>();
+    /** The rule names, unique across the files. */
+    final ItemNames names = new ItemNames("rule");
 
     Sources(Path top) {
       files.add(top.toString());
@@ -189,29 +194,10 @@ public final class PolicyCompiler {
     }
   }
 
-  private Rule rule(YamlNode node, int index) {
-    YamlNode unnamed = node.in("rule #" + (index + 1));
-    Map<String, YamlNode> m = unnamed.entries();
-    if (!m.containsKey("name")) throw unnamed.error("'name' is required");
-    String name = m.get("name").text();
-    YamlNode where = node.in("rule '" + name + "'");
-    if (!NAME.matcher(name).matches())
-      throw where.errorAt("name", "must be lower case letters, digits, '-', '_' or '.'");
-    m =
-        where
-            .allowOnly(
-                "name",
-                "description",
-                "effect",
-                "mode",
-                "match",
-                "when",
-                "message",
-                "status",
-                "error_class",
-                "sql_state",
-                "rewriter")
-            .entries();
+  private Rule rule(ItemNames.Named named) {
+    String name = named.name();
+    YamlNode where = named.node();
+    Map<String, YamlNode> m = named.keys();
     if (!m.containsKey("description"))
       throw where.error("'description' is required: say why the rule exists");
     String description = m.get("description").text();
@@ -283,7 +269,7 @@ public final class PolicyCompiler {
         errorClass,
         sqlState,
         rewriter,
-        node.line());
+        where.line());
   }
 
   private static Effect effect(YamlNode node) {

@@ -121,6 +121,9 @@ final class MatchBlockTest {
     assertEquals("abs", exact("abs").literalPrefix());
     assertFalse(exact("abs").hasWildcards());
     assertTrue(exact("ab?").hasWildcards());
+    for (String text : List.of("abs", "a?b*", "*x", "", "a.b")) {
+      assertEquals(exact(text).hasWildcards(), Glob.hasWildcards(text), text);
+    }
   }
 
   // Blocks.

@@ -288,4 +288,27 @@ class DataAccessTest {
       assertTrue(e.getMessage().contains(bad.getValue()), e.getMessage());
     }
   }
+
+  /** Grants are named as rules are (ItemNames): the same characters, one name each, known keys only. */
+  @Test
+  void names_asRulesAre() {
+    String g = "{name: g, to: {groups: [x]}, tables: [a.b.c], privileges: [select]}";
+    for (var bad :
+        Map.of(
+                "grants: [" + g + ", " + g + "]",
+                "grants.yaml:2: grant 'g': another grant already has this name",
+                "grants: [{to: {groups: [x]}}]",
+                "grants.yaml:2: grant #1: 'name' is required",
+                "grants: [{name: G, to: {groups: [x]}}]",
+                "grants.yaml:2: grant 'G': name: must be lower case letters, digits, '-', '_' or '.'",
+                "grants: [{name: g, whom: {groups: [x]}}]",
+                "grants.yaml:2: grant 'g': whom: unknown key (valid keys here: description, name,"
+                    + " paths, privileges, tables, to)")
+            .entrySet()) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class, () -> compile("default: deny\n" + bad.getKey()));
+      assertEquals(bad.getValue(), e.getMessage());
+    }
+  }
 }
