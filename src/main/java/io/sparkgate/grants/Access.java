@@ -8,10 +8,11 @@ import java.util.Objects;
  * with the default file system's scheme added when it had none.
  *
  * @param where the place in the request it came from, for the audit record and the logs
- * @param alternative another thing the name may mean, which Spark's catalog decides only when it runs (an
- *     Iceberg name like {@code db.t.history} is the table {@code history} in {@code db.t} if there is one,
- *     else {@code t}'s history): refused where some grant covers it and none gives it to the caller, passed
- *     where no grant covers it
+ * @param usual null, or the usual meaning of a name this access is the other meaning of, which the catalog
+ *     decides only when it runs (an Iceberg name like {@code db.t.history} is the table {@code history} in
+ *     {@code db.t} if there is one, else {@code t}'s history): such an access is refused only where the
+ *     caller holds no grant for it and some grant's pattern covers it but not the usual meaning, that is
+ *     where it may be someone else's data
  */
 public record Access(
     Target target,
@@ -20,7 +21,7 @@ public record Access(
     String name,
     Privilege privilege,
     String where,
-    boolean alternative) {
+    Access usual) {
 
   /** What an access is to. */
   public enum Target {
@@ -48,7 +49,7 @@ public record Access(
       String name,
       Privilege privilege,
       String where) {
-    this(target, catalog, namespace, name, privilege, where, false);
+    this(target, catalog, namespace, name, privilege, where, null);
   }
 
   static Access table(String catalog, String namespace, String name, Privilege p, String where) {
@@ -57,6 +58,11 @@ public record Access(
 
   static Access path(String path, Privilege p, String where) {
     return new Access(Target.PATH, "", "", path, p, where);
+  }
+
+  /** Whether this is the other meaning of a name (see {@code usual}). */
+  public boolean alternative() {
+    return usual != null;
   }
 
   /** What an access is to and how, not where nor whether it is an alternative: a table read twice is one. */

@@ -417,18 +417,20 @@ public record Accesses(List<Access> accesses, List<String> unresolved) {
       // namespace
       // (finance.history) the usual meaning is the table itself, its "parent" a table in the root.
       int dot = namespace.lastIndexOf('.');
-      Access self = new Access(Access.Target.TABLE, catalog, namespace, name, p, where, dot >= 0);
+      Access self = Access.table(catalog, namespace, name, p, where);
       Access parent =
-          new Access(
-              Access.Target.TABLE,
+          Access.table(
               catalog,
               dot < 0 ? "" : namespace.substring(0, dot),
               namespace.substring(dot + 1),
               p,
-              where,
-              dot < 0);
-      add(parent);
-      add(self);
+              where);
+      Access usual = dot < 0 ? self : parent;
+      Access other = dot < 0 ? parent : self;
+      add(usual);
+      add(
+          new Access(
+              other.target(), other.catalog(), other.namespace(), other.name(), p, where, usual));
     }
 
     /** A statement that makes the table: the name is the new table's, never a metadata table's. */

@@ -98,9 +98,10 @@ public final class DataAccess {
       Grant g = first(a, principal, groups, tenant, true);
       if (g != null) {
         granted.add(new Verdict.Granted(a, g.name()));
-      } else if ((a.alternative() || !denyByDefault)
-          && first(a, principal, groups, tenant, false) == null) {
-        if (!a.alternative()) granted.add(new Verdict.Granted(a, BY_DEFAULT));
+      } else if (a.alternative()) {
+        if (coveredApart(a, a.usual())) return new Verdict(granted, a, null);
+      } else if (!denyByDefault && first(a, principal, groups, tenant, false) == null) {
+        granted.add(new Verdict.Granted(a, BY_DEFAULT));
       } else {
         return new Verdict(granted, a, null);
       }
@@ -233,6 +234,29 @@ public final class DataAccess {
   }
 
   /** Whether {@code p} takes {@code a}'s object; a null {@code principal} stands for whoever holds it. */
+  /**
+   * Whether some grant's pattern covers {@code other} without covering {@code usual}: the other meaning of a
+   * name may then be someone else's data. A pattern covering both (an auditors' {@code *.*.*}) says nothing.
+   */
+  private boolean coveredApart(Access other, Access usual) {
+    String catalog = other.catalog().toLowerCase(Locale.ROOT);
+    Map<String, List<Entry>> namespaces = byNamespace.get(catalog);
+    return coveredApart(
+            namespaces == null ? null : namespaces.get(other.namespace().toLowerCase(Locale.ROOT)),
+            other,
+            usual)
+        || coveredApart(byCatalog.get(catalog), other, usual)
+        || coveredApart(anyCatalog, other, usual);
+  }
+
+  private static boolean coveredApart(List<Entry> entries, Access other, Access usual) {
+    if (entries == null) return false;
+    for (Entry e : entries) {
+      if (covers(e.pattern(), other, null) && !covers(e.pattern(), usual, null)) return true;
+    }
+    return false;
+  }
+
   private static boolean covers(TablePattern p, Access a, String principal) {
     return switch (a.target()) {
       case TABLE -> p.matchesTable(principal, a.catalog(), a.namespace(), a.name());

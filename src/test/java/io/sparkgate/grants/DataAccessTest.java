@@ -192,6 +192,20 @@ class DataAccessTest {
     Fact snapshots = iceberg(Fact.Kind.TABLE_READ, "sql", "finance.ledger", "snapshots");
     assertTrue(check(deny, "a", List.of("finance"), snapshots).allowed(), "ledger's snapshots");
     assertFalse(check(deny, "b", List.of("marketing"), snapshots).allowed());
+    // A pattern that covers both meanings (an auditors' *.*.*) says nothing of whose the other is;
+    // one that
+    // covers the nested table alone (a namespace finance.ledger of its own) makes it someone's.
+    String catchAll =
+        GRANTS
+            + "  - {name: audit-all, to: {groups: [auditors]}, tables: ['*.*.*'], privileges: [select]}\n";
+    assertTrue(check(compile(catchAll), "a", List.of("finance"), snapshots).allowed());
+    String nested =
+        GRANTS
+            + "  - {name: ledger-ns, to: {groups: [ops]}, tables: ['iceberg.finance.ledger.*'],"
+            + " privileges: [select]}\n";
+    Verdict nestedOther = check(compile(nested), "a", List.of("finance"), snapshots);
+    assertEquals("table iceberg.finance.ledger.snapshots", nestedOther.refused().object());
+    assertTrue(check(compile(nested), "o", List.of("ops", "finance"), snapshots).allowed());
     // finance.history: finance's table history, or the history of a table "finance" in the root.
     Fact history = iceberg(Fact.Kind.TABLE_READ, "sql", "finance", "history");
     assertTrue(check(deny, "a", List.of("finance"), history).allowed(), "its own table");

@@ -3,6 +3,7 @@ package io.sparkgate.grants;
 import io.sparkgate.call.Principal;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
+import io.sparkgate.testing.YamlText;
 import io.sparkgate.yaml.YamlNode;
 import java.io.StringReader;
 import java.util.List;
@@ -45,15 +46,9 @@ public final class GrantProbe {
         .allowed();
   }
 
-  /** One key of the block, its globs written as YAML double-quoted strings: every character as it is. */
   private static void key(StringBuilder out, String key, List<String> globs) {
     if (globs.isEmpty()) return;
     if (out.length() > 0) out.append(", ");
-    out.append(key).append(": [");
-    for (int i = 0; i < globs.size(); i++) {
-      if (i > 0) out.append(", ");
-      out.append('"').append(globs.get(i).replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
-    }
-    out.append(']');
+    out.append(key).append(": ").append(YamlText.flowList(globs));
   }
 }

@@ -28,29 +28,16 @@ final class ExtensionSqlTesting {
 
   /** A session whose catalogs are prod and iceberg, loading {@code extensions}, for ExtensionSql.read alone. */
   private static SessionView readingSession(Set<String> extensions) {
-    return new SessionView.Fixed(
-        "spark_catalog",
-        "default",
-        Set.of("prod", "iceberg"),
-        null,
-        "file",
-        extensions,
-        Set.of(),
-        Set.of(),
-        null);
+    return session(Set.of("prod", "iceberg"), extensions);
   }
 
   /** A backend session that loads {@code extensions}, for the whole inspector. */
   static SessionView session(Set<String> extensions) {
+    return session(Set.of("prod"), extensions);
+  }
+
+  private static SessionView session(Set<String> catalogs, Set<String> extensions) {
     return new SessionView.Fixed(
-        "spark_catalog",
-        "default",
-        Set.of("prod"),
-        null,
-        "file",
-        extensions,
-        Set.of(),
-        Set.of(),
-        null);
+        "spark_catalog", "default", catalogs, null, "file", extensions, Set.of(), Set.of(), null);
   }
 }

@@ -2,6 +2,7 @@ package io.sparkgate.policy;
 
 import io.sparkgate.call.Principal;
 import io.sparkgate.inspect.Facts;
+import io.sparkgate.testing.YamlText;
 import java.io.StringReader;
 import java.util.List;
 import java.util.Set;
@@ -34,14 +35,9 @@ public final class PolicyProbe {
     return policy.evaluate(in).refused();
   }
 
-  /** One key of the match, its globs written as YAML double-quoted strings: every character as it is. */
+  /** One key of the match, its globs as YAML double-quoted strings. */
   private static void key(StringBuilder out, String key, List<String> globs) {
     if (globs.isEmpty()) return;
-    out.append("      ").append(key).append(": [");
-    for (int i = 0; i < globs.size(); i++) {
-      if (i > 0) out.append(", ");
-      out.append('"').append(globs.get(i).replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
-    }
-    out.append("]\n");
+    out.append("      ").append(key).append(": ").append(YamlText.flowList(globs)).append('\n');
   }
 }
