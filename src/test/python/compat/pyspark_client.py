@@ -131,7 +131,20 @@ def s_large_result(spark, args):
 def s_interrupt(spark, args):
     if not hasattr(spark, "interruptTag"):
         raise Unsupported("no SparkSession.interruptTag")
-    tag = "compat-interrupt"
+    # Spark's race, not Sparkgate's: an interrupt that reaches the operation while it is still being planned
+    # cancels the operation but not the job Spark submits right after, which then runs to its end. The client
+    # cannot see when the job starts, so a query the interrupt missed that way is waited out and tried again.
+    missed = []
+    for attempt in range(3):
+        result, race = interrupt_once(spark, f"compat-interrupt-{attempt}")
+        if not race:
+            return result if not missed else f"{result} (after {len(missed)} missed: {missed})"
+        missed.append(race)
+    raise AssertionError(f"every interrupt landed before its job: {missed}")
+
+
+def interrupt_once(spark, tag):
+    """The scenario's outcome and None, or None and why the interrupt missed the job (Spark's race)."""
     outcome = {}
 
     def long_query():
@@ -155,13 +168,17 @@ def s_interrupt(spark, args):
         time.sleep(0.5)
         interrupted = spark.interruptTag(tag)  # the operation ids it interrupted; empty until it runs
     worker.join(60)
+    if interrupted and (worker.is_alive() or "rows" in outcome):
+        worker.join(600)  # the missed job runs to its end; the next attempt needs the cores
+        assert not worker.is_alive(), "a missed job still ran 11 minutes after the interrupt"
+        return None, f"interrupted {len(interrupted)} operation(s), the query ran on to its end"
     assert not worker.is_alive(), "the query still ran 60 s after the interrupt"
     assert interrupted, f"interruptTag found nothing to interrupt; query ended with {outcome}"
     error = outcome.get("error")
     assert error is not None, f"the query finished: {len(outcome.get('rows') or [])} rows"
     text = str(error)
     assert "OPERATION_CANCELED" in text or "cancel" in text.lower(), f"not a cancellation: {text}"
-    return f"interrupted {len(interrupted)} operation(s): {first_line(text)}"
+    return f"interrupted {len(interrupted)} operation(s): {first_line(text)}", None
 
 
 def s_rich_error(spark, args):
