@@ -102,15 +102,23 @@ final class ProcedureCall {
       read.addAll(hudiFilters(arguments, scope, inspector, sink, where));
     }
     Argument tableArgument = signature == null ? null : only(signature, arguments, "table");
-    if (tableArgument != null) read.add(tableArgument);
+    TableRef table =
+        tableArgument == null
+            ? null
+            : table(
+                signature,
+                procedure,
+                tableArgument,
+                arguments,
+                scope,
+                inspector,
+                sink,
+                where,
+                read);
     for (Argument a : arguments) {
       if (a.literal() != null && !read.contains(a))
         inspector.procedureString(a.literal(), where, scope.session, sink);
     }
-    TableRef table =
-        tableArgument == null
-            ? null
-            : table(signature, procedure, tableArgument, arguments, scope, inspector, sink, where);
     sink.fact(Fact.Kind.FUNCTION_CALL, "procedure")
         .put("name", name)
         .put("written", written)
@@ -145,10 +153,12 @@ final class ProcedureCall {
       SqlScope scope,
       SqlInspector inspector,
       FactSink sink,
-      String where) {
+      String where,
+      List<Argument> read) {
     if (scope.session.extensions().contains(ExtensionSql.HUDI)) return null;
     if (!candidates(signature, arguments, OTHER_DATA).isEmpty()) return null;
     if (table.literal() == null) return null;
+    read.add(table); // the session parser's reading checks it for substitution
     List<String> parts = inspector.sessionIdentifier(table.literal(), where, scope.session, sink);
     if (parts == null || parts.isEmpty()) return null;
     if (parts.size() == 1) {
