@@ -13,6 +13,7 @@ import io.sparkgate.metrics.ProxyMetrics;
 import io.sparkgate.policy.Policy;
 import io.sparkgate.policy.PolicyStage;
 import io.sparkgate.policy.PolicyStore;
+import io.sparkgate.revoke.Revocations;
 import io.sparkgate.route.Router;
 import java.io.IOException;
 import java.time.Clock;
@@ -31,12 +32,14 @@ final class AdminListener {
       Router router,
       Map<String, PolicyStage> policies,
       AuditLog auditLog,
-      Backends backends)
+      Backends backends,
+      Revocations revocations,
+      String anonymous)
       throws IOException {
-    return AdminServer.start(
-        config,
-        adminApi(live, router, policies, auditLog, backends)
-            .register(adminRoutes(config, readiness, metrics)));
+    AdminApi api = adminApi(live, router, policies, auditLog, backends, revocations, anonymous);
+    // Wherever a principal is revoked, what it runs through this replica is stopped here.
+    if (revocations != null) revocations.onRevoked(api::sweep);
+    return AdminServer.start(config, api.register(adminRoutes(config, readiness, metrics)));
   }
 
   /** What the admin listener serves: probes, the scrape, and (with them) the admin API and console. */
@@ -67,7 +70,9 @@ final class AdminListener {
       Router router,
       Map<String, PolicyStage> policies,
       AuditLog auditLog,
-      Backends backends) {
+      Backends backends,
+      Revocations revocations,
+      String anonymous) {
     return new AdminApi(
         new AdminApi.Views(
             live,
@@ -104,6 +109,8 @@ final class AdminListener {
             AdminApi.Actions.overSparkConnect(backends::channel),
             router::forget,
             auditLog == null ? null : auditLog::write,
-            Clock.systemUTC()));
+            Clock.systemUTC(),
+            revocations,
+            anonymous));
   }
 }

@@ -13,6 +13,7 @@ import io.sparkgate.call.Pipeline;
 import io.sparkgate.call.PoolStages;
 import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
+import io.sparkgate.config.AuthConfig;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.SecretPatterns;
@@ -35,6 +36,7 @@ import io.sparkgate.policy.PolicyStage;
 import io.sparkgate.quota.QuotaStage;
 import io.sparkgate.redact.ConfigRedaction;
 import io.sparkgate.redis.Redis;
+import io.sparkgate.revoke.Revocations;
 import io.sparkgate.route.Router;
 import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
@@ -114,12 +116,20 @@ public final class Sparkgate implements AutoCloseable {
       LiveCalls live =
           config.admin().enabled() ? new LiveCalls(Clock.systemUTC(), idle(config)) : null;
       Authentication auth = Authentication.create(config.auth());
+      Revocations revocations =
+          parts.add(
+              config.auth().enabled()
+                  ? Revocations.start(config.auth().revocations(), redis, Clock.systemUTC())
+                  : null);
       // The stages of every call, in the order a call meets them (its responses, in reverse).
       List<Feature> features =
           List.of(
               audit(auditLog), // around them all: every call is recorded, the refused ones too
               Feature.of(live), // the admin API's view, which sees every call end too
               new Feature(auth.stage(), m -> m.watch(auth)),
+              revocations == null
+                  ? Feature.NONE
+                  : new Feature(revocations.stage(), m -> m.watch(revocations)),
               Feature.of(new HeadStage(config.auth())),
               Feature.of(new ConfigRedaction(new SecretPatterns(config.auth().secretPatterns()))),
               new Feature(router.routeStage(), m -> m.watch(router)),
@@ -151,7 +161,9 @@ public final class Sparkgate implements AutoCloseable {
                       router,
                       policies,
                       auditLog,
-                      backends)
+                      backends,
+                      revocations,
+                      anonymous(config))
                   : null);
       return new Sparkgate(config, server, health, callExecutor, readiness, watch, admin, parts);
     } catch (IOException | RuntimeException e) {
@@ -346,6 +358,15 @@ public final class Sparkgate implements AutoCloseable {
    * Ready when listening and not draining, the policy of every pool in force, the audit log taking records
    * (where {@code audit.required}), a backend up in every pool, and Redis connected (with {@code store: redis}).
    */
+  /** Whether callers without credentials pass: {@code off}, {@code only} or {@code fallback}. */
+  private static String anonymous(ProxyConfig config) {
+    if (config.auth().anonymousFallback()) return "fallback";
+    return config.auth().methods().contains(AuthConfig.Method.ANONYMOUS) ? "only" : "off";
+  }
+
+  static final String ANONYMOUS_FALLBACK =
+      "anonymous: fallback is on: callers without credentials are served as user 'anonymous'";
+
   private static Readiness readiness(
       ProxyConfig config, AuditLog auditLog, Router router, Redis redis) {
     Readiness readiness = new Readiness();
@@ -353,6 +374,9 @@ public final class Sparkgate implements AutoCloseable {
       readiness.add("audit", auditLog::problem);
     }
     readiness.add("backends", router::poolsWithoutBackend);
+    if (config.auth().anonymousFallback()) {
+      readiness.note("anonymous", ANONYMOUS_FALLBACK);
+    }
     if (redis != null) {
       readiness.add(
           "sessions",

@@ -7,6 +7,8 @@ import io.grpc.StatusRuntimeException;
 import io.sparkgate.grants.DataAccess;
 import io.sparkgate.live.LiveCalls;
 import io.sparkgate.policy.Explanation;
+import io.sparkgate.revoke.Revocation;
+import io.sparkgate.revoke.Revocations;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -19,7 +21,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -85,6 +86,9 @@ public final class AdminApi {
     /** The operation ids the backend interrupted. */
     List<String> interrupt(String backend, String userId, String sessionId, String operationId);
 
+    /** Interrupts every operation of the session: the ids the backend interrupted. */
+    List<String> interruptAll(String backend, String userId, String sessionId);
+
     void release(String backend, String userId, String sessionId);
 
     /** Over Spark Connect: {@code channels} gives each backend's channel, with its token if it has one. */
@@ -93,6 +97,11 @@ public final class AdminApi {
         @Override
         public List<String> interrupt(String backend, String userId, String session, String op) {
           return SparkActions.interrupt(channels.apply(backend), userId, session, op);
+        }
+
+        @Override
+        public List<String> interruptAll(String backend, String userId, String session) {
+          return SparkActions.interrupt(channels.apply(backend), userId, session, null);
         }
 
         @Override
@@ -113,6 +122,8 @@ public final class AdminApi {
    *     policy section
    * @param released told that an operator released a session, to forget its placement
    * @param audit takes the record of each operator action; null when audit is off
+   * @param revocations the principals and tokens cut off; null when this proxy keeps none
+   * @param anonymous {@code off}, {@code only} or {@code fallback}: whether callers without credentials pass
    */
   public record Views(
       LiveCalls live,
@@ -123,20 +134,28 @@ public final class AdminApi {
       Actions actions,
       BiConsumer<String, String> released,
       Consumer<Map<String, Object>> audit,
-      Clock clock) {}
+      Clock clock,
+      Revocations revocations,
+      String anonymous) {}
 
   private final Views views;
   private final GrantReview grants;
+  private final OperatorRecords records;
+  private final RevocationApi revocations;
 
   public AdminApi(Views views) {
     this.views = views;
     this.grants = new GrantReview(views.grants());
+    this.records = new OperatorRecords(views.audit(), views.clock());
+    this.revocations =
+        new RevocationApi(views.revocations(), views.anonymous(), records, views.clock());
   }
 
   /** Adds the API's and the console's paths to {@code routes}. */
   public AdminServer.Routes register(AdminServer.Routes routes) {
     ASSETS.forEach((path, file) -> routes.open(path, AdminHandler.getOnly(asset(file))));
-    return routes
+    return revocations
+        .register(routes)
         .exact("/api/sessions", AdminHandler.getOnly(r -> AdminResponse.json(200, sessions())))
         .exact("/api/operations", AdminHandler.getOnly(r -> AdminResponse.json(200, operations())))
         .exact("/api/refusals", AdminHandler.getOnly(r -> AdminResponse.json(200, refusals())))
@@ -368,6 +387,39 @@ public final class AdminApi {
   }
 
   /**
+   * Acts on a principal just revoked (here or through another replica): every session it has on this replica
+   * has its operations interrupted and is released on its backend, each audited with the revoking operator.
+   *
+   * @return the sessions acted on
+   */
+  public int sweep(Revocation r) {
+    if (r.kind() != Revocation.Kind.PRINCIPAL || views.live() == null) return 0;
+    int n = 0;
+    for (LiveCalls.Session s : views.live().sessions()) {
+      if (!s.principal().equals(r.name())) continue;
+      n++;
+      act(
+          r.operator(),
+          "revoke-release",
+          "session",
+          s.sessionId(),
+          s.sessionId(),
+          s.principal(),
+          s.pool(),
+          s.backend(),
+          () -> {
+            List<String> interrupted =
+                views.actions().interruptAll(s.backend(), s.userId(), s.sessionId());
+            views.actions().release(s.backend(), s.userId(), s.sessionId());
+            views.live().forget(s.userId(), s.sessionId());
+            views.released().accept(s.userId(), s.sessionId());
+            return "interrupted " + interrupted.size() + " operations, released";
+          });
+    }
+    return n;
+  }
+
+  /**
    * Runs an operator action against the backend, audits it and answers: a backend that cannot be asked is a 502
    * naming the gRPC code, so the operator knows the action did not happen.
    */
@@ -414,23 +466,13 @@ public final class AdminApi {
       String pool,
       String backend,
       String outcome) {
-    log.info("operator {} {} {} {}: {}", operator, action, targetKind, target, outcome);
-    Consumer<Map<String, Object>> sink = views.audit();
-    if (sink == null) return;
-    Map<String, Object> record = new LinkedHashMap<>();
-    record.put("time", views.clock().instant().toString());
-    record.put("request_id", UUID.randomUUID().toString());
-    record.put("rpc", "admin");
-    record.put("operator", operator);
-    record.put("action", action);
-    record.put("target", targetKind + ":" + target);
-    record.put("session_id", sessionId);
-    if (targetKind.equals("operation")) record.put("operation_id", target);
-    record.put("principal", principal);
-    record.put("pool", pool);
-    record.put("backend", backend);
-    record.put("outcome", outcome);
-    sink.accept(record);
+    Map<String, Object> details = new LinkedHashMap<>();
+    details.put("session_id", sessionId);
+    if (targetKind.equals("operation")) details.put("operation_id", target);
+    details.put("principal", principal);
+    details.put("pool", pool);
+    details.put("backend", backend);
+    records.write(operator, action, targetKind + ":" + target, outcome, details);
   }
 
   private static long seconds(Instant from, Instant to) {

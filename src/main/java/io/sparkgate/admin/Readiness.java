@@ -34,6 +34,7 @@ public final class Readiness {
   }
 
   private final Map<String, Supplier<Optional<String>>> checks = new LinkedHashMap<>();
+  private final Map<String, String> notes = new LinkedHashMap<>();
   private volatile boolean draining;
 
   @GuardedBy("this")
@@ -45,7 +46,18 @@ public final class Readiness {
    * @throws IllegalArgumentException when a check of that name exists
    */
   public synchronized Readiness add(String name, Supplier<Optional<String>> problem) {
-    if (checks.putIfAbsent(name, problem) != null) {
+    if (notes.containsKey(name) || checks.putIfAbsent(name, problem) != null) {
+      throw new IllegalArgumentException("two readiness checks named " + name);
+    }
+    return this;
+  }
+
+  /**
+   * Adds a fact an operator should see beside the checks (it always passes): a setting that is easy to
+   * forget, such as anonymous callers let in beside tokens.
+   */
+  public synchronized Readiness note(String name, String detail) {
+    if (checks.containsKey(name) || notes.putIfAbsent(name, detail) != null) {
       throw new IllegalArgumentException("two readiness checks named " + name);
     }
     return this;
@@ -71,6 +83,7 @@ public final class Readiness {
       }
       results.add(new Check(e.getKey(), problem.isEmpty(), problem.orElse("ok")));
     }
+    notes.forEach((name, detail) -> results.add(new Check(name, true, detail)));
     Report report = new Report(results.stream().allMatch(Check::ok), List.copyOf(results));
     String failing = report.failing();
     if (!failing.equals(lastFailing)) {

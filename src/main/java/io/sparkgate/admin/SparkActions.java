@@ -47,24 +47,27 @@ final class SparkActions {
   }
 
   /**
-   * Interrupts one operation: the ids the server says it interrupted (empty when it was no longer running).
+   * Interrupts one operation, or every operation of the session when {@code operationId} is null: the ids the
+   * server says it interrupted (empty when none was running).
    *
    * @throws io.grpc.StatusRuntimeException when the backend cannot be asked or refuses
    */
   static List<String> interrupt(
       Channel backend, String userId, String sessionId, String operationId) {
+    InterruptRequest.Builder request =
+        InterruptRequest.newBuilder()
+            .setSessionId(sessionId)
+            .setUserContext(UserContext.newBuilder().setUserId(userId))
+            .setClientType(CLIENT_TYPE);
+    if (operationId == null) {
+      request.setInterruptType(InterruptRequest.InterruptType.INTERRUPT_TYPE_ALL);
+    } else {
+      request
+          .setInterruptType(InterruptRequest.InterruptType.INTERRUPT_TYPE_OPERATION_ID)
+          .setOperationId(operationId);
+    }
     InterruptResponse r =
-        ClientCalls.blockingUnaryCall(
-            backend,
-            INTERRUPT,
-            options(),
-            InterruptRequest.newBuilder()
-                .setSessionId(sessionId)
-                .setUserContext(UserContext.newBuilder().setUserId(userId))
-                .setClientType(CLIENT_TYPE)
-                .setInterruptType(InterruptRequest.InterruptType.INTERRUPT_TYPE_OPERATION_ID)
-                .setOperationId(operationId)
-                .build());
+        ClientCalls.blockingUnaryCall(backend, INTERRUPT, options(), request.build());
     return r.getInterruptedIdsList();
   }
 

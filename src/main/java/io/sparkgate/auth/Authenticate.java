@@ -9,6 +9,7 @@ import io.sparkgate.call.Principal;
 import io.sparkgate.call.Stage;
 import io.sparkgate.forward.CallHook;
 import java.util.Locale;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,6 +35,7 @@ final class Authenticate implements Stage {
 
   private final Authenticator authenticator;
   private final AuthFailures failures;
+  private final LongAdder anonymous = new LongAdder();
 
   Authenticate(Authenticator authenticator, AuthFailures failures) {
     this.authenticator = authenticator;
@@ -42,8 +44,14 @@ final class Authenticate implements Stage {
 
   @Override
   public CallHook open(Call call) throws StatusException {
-    call.principal(authenticate(call));
+    Principal principal = authenticate(call);
+    if (principal.method() == Principal.Method.ANONYMOUS) anonymous.increment();
+    call.principal(principal);
     return CallHook.PASS_THROUGH;
+  }
+
+  long anonymousCalls() {
+    return anonymous.sum();
   }
 
   private Principal authenticate(Call call) throws StatusException {

@@ -22,11 +22,14 @@ public final class Authentication {
   private final Authenticate stage;
   private final AuthFailures failures;
   private final List<RemoteJwks> remote;
+  private final boolean anonymousFallback;
 
-  private Authentication(Authenticate stage, AuthFailures failures, List<RemoteJwks> remote) {
+  private Authentication(
+      Authenticate stage, AuthFailures failures, List<RemoteJwks> remote, boolean fallback) {
     this.stage = stage;
     this.failures = failures;
     this.remote = remote;
+    this.anonymousFallback = fallback;
   }
 
   /** Loads keys (a remote JWKS is fetched once now; failing that, on first use) and builds the pieces. */
@@ -57,7 +60,12 @@ public final class Authentication {
           "authentication: {} (in this order); user_id mismatch: {}",
           config.methods().stream().map(m -> m.name().toLowerCase(java.util.Locale.ROOT)).toList(),
           config.userIdMismatch().name().toLowerCase(java.util.Locale.ROOT));
-      if (config.methods().contains(AuthConfig.Method.ANONYMOUS)) {
+      if (config.anonymousFallback()) {
+        log.warn(
+            "auth.anonymous is fallback: callers without credentials are accepted as user"
+                + " 'anonymous' beside {}",
+            config.methods().stream().filter(m -> m != AuthConfig.Method.ANONYMOUS).toList());
+      } else if (config.methods().contains(AuthConfig.Method.ANONYMOUS)) {
         log.warn(
             "auth.anonymous is true: callers without credentials are accepted as user 'anonymous'");
       }
@@ -70,7 +78,7 @@ public final class Authentication {
     AuthFailures failures = new AuthFailures();
     Authenticator authenticator = new Authenticator(config, keys, clock, ticker);
     Authenticate stage = new Authenticate(authenticator, failures);
-    return new Authentication(stage, failures, List.copyOf(remote));
+    return new Authentication(stage, failures, List.copyOf(remote), config.anonymousFallback());
   }
 
   /** The first stage of every call: who is calling (the head stage stamps it onto every request). */
@@ -88,6 +96,16 @@ public final class Authentication {
     Map<String, Long> out = new LinkedHashMap<>();
     failures.snapshot().forEach((reason, n) -> out.put(reason.name(), n));
     return out;
+  }
+
+  /** Whether callers without credentials are let in as 'anonymous' beside other methods. */
+  public boolean anonymousFallback() {
+    return anonymousFallback;
+  }
+
+  /** Calls let in as 'anonymous' (alone or as the fallback), for metrics. */
+  public long anonymousCalls() {
+    return stage.anonymousCalls();
   }
 
   /** JWKS fetches that failed (the last good keys stayed in use), for metrics. */

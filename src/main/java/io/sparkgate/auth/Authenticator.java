@@ -65,7 +65,8 @@ final class Authenticator {
                   p.groups(),
                   p.tenant(),
                   p.method(),
-                  Optional.of(cert.get().getSubjectX500Principal().getName()))
+                  Optional.of(cert.get().getSubjectX500Principal().getName()),
+                  p.tokenId())
               : p;
         }
       } catch (AuthFailure e) {

@@ -277,7 +277,13 @@ final class JwtVerifier {
       }
       tenant = Optional.ofNullable((String) t).filter(x -> !x.isBlank());
     }
-    return new Principal(s, groups, tenant, Principal.Method.JWT, Optional.empty());
+    return new Principal(
+        s,
+        groups,
+        tenant,
+        Principal.Method.JWT,
+        Optional.empty(),
+        Optional.ofNullable(claims.getJWTID()).filter(id -> !id.isBlank()));
   }
 
   /** Keycloak and most IdPs send a JSON array; OAuth scopes-style IdPs a space-separated string. */

@@ -10,13 +10,15 @@ import java.util.Optional;
  *
  * @param name the user the backend sees as {@code UserContext.user_id}
  * @param clientCertSubject the subject of the verified mTLS client certificate, when there was one
+ * @param tokenId the verified JWT's {@code jti}, when it had one: an operator may revoke that token alone
  */
 public record Principal(
     String name,
     List<String> groups,
     Optional<String> tenant,
     Method method,
-    Optional<String> clientCertSubject) {
+    Optional<String> clientCertSubject,
+    Optional<String> tokenId) {
 
   /** How the identity was established. */
   public enum Method {
@@ -34,6 +36,16 @@ public record Principal(
     Objects.requireNonNull(tenant, "tenant");
     Objects.requireNonNull(method, "method");
     Objects.requireNonNull(clientCertSubject, "clientCertSubject");
+    Objects.requireNonNull(tokenId, "tokenId");
+  }
+
+  public Principal(
+      String name,
+      List<String> groups,
+      Optional<String> tenant,
+      Method method,
+      Optional<String> clientCertSubject) {
+    this(name, groups, tenant, method, clientCertSubject, Optional.empty());
   }
 
   public static Principal anonymous(Method method) {

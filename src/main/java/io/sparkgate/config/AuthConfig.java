@@ -26,6 +26,7 @@ import java.util.regex.Pattern;
  * @param secretPatterns {@link Glob#anyCase} globs of Spark conf keys whose values never reach a client;
  *     {@code spark.connect.authenticate.token} is always among them
  * @param userContextExtensions which {@code UserContext.extensions} reach the server
+ * @param revocations where revocations are kept without Redis, and the denied JWT ids
  */
 public record AuthConfig(
     boolean enabled,
@@ -36,7 +37,8 @@ public record AuthConfig(
     UserIdMismatch userIdMismatch,
     List<String> secretPatterns,
     TokenCache tokenCache,
-    UserContextExtensions userContextExtensions) {
+    UserContextExtensions userContextExtensions,
+    Revocations revocations) {
 
   /** The Spark conf holding the backend's own pre-shared token: never shown to clients. */
   public static final String SPARK_TOKEN_KEY = "spark.connect.authenticate.token";
@@ -310,6 +312,37 @@ public record AuthConfig(
     }
   }
 
+  /**
+   * Principals and tokens an operator cut off ({@code auth.revocations}). With {@code sessions.store: redis}
+   * they are kept in Redis, shared by the replicas; else in {@code state_file}, or in memory only.
+   *
+   * @param stateFile without Redis, where revocations made through the admin API survive a restart
+   * @param deniedJtiFile JWT ids ({@code jti}) refused, one a line ({@code #} starts a comment); re-read when
+   *     it changes
+   */
+  public record Revocations(Optional<Path> stateFile, Optional<Path> deniedJtiFile) {
+    public static final Revocations NONE = new Revocations(Optional.empty(), Optional.empty());
+
+    static Revocations read(YamlNode node, boolean jwt) {
+      node.allowOnly("state_file", "denied_jti_file");
+      Optional<Path> state = node.optionalString("state_file").map(node::resolve);
+      state.ifPresent(
+          f -> {
+            Path parent = f.toAbsolutePath().getParent();
+            if (parent == null || !java.nio.file.Files.isDirectory(parent)) {
+              throw node.errorAt(
+                  "state_file", "its directory " + parent + " does not exist: create it first");
+            }
+          });
+      Optional<Path> denied = node.existingFile("denied_jti_file");
+      if (denied.isPresent() && !jwt) {
+        throw node.errorAt(
+            "denied_jti_file", "only JWTs carry a jti, and auth.jwt is not configured");
+      }
+      return new Revocations(state, denied);
+    }
+  }
+
   /** The cache of verified JWTs; entries never outlive the token's {@code exp}. */
   public record TokenCache(int maxEntries, Duration maxAge) {}
 
@@ -326,7 +359,8 @@ public record AuthConfig(
         UserIdMismatch.OVERWRITE,
         withSparkToken(DEFAULT_SECRET_PATTERNS),
         new TokenCache(10_000, Duration.ofMinutes(5)),
-        UserContextExtensions.DEFAULTS);
+        UserContextExtensions.DEFAULTS,
+        Revocations.NONE);
   }
 
   static AuthConfig read(YamlNode parent) {
@@ -343,7 +377,8 @@ public record AuthConfig(
         "user_id_mismatch",
         "secret_patterns",
         "token_cache",
-        "user_context_extensions");
+        "user_context_extensions",
+        "revocations");
     Optional<Jwt> jwt =
         node.has("jwt") ? Optional.of(Jwt.read(node.section("jwt"))) : Optional.empty();
     List<StaticToken> tokens = staticTokens(node);
@@ -357,7 +392,7 @@ public record AuthConfig(
       }
       cert = Optional.of(new ClientCert(from));
     }
-    boolean anonymous = node.bool("anonymous", false);
+    Anonymous anonymous = anonymous(node);
 
     Set<Method> configured = new LinkedHashSet<>();
     jwt.ifPresent(j -> configured.add(Method.JWT));
@@ -365,7 +400,23 @@ public record AuthConfig(
       configured.add(Method.STATIC_TOKENS);
     }
     cert.ifPresent(c -> configured.add(Method.CLIENT_CERT));
-    if (anonymous) {
+    if (anonymous == Anonymous.ONLY && !configured.isEmpty()) {
+      // An operator who adds jwt beside anonymous: true believes tokens are now required; they are
+      // not.
+      throw node.errorAt(
+          "anonymous",
+          "is true beside "
+              + configured.stream().map(Method::key).toList()
+              + ": callers with no credentials would still be let in as 'anonymous'. Remove it to"
+              + " require credentials, or write anonymous: fallback to keep that on purpose");
+    }
+    if (anonymous == Anonymous.FALLBACK && configured.isEmpty()) {
+      throw node.errorAt(
+          "anonymous",
+          "is fallback, but no other method is configured to fall back from: configure jwt,"
+              + " static_tokens or client_cert, or write anonymous: true to let everyone in");
+    }
+    if (anonymous != Anonymous.OFF) {
       configured.add(Method.ANONYMOUS);
     }
     if (configured.isEmpty()) {
@@ -436,7 +487,34 @@ public record AuthConfig(
         tokenCache,
         node.has("user_context_extensions")
             ? UserContextExtensions.read(node.section("user_context_extensions"))
-            : UserContextExtensions.DEFAULTS);
+            : UserContextExtensions.DEFAULTS,
+        node.has("revocations")
+            ? Revocations.read(node.section("revocations"), jwt.isPresent())
+            : Revocations.NONE);
+  }
+
+  private enum Anonymous {
+    OFF,
+    ONLY,
+    FALLBACK
+  }
+
+  /** {@code anonymous}: true, false or fallback. */
+  private static Anonymous anonymous(YamlNode node) {
+    try {
+      return node.bool("anonymous", false) ? Anonymous.ONLY : Anonymous.OFF;
+    } catch (ConfigException notABoolean) {
+      if (node.string("anonymous", "").equals("fallback")) return Anonymous.FALLBACK;
+      throw node.errorAt("anonymous", "must be true, false or fallback");
+    }
+  }
+
+  /**
+   * Whether callers without credentials are let in as {@code anonymous} beside other methods ({@code
+   * anonymous: fallback}): shown by readiness, the console and a metric, since it is easy to forget.
+   */
+  public boolean anonymousFallback() {
+    return methods.contains(Method.ANONYMOUS) && methods.size() > 1;
   }
 
   private static List<StaticToken> staticTokens(YamlNode node) {

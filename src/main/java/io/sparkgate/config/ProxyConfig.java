@@ -195,15 +195,26 @@ public record ProxyConfig(
               "port",
               "is listen.port too (" + listen.port() + "): give the admin listener its own port");
     }
+    SessionsConfig sessions =
+        root.has("sessions")
+            ? SessionsConfig.read(root.section("sessions"))
+            : SessionsConfig.memory();
+    if (auth.revocations().stateFile().isPresent()
+        && sessions.store() == SessionsConfig.Store.REDIS) {
+      throw root.section("auth")
+          .section("revocations")
+          .errorAt(
+              "state_file",
+              "is for a proxy without Redis: with sessions.store redis, revocations are kept in"
+                  + " Redis, shared by every replica; remove state_file");
+    }
     return new ProxyConfig(
         file,
         listen,
         tls,
         pools,
         routes,
-        root.has("sessions")
-            ? SessionsConfig.read(root.section("sessions"))
-            : SessionsConfig.memory(),
+        sessions,
         root.has("health") ? HealthConfig.read(root.section("health")) : HealthConfig.defaults(),
         root.has("quotas") ? QuotasConfig.read(root.section("quotas")) : QuotasConfig.none(),
         auth,

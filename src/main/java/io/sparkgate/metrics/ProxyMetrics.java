@@ -27,6 +27,8 @@ import io.sparkgate.limits.ConnectionGate;
 import io.sparkgate.policy.DecisionCounts;
 import io.sparkgate.policy.PolicyStage;
 import io.sparkgate.quota.QuotaStage;
+import io.sparkgate.revoke.Revocation;
+import io.sparkgate.revoke.Revocations;
 import io.sparkgate.route.BackendHealth;
 import io.sparkgate.route.Router;
 import io.sparkgate.tls.ServerTls;
@@ -109,12 +111,43 @@ public final class ProxyMetrics implements AutoCloseable {
           .tag("reason", reason.toLowerCase(Locale.ROOT))
           .register(registry);
     }
+    Gauge.builder("sparkgate.auth.anonymous.fallback", auth, a -> a.anonymousFallback() ? 1 : 0)
+        .description(
+            "1 when callers without credentials are let in as 'anonymous' beside other methods")
+        .register(registry);
+    FunctionCounter.builder("sparkgate.auth.anonymous.calls", auth, Authentication::anonymousCalls)
+        .description("Calls let in as user 'anonymous'")
+        .register(registry);
     if (auth.fetchesJwks()) {
       FunctionCounter.builder(
               "sparkgate.jwks.fetch.failures", auth, Authentication::jwksFetchFailures)
           .description("JWKS fetches that failed; the last good keys stayed in use")
           .register(registry);
     }
+  }
+
+  /** Principals and tokens revoked now, and the calls refused because of it. */
+  public void watch(Revocations revocations) {
+    watched.add(revocations);
+    for (Revocation.Kind kind : Revocation.Kind.values()) {
+      Gauge.builder(
+              "sparkgate.revocations.active",
+              revocations,
+              r -> r.active().stream().filter(x -> x.kind() == kind).count())
+          .description("Principals and tokens revoked now (not counting the denied jti file's)")
+          .tag("kind", kind.key())
+          .register(registry);
+    }
+    FunctionCounter.builder(
+            "sparkgate.revocations.refused", revocations, Revocations::refusedPrincipals)
+        .description("Calls refused because their principal or token was revoked")
+        .tag("kind", "principal")
+        .register(registry);
+    FunctionCounter.builder(
+            "sparkgate.revocations.refused", revocations, Revocations::refusedTokens)
+        .description("Calls refused because their principal or token was revoked")
+        .tag("kind", "token")
+        .register(registry);
   }
 
   /** The audit log's records, its queue, and the calls refused because it could not take their record. */

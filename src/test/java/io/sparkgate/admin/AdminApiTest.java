@@ -33,6 +33,7 @@ import io.sparkgate.proto.spark.Plan;
 import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
+import io.sparkgate.revoke.Revocations;
 import io.sparkgate.testing.FakeTime;
 import io.sparkgate.testing.TestConfigs;
 import java.net.URI;
@@ -91,6 +92,7 @@ final class AdminApiTest {
           new DecideStage(engine, Map.of(), false));
   private final HttpClient http = HttpClient.newHttpClient();
   private AdminServer server;
+  private Revocations revocations;
 
   @BeforeEach
   void start() throws Exception {
@@ -103,10 +105,19 @@ final class AdminApiTest {
           }
 
           @Override
+          public List<String> interruptAll(String backend, String user, String session) {
+            actions.add("interrupt all " + backend + " " + user + " " + session);
+            return List.of("op-1", "op-2");
+          }
+
+          @Override
           public void release(String backend, String user, String session) {
             actions.add("release " + backend + " " + user + " " + session);
           }
         };
+    revocations =
+        Revocations.start(
+            new AuthConfig.Revocations(Optional.empty(), Optional.empty()), null, time);
     AdminApi api =
         new AdminApi(
             new AdminApi.Views(
@@ -141,7 +152,10 @@ final class AdminApiTest {
                 fake,
                 (user, session) -> released.add(user + " " + session),
                 audit::add,
-                time));
+                time,
+                revocations,
+                "fallback"));
+    revocations.onRevoked(api::sweep);
     server =
         AdminServer.start(TestConfigs.adminLoopback(0), api.register(new AdminServer.Routes()));
   }
@@ -149,6 +163,7 @@ final class AdminApiTest {
   @AfterEach
   void stop() {
     server.close();
+    revocations.close();
   }
 
   private static Principal alice() {
@@ -256,6 +271,96 @@ final class AdminApiTest {
     assertEquals(List.of("alice " + SESSION), released);
     assertEquals("release", audit.get(0).get("action"));
     assertEquals(0, json(get("/api/sessions")).get("sessions").size());
+  }
+
+  private HttpResponse<String> delete(String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+            .DELETE()
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void revokePrincipal_stopsItsSessionsHere_isListed_audited_andRestored() throws Exception {
+    running("op-1", "SELECT 1");
+    HttpResponse<String> r =
+        post(
+            "/api/principals/alice/revoke",
+            "{\"reason\": \"laptop stolen\", \"until\": \"2031-01-01T00:00:00+01:00\"}");
+    assertEquals(200, r.statusCode(), r.body());
+    JsonNode revoked = json(r).get("revoked");
+    assertEquals("alice", revoked.get("name").asText());
+    assertEquals("2030-12-31T23:00:00Z", revoked.get("until").asText());
+    assertEquals("memory", json(r).get("kept_in").asText());
+    // Its session on this replica: every operation interrupted, then released, as its own user.
+    assertEquals(
+        List.of(
+            "interrupt all 127.0.0.1:15002 alice " + SESSION,
+            "release 127.0.0.1:15002 alice " + SESSION),
+        actions);
+    assertEquals(List.of("alice " + SESSION), released);
+    assertEquals(
+        List.of("revoke", "revoke-release"), audit.stream().map(a -> a.get("action")).toList());
+    assertEquals("principal:alice", audit.get(0).get("target"));
+    assertEquals("laptop stolen", audit.get(0).get("reason"));
+    assertEquals("loopback", audit.get(0).get("operator"));
+    assertEquals("loopback", audit.get(1).get("operator"));
+    assertEquals("interrupted 2 operations, released", audit.get(1).get("outcome"));
+    assertTrue(revocations.principal("alice").isPresent());
+    assertTrue(revocations.principal("Alice").isEmpty(), "names match exactly");
+
+    JsonNode list = json(get("/api/revocations"));
+    assertEquals("fallback", list.get("anonymous").asText());
+    assertEquals("alice", list.get("revoked").get(0).get("name").asText());
+
+    HttpResponse<String> restored = delete("/api/principals/alice/revoke");
+    assertEquals(200, restored.statusCode(), restored.body());
+    assertEquals("restore", audit.get(2).get("action"));
+    assertTrue(revocations.principal("alice").isEmpty());
+    assertEquals(0, json(get("/api/revocations")).get("revoked").size());
+    assertEquals(404, delete("/api/principals/alice/revoke").statusCode());
+  }
+
+  @Test
+  void revokeToken_andNamesWithSlashes_percentEncoded() throws Exception {
+    assertEquals(
+        200,
+        post("/api/tokens/jti-123/revoke", "{\"reason\": \"leaked in a ticket\"}").statusCode());
+    assertTrue(revocations.token("jti-123").isPresent());
+    assertTrue(revocations.principal("jti-123").isEmpty());
+    assertEquals(
+        200,
+        post("/api/principals/spiffe:%2F%2Fexample.org%2Fbob/revoke", "{\"reason\": \"x\"}")
+            .statusCode());
+    assertTrue(revocations.principal("spiffe://example.org/bob").isPresent());
+    assertEquals(List.of(), actions, "no session of theirs here");
+  }
+
+  @Test
+  void revoke_refusesBadInput_withoutActingOrAuditing() throws Exception {
+    running("op-1", "SELECT 1");
+    assertEquals(400, post("/api/principals/alice/revoke", "{}").statusCode());
+    assertEquals(400, post("/api/principals/alice/revoke", "not json").statusCode());
+    assertEquals(
+        400,
+        post("/api/principals/alice/revoke", "{\"reason\": \"x\", \"until\": \"tomorrow\"}")
+            .statusCode());
+    HttpResponse<String> past =
+        post(
+            "/api/principals/alice/revoke",
+            "{\"reason\": \"x\", \"until\": \"2001-01-01T00:00:00Z\"}");
+    assertEquals(400, past.statusCode());
+    assertTrue(json(past).get("error").asText().contains("in the past"), past.body());
+    assertEquals(
+        400,
+        post("/api/principals/alice/revoke", "{\"reason\": \"" + "x".repeat(501) + "\"}")
+            .statusCode());
+    assertEquals(405, get("/api/principals/alice/revoke").statusCode());
+    assertEquals(404, post("/api/principals/alice", "{\"reason\": \"x\"}").statusCode());
+    assertEquals(List.of(), actions);
+    assertEquals(List.of(), audit);
+    assertTrue(revocations.principal("alice").isEmpty());
   }
 
   @Test

@@ -249,7 +249,7 @@ final class JwtAuthenticationTest {
 
   @Test
   void jwt_badToken_neverDowngradedToAnonymous() throws Exception {
-    auth = fx.authenticator(fx.config(AuthFixture.JWT_FILE + "  anonymous: true\n"));
+    auth = fx.authenticator(fx.config(AuthFixture.JWT_FILE + "  anonymous: fallback\n"));
     assertEquals(
         Principal.Method.ANONYMOUS, auth.authenticate(new Metadata(), null, null).method());
     assertEquals(

@@ -115,7 +115,7 @@ final class OtherMethodsTest {
         file,
         "listen: {address: 127.0.0.1}\n"
             + "tls:\n  cert_file: s.pem\n  key_file: s.pem\n  client_ca_file: ca.pem\n"
-            + "backend:\n  address: localhost:15002\nauth:\n  client_cert: {}\n  anonymous: true\n");
+            + "backend:\n  address: localhost:15002\nauth:\n  client_cert: {}\n  anonymous: fallback\n");
     var config = io.sparkgate.config.ProxyConfig.load(file).auth();
     FakeTime time = new FakeTime();
     Authenticator a = new Authenticator(config, List.of(), time, time);

@@ -51,6 +51,31 @@ final class AuthConfigTest {
   }
 
   @Test
+  void anonymousTrue_besideAnotherMethod_refused_fallbackIsTheExplicitSpelling()
+      throws IOException {
+    String tokens = "  static_tokens:\n    - sha256: " + "a".repeat(64) + "\n      principal: a\n";
+    String refused = error("auth:\n  jwt:\n" + KEYS + tokens + "  anonymous: true\n");
+    assertTrue(refused.contains("auth.anonymous: is true beside [jwt, static_tokens]"), refused);
+    assertTrue(refused.contains("write anonymous: fallback"), refused);
+
+    AuthConfig fallback =
+        ProxyConfig.load(write("auth:\n  jwt:\n" + KEYS + "  anonymous: fallback\n")).auth();
+    assertEquals(List.of(AuthConfig.Method.JWT, AuthConfig.Method.ANONYMOUS), fallback.methods());
+    assertTrue(fallback.anonymousFallback());
+    assertFalse(ProxyConfig.load(write("auth: {anonymous: true}\n")).auth().anonymousFallback());
+    assertFalse(ProxyConfig.load(write("auth:\n  jwt:\n" + KEYS)).auth().anonymousFallback());
+    assertFalse(
+        ProxyConfig.load(write("auth:\n  jwt:\n" + KEYS + "  anonymous: false\n"))
+            .auth()
+            .anonymousFallback());
+
+    String alone = error("auth: {anonymous: fallback}\n");
+    assertTrue(alone.contains("no other method is configured to fall back from"), alone);
+    String other = error("auth: {anonymous: maybe}\n");
+    assertTrue(other.contains("auth.anonymous: must be true, false or fallback"), other);
+  }
+
+  @Test
   void jwt_defaults() throws IOException {
     AuthConfig auth = ProxyConfig.load(write("auth:\n  jwt:\n" + KEYS)).auth();
     AuthConfig.Jwt jwt = auth.jwt().orElseThrow();

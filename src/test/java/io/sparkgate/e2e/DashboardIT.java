@@ -88,7 +88,7 @@ class DashboardIT {
             "backend: {address: '127.0.0.1:" + server.port() + "'}",
             ProxyConfigs.policy("shared-server.yaml"),
             "auth:",
-            "  anonymous: true",
+            "  anonymous: fallback",
             "  static_tokens: [{sha256: '" + probeSha256 + "', principal: quota-probe}]",
             "quotas:",
             "  per_principal: {requests_per_second: 1000}",
