@@ -87,8 +87,15 @@ fromYaml, so the ports in the Deployment are always the ones in the configuratio
 {{- fail "config.admin is bound beyond loopback (the kubelet probes it there): set secrets.adminToken (admin.token_file)" }}
 {{- end }}
 {{- $_ := set $c "admin" $admin }}
-{{- if not $c.auth }}
-{{- fail "config.auth: required: configure jwt, static_tokens or client_cert (docs/authentication.md), or set config.auth.anonymous: true" }}
+{{- $auth := $c.auth | default dict }}
+{{- /* client_cert: {} is complete (principal from the CN), so its key counts, not its content. */}}
+{{- $method := or $auth.jwt $auth.static_tokens (hasKey $auth "client_cert") }}
+{{- $anonymous := toString $auth.anonymous }}
+{{- if not (or $method (has $anonymous (list "true" "fallback"))) }}
+{{- fail "config.auth: no authentication method: set config.auth.jwt, config.auth.static_tokens or config.auth.client_cert (docs/authentication.md); to let every caller in as user \"anonymous\", set config.auth.anonymous: true" }}
+{{- end }}
+{{- if and $method (eq $anonymous "true") }}
+{{- fail "config.auth.anonymous: true is for anonymous alone; beside jwt, static_tokens or client_cert write anonymous: fallback (callers without credentials become \"anonymous\")" }}
 {{- end }}
 {{- if .Values.redis.enabled }}
 {{- $url := printf "redis://%s-redis:6379/0" (include "sparkgate.fullname" .) }}

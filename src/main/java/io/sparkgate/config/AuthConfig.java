@@ -347,6 +347,8 @@ public record AuthConfig(
   public record TokenCache(int maxEntries, Duration maxAge) {}
 
   private static final Pattern SHA256_HEX = Pattern.compile("[0-9a-f]{64}");
+  private static final Pattern PLACEHOLDER =
+      Pattern.compile("REPLACE[-_]ME", Pattern.CASE_INSENSITIVE);
 
   /** Authentication off, for configurations built in code; a file cannot ask for it. */
   public static AuthConfig disabled() {
@@ -379,6 +381,7 @@ public record AuthConfig(
         "token_cache",
         "user_context_extensions",
         "revocations");
+    refusePlaceholders("auth", node);
     Optional<Jwt> jwt =
         node.has("jwt") ? Optional.of(Jwt.read(node.section("jwt"))) : Optional.empty();
     List<StaticToken> tokens = staticTokens(node);
@@ -515,6 +518,31 @@ public record AuthConfig(
    */
   public boolean anonymousFallback() {
     return methods.contains(Method.ANONYMOUS) && methods.size() > 1;
+  }
+
+  /**
+   * The shipped examples (proxy/sparkgate.yaml, the Kubernetes manifest) carry REPLACE-ME where the operator's
+   * IdP goes. Such a value can pass every other check (an https URL with a host, a non-empty audience), so it is
+   * refused by name: a proxy must never start trusting tokens for an IdP nobody chose.
+   */
+  private static void refusePlaceholders(String key, YamlNode node) {
+    if (node.isMapping()) {
+      node.entries().forEach(AuthConfig::refusePlaceholders);
+    } else if (node.isSequence()) {
+      node.items().forEach(item -> refusePlaceholders(key, item));
+    } else if (!node.isNull() && PLACEHOLDER.matcher(node.scalar()).find()) {
+      String what =
+          switch (key) {
+            case "issuer" -> "your IdP's issuer (the exact 'iss' of its tokens)";
+            case "audience" -> "the 'aud' your IdP puts in tokens meant for Spark";
+            case "jwks_url", "oidc_discovery_url" -> "your IdP's " + key;
+            default -> "your own value";
+          };
+      throw node.error(
+          "still the placeholder REPLACE-ME from the example: set "
+              + what
+              + " (docs/authentication.md)");
+    }
   }
 
   private static List<StaticToken> staticTokens(YamlNode node) {

@@ -89,6 +89,35 @@ final class AuthConfigTest {
   }
 
   @Test
+  void examplePlaceholders_refusedByKey_untilReplaced() throws IOException {
+    String example =
+        "auth:\n  jwt:\n    jwks_url: https://REPLACE-ME.example.com/certs\n"
+            + "    issuer: https://REPLACE-ME.example.com/realms/spark\n    audience: [REPLACE-ME]\n";
+    assertEquals(
+        dir.resolve("sparkgate.yaml")
+            + ":8: auth.jwt.jwks_url: still the placeholder REPLACE-ME from the example: set your"
+            + " IdP's jwks_url (docs/authentication.md)",
+        error(example));
+    assertTrue(
+        error(example.replace("REPLACE-ME.example.com/certs", "idp.example.com/certs"))
+            .contains(
+                ":9: auth.jwt.issuer: still the placeholder REPLACE-ME from the example: set your"
+                    + " IdP's issuer"),
+        example);
+    assertTrue(
+        error(example.replace("REPLACE-ME.example.com", "idp.example.com"))
+            .contains(":10: auth.jwt.audience[0]: still the placeholder REPLACE-ME"));
+    // Either spelling, any case, anywhere in the section.
+    assertTrue(
+        error("auth:\n  static_tokens:\n    - {sha256: replace_me, principal: etl}\n")
+            .contains("auth.static_tokens[0].sha256: still the placeholder REPLACE-ME"));
+    AuthConfig auth =
+        ProxyConfig.load(write(example.replace("REPLACE-ME", "idp").replace("[idp]", "spark")))
+            .auth();
+    assertEquals("https://idp.example.com/realms/spark", auth.jwt().orElseThrow().issuer());
+  }
+
+  @Test
   void present_butNoMethod_refused() throws IOException {
     assertTrue(error("auth:\n  user_id_mismatch: reject\n").contains("auth: enables no method"));
   }

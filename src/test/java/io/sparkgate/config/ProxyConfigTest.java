@@ -62,7 +62,8 @@ final class ProxyConfigTest {
   }
 
   @Test
-  void shippedDefaultFile_isValidOnceDevCertsExist() throws IOException {
+  void shippedDefaultFile_refusesItsPlaceholders_andIsValidOnceTheyAreReplaced()
+      throws IOException {
     Path proxyDir = dir.resolve("proxy");
     Path certs = dir.resolve("certs/dev");
     Files.createDirectories(proxyDir);
@@ -75,7 +76,20 @@ final class ProxyConfigTest {
     Files.copy(Path.of("proxy/sparkgate.yaml"), copy);
     Files.createDirectories(dir.resolve("policies"));
     Files.copy(Path.of("policies/shared-server.yaml"), dir.resolve("policies/shared-server.yaml"));
+    // Not open to everyone as shipped: the jwt template's REPLACE-ME stops the proxy.
+    String message = assertThrows(ConfigException.class, () -> ProxyConfig.load(copy)).getMessage();
+    assertTrue(
+        message.contains(
+            "auth.jwt.oidc_discovery_url: still the placeholder REPLACE-ME from the example"),
+        message);
+    Files.writeString(
+        copy,
+        Files.readString(copy)
+            .replace("REPLACE-ME.example.com", "idp.example.com")
+            .replace("audience: REPLACE-ME", "audience: sparkgate"));
     ProxyConfig config = ProxyConfig.load(copy);
+    assertEquals(
+        "https://idp.example.com/realms/spark", config.auth().jwt().orElseThrow().issuer());
     assertEquals(15003, config.listen().port());
     assertEquals(dir.resolve("policies/shared-server.yaml"), config.policy().file().orElseThrow());
     assertEquals("deny", config.policy().defaultEffect());

@@ -1,16 +1,22 @@
 package io.sparkgate.deploy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.sparkgate.config.AuthConfig;
+import io.sparkgate.config.ConfigException;
+import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.testing.Toolchains;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -20,19 +26,27 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.Yaml;
 
 /**
  * The Kubernetes deployment as shipped, checked with the real tools by {@code deploy/check/run.sh}: helm
- * (built from source with Go) lints and renders the chart with its default values and with {@code
- * ci/full-values.yaml}, and every rendered object and the plain manifests in {@code deploy/kubernetes/} are
- * decoded against the Kubernetes API schema, offline, by a strict decoder that refuses unknown and duplicate
- * fields and unknown kinds. This test reads what the script printed and rendered. Needs Go; without it the
- * test is skipped, unless {@code SPARKGATE_CI=1}, which makes it a failure.
+ * (built from source with Go) lints and renders the chart with its default values plus one authentication
+ * method (bare, they must fail) and with {@code ci/full-values.yaml}, and every rendered object and the plain
+ * manifests in {@code deploy/kubernetes/} are decoded against the Kubernetes API schema, offline, by a strict
+ * decoder that refuses unknown and duplicate fields and unknown kinds. This test reads what the script printed
+ * and rendered, and loads the plain manifest's configuration with the proxy's own loader. Needs Go; without it
+ * the test is skipped, unless {@code SPARKGATE_CI=1}, which makes it a failure.
  */
 class DeploymentIT {
   private static final Path OUT = Path.of("target/deploy-check");
+
+  /** The chart's defaults plus {@code config.auth.anonymous: true}: bare, they render nothing. */
   private static final String DEFAULTS = "target/deploy-check/chart-default.yaml";
+
+  /** The chart's defaults plus a JWT IdP. */
+  private static final String JWT = "target/deploy-check/chart-jwt.yaml";
+
   private static final String FULL = "target/deploy-check/chart-full.yaml";
   private static final String MANIFESTS = "deploy/kubernetes/sparkgate.yaml";
 
@@ -92,6 +106,7 @@ class DeploymentIT {
             "Service/sparkgate",
             "Service/sparkgate-redis"),
         objects(DEFAULTS).stream().sorted().toList());
+    assertEquals(objects(DEFAULTS), objects(JWT));
     assertTrue(objects(FULL).contains("ConfigMap/sparkgate-policies"), String.join("\n", lines));
   }
 
@@ -157,6 +172,7 @@ class DeploymentIT {
         List.of(
             "chart-default-sparkgate.yaml",
             "chart-full-sparkgate.yaml",
+            "chart-jwt-sparkgate.yaml",
             "sparkgate-sparkgate.yaml"),
         List.copyOf(configs.keySet()));
     for (Map.Entry<String, Map<String, Object>> e : configs.entrySet()) {
@@ -174,7 +190,9 @@ class DeploymentIT {
       String source =
           name.startsWith("chart-default")
               ? DEFAULTS
-              : name.startsWith("chart-full") ? FULL : MANIFESTS;
+              : name.startsWith("chart-jwt")
+                  ? JWT
+                  : name.startsWith("chart-full") ? FULL : MANIFESTS;
       String deployment = object(source, "Deployment/sparkgate");
       List<String> mounts =
           new ArrayList<>(
@@ -196,6 +214,90 @@ class DeploymentIT {
     assertEquals(2, ((List<?>) full.get("routes")).size());
     assertTrue(section(full, "quotas").containsKey("per_principal"));
     assertEquals("/etc/sparkgate/client-ca/ca.crt", section(full, "tls").get("client_ca_file"));
+    // The auth values pass through as the proxy's auth section, as given.
+    assertEquals(
+        Map.of("anonymous", true), configs.get("chart-default-sparkgate.yaml").get("auth"));
+    Map<String, Object> jwtAuth = section(configs.get("chart-jwt-sparkgate.yaml"), "auth");
+    assertEquals(List.of("jwt"), List.copyOf(jwtAuth.keySet()));
+    assertEquals("sparkgate", section(jwtAuth, "jwt").get("audience"));
+  }
+
+  @Test
+  void chart_rendersNothingUntilAuthenticationIsConfigured_withOneMessageNamingTheValues() {
+    List<String> negatives = matching("negative: chart refuses the defaults");
+    assertEquals(1, negatives.size(), String.join("\n", lines));
+    assertTrue(
+        negatives
+            .get(0)
+            .contains(
+                "config.auth: no authentication method: set config.auth.jwt,"
+                    + " config.auth.static_tokens or config.auth.client_cert"
+                    + " (docs/authentication.md); to let every caller in as user \"anonymous\","
+                    + " set config.auth.anonymous: true"),
+        negatives.get(0));
+    assertTrue(
+        matching("negative: chart refuses anonymous: true beside another method").stream()
+            .anyMatch(l -> l.contains("write anonymous: fallback")),
+        String.join("\n", lines));
+  }
+
+  @Test
+  void notes_warnExactlyWhenAnonymousAccessIsOn() throws IOException {
+    String warning = "WARNING: ANONYMOUS ACCESS IS ON";
+    String anonymous = Files.readString(OUT.resolve("install-anonymous.txt"));
+    assertTrue(anonymous.contains(warning + " (config.auth.anonymous: true)"), anonymous);
+    assertTrue(anonymous.contains("Every caller is let in as user \"anonymous\""), anonymous);
+    String fallback = Files.readString(OUT.resolve("install-fallback.txt"));
+    assertTrue(fallback.contains(warning + " (config.auth.anonymous: fallback)"), fallback);
+    for (String name : List.of("install-jwt.txt", "install-full.txt")) {
+      String notes = Files.readString(OUT.resolve(name));
+      assertTrue(notes.contains("NOTES:"), name + ":\n" + notes);
+      assertFalse(notes.contains(warning), name + ":\n" + notes);
+    }
+  }
+
+  /**
+   * The plain manifest's configuration, read by the proxy's own loader with the files the pod mounts staged
+   * under {@code dir}: refused while the example's placeholders are in it, loaded once they are replaced.
+   */
+  @Test
+  void manifestConfiguration_isRefusedUntilItsPlaceholdersAreReplaced(@TempDir Path dir)
+      throws IOException {
+    String config = null;
+    try (var reader = Files.newBufferedReader(Path.of(MANIFESTS))) {
+      for (Object doc : new Yaml().loadAll(reader)) {
+        if (doc instanceof Map<?, ?> object
+            && "ConfigMap".equals(object.get("kind"))
+            && object.get("data") instanceof Map<?, ?> data) {
+          config = (String) data.get("sparkgate.yaml");
+        }
+      }
+    }
+    assertNotNull(config, "no ConfigMap with sparkgate.yaml in " + MANIFESTS);
+    for (String file : List.of("tls/tls.crt", "tls/tls.key", "admin/token")) {
+      Path path = dir.resolve(file);
+      Files.createDirectories(path.getParent());
+      Files.writeString(path, "x\n");
+      Files.setPosixFilePermissions(path, PosixFilePermissions.fromString("rw-------"));
+    }
+    Files.createDirectories(dir.resolve("policies"));
+    Files.copy(Path.of("policies/shared-server.yaml"), dir.resolve("policies/shared-server.yaml"));
+    Path file = dir.resolve("sparkgate.yaml");
+    Files.writeString(file, config.replace("/etc/sparkgate/", dir + "/"));
+
+    String message = assertThrows(ConfigException.class, () -> ProxyConfig.load(file)).getMessage();
+    assertTrue(
+        message.contains("auth.jwt.jwks_url: still the placeholder REPLACE-ME from the example"),
+        message);
+
+    Files.writeString(
+        file,
+        Files.readString(file)
+            .replace("REPLACE-ME.example.com", "idp.example.com")
+            .replace("audience: REPLACE-ME", "audience: sparkgate"));
+    AuthConfig.Jwt jwt = ProxyConfig.load(file).auth().jwt().orElseThrow();
+    assertEquals("https://idp.example.com/realms/spark", jwt.issuer());
+    assertEquals(List.of("sparkgate"), jwt.audience());
   }
 
   @Test
