@@ -248,7 +248,8 @@ public final class Revocations implements AutoCloseable {
   }
 
   private void act(Revocation r) {
-    if (!r.equals(current.get(r.id())) || !r.activeAt(clock.instant())) return; // restored meanwhile
+    if (!r.equals(current.get(r.id())) || !r.activeAt(clock.instant()))
+      return; // restored meanwhile
     for (Consumer<Revocation> l : listeners) {
       try {
         l.accept(r);

@@ -248,6 +248,21 @@ final class JwtAuthenticationTest {
   }
 
   @Test
+  void jwt_jti_isThePrincipalsTokenId_soThatOneTokenCanBeRevoked() throws Exception {
+    auth = fx.authenticator(fx.config(AuthFixture.JWT_FILE));
+    Principal withId =
+        auth.authenticate(AuthFixture.bearer(fx.token(c -> c.jwtID("t-77"))), null, null);
+    assertEquals(Optional.of("t-77"), withId.tokenId());
+    // From the cache too: the second call of a token is not verified again.
+    assertEquals(
+        Optional.of("t-77"),
+        auth.authenticate(AuthFixture.bearer(fx.token(c -> c.jwtID("t-77"))), null, null)
+            .tokenId());
+    assertEquals(
+        Optional.empty(), auth.authenticate(AuthFixture.bearer(fx.token()), null, null).tokenId());
+  }
+
+  @Test
   void jwt_badToken_neverDowngradedToAnonymous() throws Exception {
     auth = fx.authenticator(fx.config(AuthFixture.JWT_FILE + "  anonymous: fallback\n"));
     assertEquals(
