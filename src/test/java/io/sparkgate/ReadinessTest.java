@@ -22,12 +22,14 @@ import io.sparkgate.forward.TestMethods;
 import io.sparkgate.testing.Await;
 import io.sparkgate.testing.Channels;
 import io.sparkgate.testing.FakeSparkConnect;
+import io.sparkgate.testing.MetricsScrape;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -108,6 +110,59 @@ final class ReadinessTest {
       proxy.close();
       a.shutdownNow();
       b.shutdownNow();
+    }
+  }
+
+  @Test
+  void anonymousFallback_isShownByReadiness_metrics_andTheAdminApi() throws Exception {
+    FakeSparkConnect fake = new FakeSparkConnect();
+    Server backend = NettyServerBuilder.forPort(0).fallbackHandlerRegistry(fake).build().start();
+    Path file = dir.resolve("fallback.yaml");
+    Files.writeString(
+        file,
+        String.join(
+            "\n",
+            "listen: {plaintext: true, address: 127.0.0.1, port: 0}",
+            "backend: {address: '127.0.0.1:" + backend.getPort() + "'}",
+            "admin: {port: 0}",
+            "auth:",
+            "  static_tokens: [{sha256: '" + "b".repeat(64) + "', principal: x}]",
+            "  anonymous: fallback",
+            ""));
+    Sparkgate proxy = Sparkgate.start(ProxyConfig.load(file));
+    ManagedChannel channel = Channels.plaintext(proxy.port()).build();
+    try {
+      JsonNode ready = awaitReady(proxy, true);
+      JsonNode note = null;
+      for (JsonNode c : ready.path("checks")) {
+        if (c.path("name").asText().equals("anonymous")) note = c;
+      }
+      assertTrue(note != null && note.path("ok").asBoolean(), ready.toString());
+      assertEquals(Sparkgate.ANONYMOUS_FALLBACK, note.path("detail").asText());
+
+      // A call with no credentials is let in, and counted.
+      ClientCalls.blockingUnaryCall(
+          channel,
+          TestMethods.get("Config"),
+          CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
+          concat(
+              field(1, utf8("5f0c1b9e-0000-4000-8000-000000000002")),
+              field(2, field(1, utf8("someone")))));
+      Map<String, Double> metrics = MetricsScrape.get(proxy.adminPort());
+      assertEquals(1.0, metrics.get("sparkgate_auth_anonymous_fallback"), metrics.toString());
+      assertEquals(1.0, metrics.get("sparkgate_auth_anonymous_calls_total"), metrics.toString());
+
+      HttpResponse<String> access =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create("http://127.0.0.1:" + proxy.adminPort() + "/api/revocations"))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertEquals("fallback", JSON.readTree(access.body()).path("anonymous").asText());
+    } finally {
+      channel.shutdownNow();
+      proxy.close();
+      backend.shutdownNow();
     }
   }
 

@@ -17,10 +17,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -390,14 +392,30 @@ public final class AdminApi {
    * Acts on a principal just revoked (here or through another replica): every session it has on this replica
    * has its operations interrupted and is released on its backend, each audited with the revoking operator.
    *
+   * <p>Twice interrupted: Spark interrupts an operation by cancelling its jobs, and an operation still being
+   * planned submits its job after that and runs it to the end (seen with Spark 4.0); releasing the session
+   * then fails, as the operation is not over. A second interrupt, {@link #SETTLE} later, cancels that job.
+   *
    * @return the sessions acted on
    */
   public int sweep(Revocation r) {
     if (r.kind() != Revocation.Kind.PRINCIPAL || views.live() == null) return 0;
-    int n = 0;
-    for (LiveCalls.Session s : views.live().sessions()) {
-      if (!s.principal().equals(r.name())) continue;
-      n++;
+    List<LiveCalls.Session> sessions =
+        views.live().sessions().stream().filter(s -> s.principal().equals(r.name())).toList();
+    if (sessions.isEmpty()) return 0;
+    Map<String, Set<String>> interrupted = new LinkedHashMap<>();
+    for (LiveCalls.Session s : sessions) {
+      try {
+        interrupted.put(
+            s.sessionId(),
+            new HashSet<>(views.actions().interruptAll(s.backend(), s.userId(), s.sessionId())));
+      } catch (StatusRuntimeException e) {
+        log.warn(
+            "interrupting session {} of {} failed: {}", s.sessionId(), r.name(), e.getStatus());
+      }
+    }
+    pause(SETTLE);
+    for (LiveCalls.Session s : sessions) {
       act(
           r.operator(),
           "revoke-release",
@@ -408,15 +426,26 @@ public final class AdminApi {
           s.pool(),
           s.backend(),
           () -> {
-            List<String> interrupted =
-                views.actions().interruptAll(s.backend(), s.userId(), s.sessionId());
+            Set<String> ids = interrupted.getOrDefault(s.sessionId(), new HashSet<>());
+            ids.addAll(views.actions().interruptAll(s.backend(), s.userId(), s.sessionId()));
             views.actions().release(s.backend(), s.userId(), s.sessionId());
             views.live().forget(s.userId(), s.sessionId());
             views.released().accept(s.userId(), s.sessionId());
-            return "interrupted " + interrupted.size() + " operations, released";
+            return "interrupted " + ids.size() + " operations, released";
           });
     }
-    return n;
+    return sessions.size();
+  }
+
+  /** How long interrupted operations get to end before they are interrupted again and released. */
+  static final Duration SETTLE = Duration.ofSeconds(1);
+
+  private static void pause(Duration d) {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**

@@ -43,6 +43,10 @@ public final class Revocations implements AutoCloseable {
   private final List<Consumer<Revocation>> listeners = new CopyOnWriteArrayList<>();
   private final RevokeStage stage;
   private ScheduledExecutorService poller;
+  // Acting on a revocation asks backends and waits for them: never on the poller, which must keep
+  // reading.
+  private final ScheduledExecutorService sweeper =
+      Executors.newSingleThreadScheduledExecutor(daemon("sparkgate-revocation-sweeps"));
 
   private volatile Map<String, Revocation> current = Map.of();
 
@@ -90,13 +94,9 @@ public final class Revocations implements AutoCloseable {
         config.deniedJtiFile().isPresent() ? new DeniedTokens(config.deniedJtiFile().get()) : null;
     Revocations r = new Revocations(store, keptIn, denied, clock);
     r.refresh();
-    r.poller =
-        Executors.newSingleThreadScheduledExecutor(
-            task -> {
-              Thread t = new Thread(task, "sparkgate-revocations");
-              t.setDaemon(true);
-              return t;
-            });
+    int n = r.active().size();
+    if (n > 0) log.warn("{} revocations in force (kept in {})", n, keptIn);
+    r.poller = Executors.newSingleThreadScheduledExecutor(daemon("sparkgate-revocations"));
     r.poller.scheduleWithFixedDelay(
         r::poll, POLL.toMillis(), POLL.toMillis(), TimeUnit.MILLISECONDS);
     return r;
@@ -107,7 +107,15 @@ public final class Revocations implements AutoCloseable {
     return stage;
   }
 
-  /** Tells {@code listener} of each principal newly revoked (on the poller's or the revoking thread). */
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    return task -> {
+      Thread t = new Thread(task, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /** Tells {@code listener}, on a thread of its own, of each principal newly revoked. */
   public void onRevoked(Consumer<Revocation> listener) {
     listeners.add(listener);
   }
@@ -218,10 +226,13 @@ public final class Revocations implements AutoCloseable {
       long v = store.version();
       if (v == version) return;
       RevocationStore.Snapshot s = store.load();
+      boolean first = version == -1; // at start: nothing runs yet, nothing to act on
       Map<String, Revocation> before = current;
       for (Revocation r : s.all().values()) {
         Revocation old = before.get(r.id());
-        if (r.kind() == Revocation.Kind.PRINCIPAL && (old == null || !old.at().equals(r.at()))) {
+        if (!first
+            && r.kind() == Revocation.Kind.PRINCIPAL
+            && (old == null || !old.at().equals(r.at()))) {
           fresh.add(r);
         }
       }
@@ -262,5 +273,6 @@ public final class Revocations implements AutoCloseable {
   @Override
   public void close() {
     if (poller != null) poller.shutdownNow();
+    sweeper.shutdownNow();
   }
 }

@@ -293,9 +293,12 @@ final class AdminApiTest {
     assertEquals("alice", revoked.get("name").asText());
     assertEquals("2030-12-31T23:00:00Z", revoked.get("until").asText());
     assertEquals("memory", json(r).get("kept_in").asText());
-    // Its session on this replica: every operation interrupted, then released, as its own user.
+    // Its session on this replica: every operation interrupted, twice, then released, as its own
+    // user.
+    io.sparkgate.testing.Await.until("the session released", () -> released.size() == 1);
     assertEquals(
         List.of(
+            "interrupt all 127.0.0.1:15002 alice " + SESSION,
             "interrupt all 127.0.0.1:15002 alice " + SESSION,
             "release 127.0.0.1:15002 alice " + SESSION),
         actions);
@@ -307,6 +310,7 @@ final class AdminApiTest {
     assertEquals("loopback", audit.get(0).get("operator"));
     assertEquals("loopback", audit.get(1).get("operator"));
     assertEquals("interrupted 2 operations, released", audit.get(1).get("outcome"));
+    assertEquals(2, audit.size());
     assertTrue(revocations.principal("alice").isPresent());
     assertTrue(revocations.principal("Alice").isEmpty(), "names match exactly");
 

@@ -74,6 +74,8 @@ class MultiTenantIT {
   private static final String NOBODY = "mt-nobody-" + UUID.randomUUID();
   private static final String FINANCE = "mt-finance-" + UUID.randomUUID(); // fay, group finance
   private static final String MARKETING = "mt-marketing-" + UUID.randomUUID(); // mark, marketing
+  private static final String RITA = "mt-rita-" + UUID.randomUUID(); // revoked in test 4
+  private static final String ADMIN_TOKEN = "mt-admin-" + UUID.randomUUID();
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Duration SESSION_LOST_AFTER = Duration.ofSeconds(20);
 
@@ -148,6 +150,7 @@ class MultiTenantIT {
       "    - {sha256: " + sha256(NOBODY) + ", principal: nobody, groups: [others]}",
       "    - {sha256: " + sha256(FINANCE) + ", principal: fay, groups: [finance]}",
       "    - {sha256: " + sha256(MARKETING) + ", principal: mark, groups: [marketing]}",
+      "    - {sha256: " + sha256(RITA) + ", principal: rita, groups: [analysts]}",
       "pools:",
       "  analytics:",
       "    backends: [" + String.join(", ", backends) + "]",
@@ -163,7 +166,7 @@ class MultiTenantIT {
       "    pool: lake",
       "  - match: {groups: [finance, marketing]}",
       "    pool: teams",
-      "  - match: {principals: [alice, bob]}",
+      "  - match: {principals: [alice, bob, rita]}",
       "    pool: analytics",
       REDIS
           ? "sessions: {store: redis, redis_url: '" + redis.url() + "', idle_timeout: 1h}"
@@ -171,10 +174,15 @@ class MultiTenantIT {
       "health: {interval: 1s, timeout: 1s, session_lost_after: "
           + SESSION_LOST_AFTER.toSeconds()
           + "s}",
-      "audit: {file: audit.jsonl, fsync: batch}"
+      "audit: {file: audit.jsonl, fsync: batch}",
+      "admin: {address: 127.0.0.1, port: 0, token_file: admin.token}"
     };
     for (String replica : List.of("replica1", "replica2")) {
       Files.createDirectories(dir.resolve(replica));
+      Path token = dir.resolve(replica).resolve("admin.token");
+      Files.writeString(token, ADMIN_TOKEN);
+      Files.setPosixFilePermissions(
+          token, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
       Files.writeString(dir.resolve(replica).resolve("team-data.yaml"), teamData());
     }
     replica1 = Sparkgate.start(ProxyConfigs.write(dir.resolve("replica1"), lines));
@@ -602,6 +610,156 @@ class MultiTenantIT {
 
   // ---- 4
   // ----------------------------------------------------------------------------------------------
+
+  /**
+   * The kill switch across replicas: rita's long query runs through replica 2 when an operator revokes her
+   * through replica 1. Replica 2 hears of it through Redis, interrupts the query and releases her session on
+   * the backend; both replicas refuse her from then on, naming the revocation, while alice carries on. Both
+   * audit logs name the operator. Restored through replica 2, rita is served again through replica 1, in a
+   * new session: the old one is gone from the backend.
+   */
+  @Test
+  @Order(3)
+  void revokedThroughOneReplica_theOtherStopsHerRunningQuery_bothRefuseHer_untilRestored()
+      throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(REDIS, "revocations are shared through Redis");
+    String session = UUID.randomUUID().toString();
+    SparkSession rita = client(replica2, RITA, session);
+    assertEquals(1L, rita.sql("SELECT 1L").collectAsList().get(0).getLong(0));
+    java.util.concurrent.CompletableFuture<Object> query =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () ->
+                rita.sql(
+                        "SELECT sum(length(sha2(repeat(CAST(id AS STRING), 2000), 512)))"
+                            + " FROM range(0, 6000000, 1, 8)")
+                    .collectAsList());
+    Await.until(
+        "rita's query running on replica 2",
+        () -> admin(replica2, "GET", "/api/operations", null).toString().contains("\"rita\""));
+
+    long before = System.nanoTime();
+    JsonNode revoked =
+        admin(
+            replica1,
+            "POST",
+            "/api/principals/rita/revoke",
+            "{\"reason\": \"mt test: laptop lost\"}");
+    assertEquals("redis", revoked.get("kept_in").asText(), revoked.toString());
+
+    Exception ended =
+        assertThrows(
+            java.util.concurrent.ExecutionException.class,
+            () -> query.get(30, TimeUnit.SECONDS),
+            "the query through replica 2 was not stopped");
+    long stoppedMillis = (System.nanoTime() - before) / 1_000_000;
+    assertTrue(stoppedMillis < 20_000, "stopped after " + stoppedMillis + " ms");
+
+    for (Sparkgate replica : List.of(replica1, replica2)) {
+      StatusRuntimeException refused =
+          assertThrows(
+              StatusRuntimeException.class,
+              () -> sql(replica, RITA, "rita", UUID.randomUUID().toString(), "SELECT 1"));
+      assertEquals(Status.Code.PERMISSION_DENIED, refused.getStatus().getCode());
+      assertTrue(
+          refused.getStatus().getDescription().contains("access for 'rita' was revoked"),
+          refused.getStatus().getDescription());
+    }
+    Exception realClient =
+        assertThrows(Exception.class, () -> rita.sql("SELECT 2").collectAsList());
+    assertTrue(String.valueOf(realClient.getMessage()).contains("revoked"), realClient.toString());
+    assertEquals(
+        List.of(List.of(3L)),
+        sql(replica1, ALICE, "alice", UUID.randomUUID().toString(), "SELECT 3L"),
+        "others carry on");
+
+    JsonNode listed = admin(replica2, "GET", "/api/revocations", null);
+    assertEquals("rita", listed.get("revoked").get(0).get("name").asText(), listed.toString());
+    assertEquals("token", listed.get("revoked").get(0).get("operator").asText());
+    Map<String, Object> revoke = auditRecord("replica1", "revoke", "principal:rita");
+    assertEquals("token", revoke.get("operator"));
+    assertEquals("mt test: laptop lost", revoke.get("reason"));
+    Map<String, Object> release = auditRecord("replica2", "revoke-release", "session:" + session);
+    assertEquals("token", release.get("operator"));
+    assertEquals("rita", release.get("principal"));
+    assertTrue(
+        String.valueOf(release.get("outcome")).startsWith("interrupted "), release.toString());
+    assertTrue(String.valueOf(release.get("outcome")).endsWith("released"), release.toString());
+    assertFalse(
+        admin(replica2, "GET", "/api/sessions", null).toString().contains(session),
+        "replica 2 forgot the session");
+
+    admin(replica2, "DELETE", "/api/principals/rita/revoke", null);
+    assertEquals(
+        List.of(List.of(4L)),
+        Await.value(
+            "rita served again through replica 1",
+            () -> {
+              try {
+                return sql(replica1, RITA, "rita", UUID.randomUUID().toString(), "SELECT 4L");
+              } catch (StatusRuntimeException e) {
+                return List.<List<Object>>of();
+              }
+            },
+            rows -> !rows.isEmpty()));
+    StatusRuntimeException gone =
+        assertThrows(
+            StatusRuntimeException.class,
+            () -> sql(replica1, RITA, "rita", session, "SELECT 5"),
+            "the released session is gone from the backend");
+    assertTrue(
+        String.valueOf(gone.getStatus().getDescription()).contains("SESSION_CLOSED")
+            || String.valueOf(gone.getStatus().getDescription()).contains("SESSION"),
+        gone.getStatus().toString());
+    assertTrue(
+        revokedOrNot(ended).contains("CANCEL") || revokedOrNot(ended).contains("revoked"),
+        revokedOrNot(ended));
+  }
+
+  /** The message chain of what ended the query, for the assertion's message. */
+  private static String revokedOrNot(Throwable e) {
+    StringBuilder b = new StringBuilder();
+    for (Throwable t = e; t != null; t = t.getCause()) b.append(t).append(" / ");
+    return b.toString();
+  }
+
+  /** Asks a replica's admin API, as the operator with the admin token: the JSON answer of a 200. */
+  private static JsonNode admin(Sparkgate replica, String method, String path, String body)
+      throws Exception {
+    java.net.http.HttpRequest.Builder r =
+        java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + replica.adminPort() + path))
+            .header("Authorization", "Bearer " + ADMIN_TOKEN);
+    if (body != null) {
+      r.header("Content-Type", "application/json")
+          .method(method, java.net.http.HttpRequest.BodyPublishers.ofString(body));
+    } else {
+      r.method(method, java.net.http.HttpRequest.BodyPublishers.noBody());
+    }
+    java.net.http.HttpResponse<String> answer =
+        java.net.http.HttpClient.newHttpClient()
+            .send(r.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, answer.statusCode(), method + " " + path + ": " + answer.body());
+    return JSON.readTree(answer.body());
+  }
+
+  /** The replica's audit record of an operator's {@code action} on {@code target}, once written. */
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> auditRecord(String replica, String action, String target)
+      throws Exception {
+    Path file = dir.resolve(replica).resolve("audit.jsonl");
+    return Await.value(
+        replica + "'s audit record of " + action + " " + target,
+        () -> {
+          for (String line : AuditLines.complete(file)) {
+            Map<String, Object> record = JSON.readValue(line, Map.class);
+            if (action.equals(record.get("action")) && target.equals(record.get("target"))) {
+              return record;
+            }
+          }
+          return null;
+        },
+        r -> r != null);
+  }
 
   @Test
   @Order(4)

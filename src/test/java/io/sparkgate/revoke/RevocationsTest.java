@@ -10,14 +10,15 @@ import io.grpc.StatusException;
 import io.sparkgate.call.Call;
 import io.sparkgate.call.Principal;
 import io.sparkgate.config.AuthConfig;
+import io.sparkgate.testing.Await;
 import io.sparkgate.testing.FakeTime;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -55,7 +56,7 @@ final class RevocationsTest {
   @Test
   void principal_refusedExactlyByName_untilRestored_reasonNeverToTheClient() throws Exception {
     try (Revocations r = start(Optional.empty(), Optional.empty())) {
-      List<String> heard = new ArrayList<>();
+      List<String> heard = new CopyOnWriteArrayList<>();
       r.onRevoked(x -> heard.add(x.name()));
       assertEquals(null, check(r, principal("alice", null)));
       r.revoke(
@@ -72,6 +73,7 @@ final class RevocationsTest {
           refused.getDescription());
       assertEquals(null, check(r, principal("Alice", null)), "principals match exactly");
       assertEquals(null, check(r, principal("alice ", null)));
+      Await.until("the listener told", () -> !heard.isEmpty());
       assertEquals(List.of("alice"), heard);
       assertEquals(1, r.refusedPrincipals());
 
@@ -168,7 +170,7 @@ final class RevocationsTest {
       Files.writeString(denied, "jti-c\n");
       Files.setLastModifiedTime(
           denied, java.nio.file.attribute.FileTime.from(Instant.now().plus(Duration.ofSeconds(5))));
-      io.sparkgate.testing.Await.until("the file re-read", () -> r.token("jti-c").isPresent());
+      Await.until("the file re-read", () -> r.token("jti-c").isPresent());
       assertEquals(null, check(r, principal("x", "jti-a")));
       assertEquals(Status.Code.UNAUTHENTICATED, check(r, principal("x", "jti-c")).getCode());
     }
@@ -179,20 +181,24 @@ final class RevocationsTest {
     MemoryStore shared = new MemoryStore(Optional.empty());
     Revocations one = new Revocations(shared, "memory", null, time);
     Revocations two = new Revocations(shared, "memory", null, time);
-    List<String> heard = new ArrayList<>();
+    List<String> heard = new CopyOnWriteArrayList<>();
     two.onRevoked(x -> heard.add(x.name() + " by " + x.operator()));
+    two.refresh(); // its first read, at start: nothing to act on yet
     one.revoke(Revocation.Kind.PRINCIPAL, "frank", "x", Optional.empty(), "op-1", x -> {});
     assertFalse(two.principal("frank").isPresent(), "not polled yet");
     two.refresh();
     assertTrue(two.principal("frank").isPresent());
+    Await.until("two told", () -> heard.size() == 1);
     assertEquals(List.of("frank by op-1"), heard);
     two.refresh();
-    assertEquals(1, heard.size(), "heard once");
     // Restored and revoked again between two polls: a new revocation, acted on again.
     one.restore(Revocation.Kind.PRINCIPAL, "frank");
     time.advance(Duration.ofSeconds(1));
     one.revoke(Revocation.Kind.PRINCIPAL, "frank", "again", Optional.empty(), "op-2", x -> {});
     two.refresh();
+    Await.until("two told again", () -> heard.contains("frank by op-2"));
     assertEquals(List.of("frank by op-1", "frank by op-2"), heard);
+    one.close();
+    two.close();
   }
 }
