@@ -122,12 +122,12 @@ public final class Revocations implements AutoCloseable {
 
   /** The revocation of this principal in force now, if any. */
   public Optional<Revocation> principal(String name) {
-    return active(Revocation.id(Revocation.Kind.PRINCIPAL, name));
+    return active(Revocation.Kind.PRINCIPAL, name);
   }
 
   /** The revocation of this JWT id in force now, if any: by the API or the denied jti file. */
   public Optional<Revocation> token(String jti) {
-    Optional<Revocation> r = active(Revocation.id(Revocation.Kind.TOKEN, jti));
+    Optional<Revocation> r = active(Revocation.Kind.TOKEN, jti);
     if (r.isPresent() || denied == null || !denied.contains(jti)) return r;
     return Optional.of(
         new Revocation(
@@ -139,8 +139,10 @@ public final class Revocations implements AutoCloseable {
             Instant.EPOCH));
   }
 
-  private Optional<Revocation> active(String id) {
-    Revocation r = current.get(id);
+  private Optional<Revocation> active(Revocation.Kind kind, String name) {
+    Map<String, Revocation> now = current;
+    if (now.isEmpty()) return Optional.empty(); // nearly always: no key to build on the call's path
+    Revocation r = now.get(Revocation.id(kind, name));
     return r != null && r.activeAt(clock.instant()) ? Optional.of(r) : Optional.empty();
   }
 
