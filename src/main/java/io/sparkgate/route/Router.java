@@ -343,7 +343,7 @@ public final class Router implements AutoCloseable {
       if (status.getCode() == Status.Code.UNAVAILABLE) {
         // The backend could not be reached (gRPC's transport says UNAVAILABLE; Spark itself never
         // does).
-        health.failed(route.backend(), "a call failed: " + status.getDescription());
+        health.failed(route.backend(), "a call failed: " + BackendHealth.reason(status));
       } else if (status.isOk() && "ReleaseSession".equals(call.method())) {
         registry.forget(key(call.head()));
       }
