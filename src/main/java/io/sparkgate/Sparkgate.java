@@ -14,6 +14,7 @@ import io.sparkgate.call.PoolStages;
 import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
 import io.sparkgate.config.AuthConfig;
+import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.SecretPatterns;
@@ -108,6 +109,7 @@ public final class Sparkgate implements AutoCloseable {
     try {
       AuditLog auditLog = parts.add(auditLog(config));
       Backends backends = parts.add(Backends.start(config));
+      warnPlaintextBackends(config);
       Redis redis = parts.add(shared(config) ? Redis.connect(config.sessions()) : null);
       Router router =
           parts.add(Router.start(config, backends::channel, backends::reconnect, redis));
@@ -204,6 +206,29 @@ public final class Sparkgate implements AutoCloseable {
 
   private static Duration idle(ProxyConfig config) {
     return config.sessions().idleTimeout();
+  }
+
+  /**
+   * A backend reached in plaintext at an address that may be another machine: allowed (a service mesh may
+   * encrypt underneath), but the backend token and every query then cross the network as written.
+   */
+  private static void warnPlaintextBackends(ProxyConfig config) {
+    for (PoolConfig pool : config.pools().values()) {
+      for (BackendConfig backend : pool.backends()) {
+        if (backend.plaintextBeyondLoopback()) {
+          String fix =
+              config.pools().size() == 1 && pool.name().equals(PoolConfig.DEFAULT)
+                  ? "backend.tls"
+                  : "tls on its entry in pools." + pool.name() + ".backends";
+          log.warn(
+              "backend {} is reached in plaintext beyond loopback: set {} (see docs/configuration.md)"
+                  + " unless the network itself encrypts; its token and every query cross it as"
+                  + " written",
+              backend.address(),
+              fix);
+        }
+      }
+    }
   }
 
   /** The audit log; null (and a warning) without an audit section. */

@@ -5,14 +5,16 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * The plaintext Spark Connect server behind the proxy.
+ * A Spark Connect server behind the proxy, reached in plaintext or, with {@code tls}, over verified TLS.
  *
  * @param profile how the backend's profile (version, extensions, catalogs) is read and overridden
  * @param token sent as {@code authorization: Bearer} to servers started with
  *     {@code spark.connect.authenticate.token}; clients never see it
  * @param connectTimeout how long a TCP connection to the server may take to open
  * @param handshakeTimeout how long an open connection may wait for the server's first bytes (its HTTP/2
- *     SETTINGS): a server that accepts and never answers fails the calls waiting for it with UNAVAILABLE
+ *     SETTINGS, after the TLS handshake with {@code tls}): a server that accepts and never answers fails the
+ *     calls waiting for it with UNAVAILABLE
+ * @param tls present: the server is reached over TLS, verified as it says; empty: plaintext
  */
 public record BackendConfig(
     String host,
@@ -20,14 +22,22 @@ public record BackendConfig(
     Optional<Secret> token,
     BackendProfileConfig profile,
     Duration connectTimeout,
-    Duration handshakeTimeout) {
+    Duration handshakeTimeout,
+    Optional<BackendTlsConfig> tls) {
 
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
   public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
 
   public BackendConfig(
       String host, int port, Optional<Secret> token, BackendProfileConfig profile) {
-    this(host, port, token, profile, DEFAULT_CONNECT_TIMEOUT, DEFAULT_HANDSHAKE_TIMEOUT);
+    this(
+        host,
+        port,
+        token,
+        profile,
+        DEFAULT_CONNECT_TIMEOUT,
+        DEFAULT_HANDSHAKE_TIMEOUT,
+        Optional.empty());
   }
 
   /** One entry of a pool's {@code backends}: {@code "host:port"}, or a mapping like the {@code backend} section. */
@@ -38,14 +48,14 @@ public record BackendConfig(
     if (!node.isMapping()) {
       throw node.error(
           "must be host:port or a mapping with address, token_file, profile, connect_timeout,"
-              + " handshake_timeout");
+              + " handshake_timeout, tls");
     }
     return read(node);
   }
 
   static BackendConfig read(YamlNode node) {
     node.allowOnly(
-        "address", "token", "token_file", "profile", "connect_timeout", "handshake_timeout");
+        "address", "token", "token_file", "profile", "connect_timeout", "handshake_timeout", "tls");
     String address =
         node.requiredString(
             "address", "host:port of the Spark Connect server, e.g. localhost:15002");
@@ -75,7 +85,20 @@ public record BackendConfig(
             "handshake_timeout",
             DEFAULT_HANDSHAKE_TIMEOUT,
             Duration.ofMillis(100),
-            Duration.ofMinutes(10)));
+            Duration.ofMinutes(10)),
+        tls(node, backend.host()));
+  }
+
+  private static Optional<BackendTlsConfig> tls(YamlNode node, String host) {
+    if (!node.entries().containsKey("tls")) return Optional.empty();
+    // A bare "tls:" (its lines commented out, say) must not quietly mean plaintext, nor guess TLS.
+    if (!node.has("tls")) {
+      throw node.errorAt(
+          "tls",
+          "is empty: write tls: {} for TLS verified against the JVM's default trust store, set its"
+              + " ca_file, or remove it for plaintext");
+    }
+    return Optional.of(BackendTlsConfig.read(node.section("tls"), host));
   }
 
   private static BackendConfig address(
@@ -103,6 +126,15 @@ public record BackendConfig(
   /** An error about the address, whether the entry is the address itself or a mapping holding it. */
   private static RuntimeException problem(YamlNode node, String message) {
     return node.isMapping() ? node.errorAt("address", message) : node.error(message);
+  }
+
+  /**
+   * Whether the proxy reaches this server in plaintext at an address that may be another machine: its token
+   * and every query would cross the network in the clear (literal loopback and {@code localhost} only count
+   * as this machine, as for the listener).
+   */
+  public boolean plaintextBeyondLoopback() {
+    return tls.isEmpty() && !ListenConfig.loopback(host);
   }
 
   public String address() {

@@ -11,13 +11,16 @@ import io.grpc.netty.shaded.io.netty.channel.ChannelHandlerContext;
 import io.grpc.netty.shaded.io.netty.channel.ChannelInboundHandlerAdapter;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
 import io.grpc.netty.shaded.io.netty.handler.codec.AdaptiveCumulator;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslHandler;
 import io.grpc.netty.shaded.io.netty.util.AsciiString;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
- * The plaintext HTTP/2 connection to the backend, with two changes to gRPC's.
+ * The HTTP/2 connection to the backend, plaintext or over TLS, with two changes to gRPC's.
  *
  * <p>A fixed flow-control window of {@link #STREAM_WINDOW_BYTES} per call. gRPC's auto-tuning sends a PING
  * (and wakes the backend with its ACK) whenever data arrives and none is outstanding: nearly once per small
@@ -51,6 +54,43 @@ public final class BackendTransport {
    */
   public static NettyChannelBuilder plaintext(
       NettyChannelBuilder builder, Duration connectTimeout, Duration handshakeTimeout) {
+    return configure(
+        builder, InternalProtocolNegotiators::plaintext, 80, connectTimeout, handshakeTimeout);
+  }
+
+  /**
+   * As {@link #plaintext}, over TLS with {@code sslContext} (see {@code io.sparkgate.tls.BackendTls}): the
+   * backend's certificate must name {@code serverName}, which is also sent as SNI. The handshake timeout
+   * then covers the TLS handshake too: it ends at the first bytes that come out of TLS, the server's
+   * SETTINGS, so a TLS terminator that completes the handshake in front of a Spark server that never
+   * answers is caught as well.
+   *
+   * @param serverName a host name or IP address, without a port
+   */
+  public static NettyChannelBuilder tls(
+      NettyChannelBuilder builder,
+      SslContext sslContext,
+      String serverName,
+      int port,
+      Duration connectTimeout,
+      Duration handshakeTimeout) {
+    // In the form of an authority, which is what gRPC's TLS handler parses it as.
+    String authority =
+        (serverName.contains(":") ? "[" + serverName + "]" : serverName) + ":" + port;
+    return configure(
+        builder,
+        () -> InternalProtocolNegotiators.tls(sslContext, authority, null),
+        443,
+        connectTimeout,
+        handshakeTimeout);
+  }
+
+  private static NettyChannelBuilder configure(
+      NettyChannelBuilder builder,
+      Supplier<InternalProtocolNegotiator.ProtocolNegotiator> negotiator,
+      int defaultPort,
+      Duration connectTimeout,
+      Duration handshakeTimeout) {
     builder.withOption(
         ChannelOption.CONNECT_TIMEOUT_MILLIS,
         (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()));
@@ -60,46 +100,48 @@ public final class BackendTransport {
         new InternalProtocolNegotiator.ClientFactory() {
           @Override
           public InternalProtocolNegotiator.ProtocolNegotiator newNegotiator() {
-            return new Composing(InternalProtocolNegotiators.plaintext(), handshakeTimeout);
+            return new Composing(negotiator.get(), handshakeTimeout);
           }
 
           @Override
           public int getDefaultPort() {
-            return 80;
+            return defaultPort;
           }
         });
     return builder;
   }
 
   private static final class Composing implements InternalProtocolNegotiator.ProtocolNegotiator {
-    private final InternalProtocolNegotiator.ProtocolNegotiator plaintext;
+    private final InternalProtocolNegotiator.ProtocolNegotiator negotiator;
     private final Duration handshakeTimeout;
 
-    Composing(InternalProtocolNegotiator.ProtocolNegotiator plaintext, Duration handshakeTimeout) {
-      this.plaintext = plaintext;
+    Composing(InternalProtocolNegotiator.ProtocolNegotiator negotiator, Duration handshakeTimeout) {
+      this.negotiator = negotiator;
       this.handshakeTimeout = handshakeTimeout;
     }
 
     @Override
     public AsciiString scheme() {
-      return plaintext.scheme();
+      return negotiator.scheme();
     }
 
     @Override
     public ChannelHandler newHandler(GrpcHttp2ConnectionHandler grpcHandler) {
       grpcHandler.setCumulator(new AdaptiveCumulator(COMPOSE_MIN_BYTES));
-      return new FirstBytesTimeout(plaintext.newHandler(grpcHandler), handshakeTimeout);
+      return new FirstBytesTimeout(negotiator.newHandler(grpcHandler), handshakeTimeout);
     }
 
     @Override
     public void close() {
-      plaintext.close();
+      negotiator.close();
     }
   }
 
   /**
    * Closes a connection whose peer sends nothing within the timeout of its opening. It puts the negotiation
-   * handler after itself and leaves the pipeline at the first bytes read.
+   * handler after itself and leaves the pipeline at the first bytes read. Over TLS those are the server's
+   * handshake, not yet an answer: it then hands the timer to a {@link Decrypted} watch placed behind the TLS
+   * handler, which stops it at the first bytes that come out of TLS.
    */
   static final class FirstBytesTimeout extends ChannelInboundHandlerAdapter {
     private final ChannelHandler next;
@@ -150,7 +192,13 @@ public final class BackendTransport {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-      stop();
+      // gRPC's TLS handler put the SslHandler in before the first byte could arrive.
+      ChannelHandlerContext tls = ctx.pipeline().context(SslHandler.class);
+      if (tls == null) {
+        stop();
+      } else if (timer != null) {
+        ctx.pipeline().addAfter(tls.name(), null, new Decrypted(timer));
+      }
       ctx.pipeline().remove(this);
       ctx.fireChannelRead(msg);
     }
@@ -165,6 +213,28 @@ public final class BackendTransport {
       if (timer != null) {
         timer.cancel(false);
       }
+    }
+  }
+
+  /** Stops the handshake timer at the first bytes TLS hands on, and leaves the pipeline. */
+  static final class Decrypted extends ChannelInboundHandlerAdapter {
+    private final ScheduledFuture<?> timer;
+
+    Decrypted(ScheduledFuture<?> timer) {
+      this.timer = timer;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      timer.cancel(false);
+      ctx.pipeline().remove(this);
+      ctx.fireChannelRead(msg);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+      timer.cancel(false);
+      ctx.fireChannelInactive();
     }
   }
 }

@@ -4,16 +4,21 @@ import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.Metadata;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.stub.MetadataUtils;
 import io.sparkgate.config.BackendConfig;
+import io.sparkgate.config.BackendTlsConfig;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
+import io.sparkgate.tls.BackendTls;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * The proxy's side of its backends: the event loops every call runs on, a channel to each backend on each
- * loop (built on first use), and each backend's token, which the proxy's own calls (health checks, the
+ * loop (built on first use; over TLS for a backend with {@code tls}, with the same material for every
+ * channel, so the proxy's own calls are as protected as clients'), and each backend's token, which the proxy's own calls (health checks, the
  * profiler, the admin API's actions) send as clients' calls do.
  */
 public final class Backends implements AutoCloseable {
@@ -22,31 +27,53 @@ public final class Backends implements AutoCloseable {
 
   private final EventLoops loops;
   private final Map<String, String> tokens;
+  private final BackendTls tls;
 
-  private Backends(EventLoops loops, Map<String, String> tokens) {
+  private Backends(EventLoops loops, Map<String, String> tokens, BackendTls tls) {
     this.loops = loops;
     this.tokens = tokens;
+    this.tls = tls;
   }
 
-  /** Starts the event loops of {@code listen.event_loops} for the backends of every pool. */
+  /**
+   * Starts the event loops of {@code listen.event_loops} for the backends of every pool, with the TLS
+   * material of those that have {@code tls} loaded now: a file that does not load stops the start.
+   */
   public static Backends start(ProxyConfig config) {
     Map<String, BackendConfig> backends = new HashMap<>();
     Map<String, String> tokens = new HashMap<>();
-    for (PoolConfig pool : config.pools().values()) {
-      for (BackendConfig b : pool.backends()) {
-        backends.putIfAbsent(
-            b.address(), b); // one address in two pools: the first entry's settings
-        b.token().ifPresent(t -> tokens.put(b.address(), t.reveal()));
+    Map<String, SslContext> contexts = new HashMap<>();
+    BackendTls tls = new BackendTls();
+    try {
+      for (PoolConfig pool : config.pools().values()) {
+        for (BackendConfig b : pool.backends()) {
+          backends.putIfAbsent(
+              b.address(), b); // one address in two pools: the first entry's settings
+          b.token().ifPresent(t -> tokens.put(b.address(), t.reveal()));
+          b.tls().ifPresent(t -> contexts.put(b.address(), context(tls, b.address(), t)));
+        }
       }
+      int maxMessage = (int) config.listen().maxInboundMessageBytes();
+      EventLoops loops =
+          EventLoops.start(
+              config.listen().eventLoops(),
+              config.listen().eventLoopSpin(),
+              address -> channel(address, maxMessage, backends.get(address), contexts.get(address)),
+              config.firstBackend().address());
+      return new Backends(loops, Map.copyOf(tokens), tls);
+    } catch (RuntimeException e) {
+      tls.close();
+      throw e;
     }
-    int maxMessage = (int) config.listen().maxInboundMessageBytes();
-    EventLoops loops =
-        EventLoops.start(
-            config.listen().eventLoops(),
-            config.listen().eventLoopSpin(),
-            address -> channel(address, maxMessage, backends.get(address)),
-            config.firstBackend().address());
-    return new Backends(loops, Map.copyOf(tokens));
+  }
+
+  private static SslContext context(BackendTls tls, String address, BackendTlsConfig config) {
+    return tls.context(
+        "backend " + address,
+        config.caFile().orElse(null),
+        config.certFile().orElse(null),
+        config.keyFile().orElse(null),
+        config.reloadInterval());
   }
 
   public EventLoops loops() {
@@ -80,17 +107,28 @@ public final class Backends implements AutoCloseable {
   @Override
   public void close() {
     loops.close();
+    tls.close();
   }
 
+  /** {@code tls} null: plaintext. */
   private static NettyChannelBuilder channel(
-      String address, int maxMessage, BackendConfig backend) {
+      String address, int maxMessage, BackendConfig backend, SslContext tls) {
     int colon = address.lastIndexOf(':');
     String host = address.substring(0, colon);
     if (host.startsWith("[")) host = host.substring(1, host.length() - 1);
-    return BackendTransport.plaintext(
-            NettyChannelBuilder.forAddress(host, Integer.parseInt(address.substring(colon + 1))),
-            backend == null ? BackendConfig.DEFAULT_CONNECT_TIMEOUT : backend.connectTimeout(),
-            backend == null ? BackendConfig.DEFAULT_HANDSHAKE_TIMEOUT : backend.handshakeTimeout())
+    int port = Integer.parseInt(address.substring(colon + 1));
+    NettyChannelBuilder builder = NettyChannelBuilder.forAddress(host, port);
+    Duration connect =
+        backend == null ? BackendConfig.DEFAULT_CONNECT_TIMEOUT : backend.connectTimeout();
+    Duration handshake =
+        backend == null ? BackendConfig.DEFAULT_HANDSHAKE_TIMEOUT : backend.handshakeTimeout();
+    if (tls == null) {
+      BackendTransport.plaintext(builder, connect, handshake);
+    } else {
+      String serverName = backend.tls().orElseThrow().serverName();
+      BackendTransport.tls(builder, tls, serverName, port, connect, handshake);
+    }
+    return builder
         .maxInboundMessageSize(maxMessage)
         .maxInboundMetadataSize(MAX_BACKEND_METADATA_BYTES)
         // Backend callbacks only hand bytes to the client's transport: no need for a thread hop.

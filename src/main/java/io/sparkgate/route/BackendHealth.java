@@ -152,7 +152,23 @@ public final class BackendHealth implements AutoCloseable {
   }
 
   private static String describe(Status status) {
-    return status.getDescription() == null ? "" : " (" + status.getDescription() + ")";
+    String reason = reason(status);
+    return reason.isEmpty() ? "" : " (" + reason + ")";
+  }
+
+  /**
+   * The status's description and, when the transport failed, its deepest cause: gRPC says only "io
+   * exception" where the cause names the problem (a backend certificate not trusted, or not for the
+   * server_name), which is what the operator needs in the log.
+   */
+  static String reason(Status status) {
+    String description = status.getDescription() == null ? "" : status.getDescription();
+    Throwable cause = status.getCause();
+    if (cause == null) return description;
+    while (cause.getCause() != null && cause.getCause() != cause) cause = cause.getCause();
+    String message =
+        cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+    return description.isEmpty() ? message : description + ": " + message;
   }
 
   /** A call could not reach {@code backend} (it answered UNAVAILABLE on the transport). */

@@ -174,7 +174,7 @@ public final class Router implements AutoCloseable {
   }
 
   /** Why {@code next} cannot be put in force without a restart, or null. */
-  private static String unsafeChange(ProxyConfig running, ProxyConfig next) {
+  static String unsafeChange(ProxyConfig running, ProxyConfig next) {
     if (!running.pools().keySet().equals(next.pools().keySet())) {
       return "pools were added or removed (each pool has its own policy stage)";
     }
@@ -187,6 +187,19 @@ public final class Router implements AutoCloseable {
             && running.pools().values().stream()
                 .noneMatch(p -> p.backend(b.address()).isPresent())) {
           return "the new backend " + b.address() + " has a token";
+        }
+        // Channels and their TLS are built at start: a backend reloaded into tls, or out of it, or
+        // with
+        // other files, would otherwise keep being reached as it was (a new one with tls, in
+        // plaintext).
+        var before =
+            running.pools().values().stream()
+                .flatMap(p -> p.backend(b.address()).stream())
+                .findFirst();
+        if (before.isPresent() ? !before.get().tls().equals(b.tls()) : b.tls().isPresent()) {
+          return before.isPresent()
+              ? "backend " + b.address() + "'s tls changed"
+              : "the new backend " + b.address() + " has tls";
         }
       }
     }
@@ -343,7 +356,7 @@ public final class Router implements AutoCloseable {
       if (status.getCode() == Status.Code.UNAVAILABLE) {
         // The backend could not be reached (gRPC's transport says UNAVAILABLE; Spark itself never
         // does).
-        health.failed(route.backend(), "a call failed: " + status.getDescription());
+        health.failed(route.backend(), "a call failed: " + BackendHealth.reason(status));
       } else if (status.isOk() && "ReleaseSession".equals(call.method())) {
         registry.forget(key(call.head()));
       }

@@ -13,7 +13,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps an {@link AdvancedTlsX509KeyManager} in step with tls.cert_file + tls.key_file.
+ * Keeps an {@link AdvancedTlsX509KeyManager} in step with a certificate file and its key file: the listener's
+ * identity, or the client certificate the proxy presents to a backend.
  *
  * <p>We schedule the re-reads ourselves instead of using the key manager's own
  * updateIdentityCredentialsFromFile(..., period, ...) because that variant enforces a one-minute
@@ -89,7 +90,7 @@ final class IdentityReloader {
     if (!Arrays.equals(fp, rejected)) {
       rejected = fp;
       // A half-written pair (new cert, old key) also lands here; the next poll picks up the pair.
-      log.warn("TLS identity not reloaded, still serving the previous certificate: {}", message);
+      log.warn("TLS identity not reloaded, still presenting the previous certificate: {}", message);
     }
   }
 

@@ -12,9 +12,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,30 +101,16 @@ public final class ServerTls implements Closeable {
 
     ScheduledExecutorService reloader = null;
     if (reloadInterval != null && !reloadInterval.isZero() && !reloadInterval.isNegative()) {
-      reloader =
-          Executors.newSingleThreadScheduledExecutor(
-              r -> {
-                Thread t = new Thread(r, "sparkgate-tls-reload");
-                t.setDaemon(true); // never the reason the JVM stays up
-                return t;
-              });
-      long nanos = reloadInterval.toNanos();
-      reloader.scheduleWithFixedDelay(
+      reloader = ReloadThread.start();
+      ReloadThread.every(
+          reloader,
+          reloadInterval,
           () -> {
-            // Each reloader catches its own file problems; anything else must not kill the
-            // schedule.
-            try {
-              identity.reloadIfChanged();
-              if (trust != null) {
-                trust.reloadIfChanged();
-              }
-            } catch (RuntimeException e) {
-              log.warn("TLS reload failed unexpectedly; keeping the current material", e);
+            identity.reloadIfChanged();
+            if (trust != null) {
+              trust.reloadIfChanged();
             }
-          },
-          nanos,
-          nanos,
-          TimeUnit.NANOSECONDS);
+          });
     }
     log.info(
         "TLS ready: protocols {}, provider {}, client certificates {}, reload {}",

@@ -15,26 +15,58 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps an {@link AdvancedTlsX509TrustManager} in step with tls.client_ca_file (see
- * {@link IdentityReloader} for why we poll ourselves). CERTIFICATE_ONLY_VERIFICATION: clients are
- * verified by chain to the CA; there is no host name to check for a client.
+ * Keeps an {@link AdvancedTlsX509TrustManager} in step with a CA file (see {@link IdentityReloader} for why we
+ * poll ourselves): tls.client_ca_file, which client certificates must chain to (CERTIFICATE_ONLY_VERIFICATION:
+ * there is no host name to check for a client), or a backend's tls.ca_file, which its server certificate must
+ * chain to, with the name checked too (CERTIFICATE_AND_HOST_NAME_VERIFICATION against the engine's peer host,
+ * the backend's server_name).
  */
 final class TrustReloader {
   private static final Logger log = LoggerFactory.getLogger(TrustReloader.class);
 
   private final TlsFile caFile;
+  private final boolean checksServers;
+  private final String what; // for the log: "TLS client CA" or "backend TLS CA"
   private final AdvancedTlsX509TrustManager trustManager;
   private byte[] loaded;
   private byte[] rejected;
 
+  /** For the listener: client certificates must chain to {@code caFile}. */
   TrustReloader(TlsFile caFile) {
+    this(caFile, false);
+  }
+
+  private TrustReloader(TlsFile caFile, boolean checksServers) {
     this.caFile = caFile;
+    this.checksServers = checksServers;
+    this.what = checksServers ? "backend TLS CA" : "TLS client CA";
+    this.trustManager = newTrustManager(checksServers);
+  }
+
+  /** For a backend: its certificate must chain to {@code caFile} and name the host it was reached as. */
+  static TrustReloader forServers(TlsFile caFile) {
+    return new TrustReloader(caFile, true);
+  }
+
+  /** Verifies servers by chain and name against the JVM's default trust store; nothing to reload. */
+  static X509ExtendedTrustManager systemDefaultForServers() {
+    AdvancedTlsX509TrustManager manager = newTrustManager(true);
     try {
-      this.trustManager =
-          AdvancedTlsX509TrustManager.newBuilder()
-              .setVerification(
-                  AdvancedTlsX509TrustManager.Verification.CERTIFICATE_ONLY_VERIFICATION)
-              .build();
+      manager.useSystemDefaultTrustCerts();
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("cannot read the JVM's default trust store", e);
+    }
+    return manager;
+  }
+
+  private static AdvancedTlsX509TrustManager newTrustManager(boolean checksServers) {
+    try {
+      return AdvancedTlsX509TrustManager.newBuilder()
+          .setVerification(
+              checksServers
+                  ? AdvancedTlsX509TrustManager.Verification.CERTIFICATE_AND_HOST_NAME_VERIFICATION
+                  : AdvancedTlsX509TrustManager.Verification.CERTIFICATE_ONLY_VERIFICATION)
+          .build();
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("cannot create trust manager", e);
     }
@@ -48,6 +80,9 @@ final class TrustReloader {
    * clients send the certificate they have, and verification below still decides.
    */
   X509ExtendedTrustManager trustManager() {
+    // A client (the proxy, towards a backend) never asks for the accepted issuers: no list to go
+    // stale.
+    if (checksServers) return trustManager;
     return new X509ExtendedTrustManager() {
       @Override
       public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket)
@@ -96,9 +131,11 @@ final class TrustReloader {
     byte[] content = caFile.read();
     int count = apply(content);
     log.info(
-        "TLS client CA loaded from {}: {} certificate(s); client certificates are required",
+        "{} loaded from {}: {} certificate(s){}",
+        what,
         caFile.path(),
-        count);
+        count,
+        checksServers ? "" : "; client certificates are required");
   }
 
   synchronized void reloadIfChanged() {
@@ -117,7 +154,7 @@ final class TrustReloader {
     try {
       int count = apply(content);
       rejected = null;
-      log.info("TLS client CA reloaded from {}: {} certificate(s)", caFile.path(), count);
+      log.info("{} reloaded from {}: {} certificate(s)", what, caFile.path(), count);
     } catch (TlsFile.TlsFileException e) {
       warnOnce(fp, e.getMessage());
     }
@@ -126,7 +163,7 @@ final class TrustReloader {
   private void warnOnce(byte[] fp, String message) {
     if (!Arrays.equals(fp, rejected)) {
       rejected = fp;
-      log.warn("TLS client CA not reloaded, still trusting the previous CAs: {}", message);
+      log.warn("{} not reloaded, still trusting the previous CAs: {}", what, message);
     }
   }
 
