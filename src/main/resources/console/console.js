@@ -18,10 +18,11 @@ function headers(json) {
 
 class NeedsToken extends Error {}
 
-async function api(path, body) {
+// A GET without a body, a POST with one; method overrides (DELETE, without a body).
+async function api(path, body, method) {
   const init = body === undefined
-    ? { method: 'GET', headers: headers(false), cache: 'no-store' }
-    : { method: 'POST', headers: headers(true), body: JSON.stringify(body), cache: 'no-store' };
+    ? { method: method || 'GET', headers: headers(false), cache: 'no-store' }
+    : { method: method || 'POST', headers: headers(true), body: JSON.stringify(body), cache: 'no-store' };
   const r = await fetch(path, init);
   if (r.status === 401) throw new NeedsToken();
   const data = await r.json().catch(() => ({ error: 'HTTP ' + r.status }));
@@ -129,11 +130,82 @@ async function act(button, path, what) {
   }
 }
 
+const ANONYMOUS = {
+  fallback: "Anonymous fallback is on: callers without credentials are served as user 'anonymous'.",
+  only: "Anonymous only: no credentials are checked; every caller is served as user 'anonymous'.",
+};
+
+function showAccess(access) {
+  const notice = $('anonymous-notice');
+  const text = ANONYMOUS[access.anonymous];
+  notice.hidden = !text;
+  if (text && notice.textContent !== text) notice.textContent = text;
+  $('revocations-kept').textContent = '(kept in ' + access.kept_in +
+    (access.denied_jti_file_ids ? '; ' + access.denied_jti_file_ids + ' ids in the denied jti file' : '') + ')';
+  render('revocations', access.revoked, r => r.kind + '|' + r.name, (r, row) => [
+    r.kind,
+    el('span', r.name, 'mono'),
+    r.reason,
+    r.until ? new Date(r.until).toLocaleString() : 'until restored',
+    r.operator,
+    new Date(r.at).toLocaleString(),
+    (() => {
+      const b = actionButton(row, 'Restore', btn => restore(btn, r.kind, r.name));
+      b.dataset.name = r.name;
+      b.className = 'restore';
+      return b;
+    })(),
+  ], 7);
+}
+
+// The name as one path segment: a SPIFFE ID's '/' is sent as %2F.
+function revokePath(kind, name) {
+  return '/api/' + (kind === 'token' || kind === 'tokens' ? 'tokens/' : 'principals/') +
+    encodeURIComponent(name) + '/revoke';
+}
+
+async function restore(button, kind, name) {
+  button.disabled = true;
+  try {
+    await api(revokePath(kind, name), undefined, 'DELETE');
+    actionStatus('restored ' + kind + ' ' + name);
+    refresh();
+  } catch (e) {
+    if (e instanceof NeedsToken) { showLogin(true); return; }
+    actionStatus('restore ' + kind + ' ' + name + ' failed: ' + e.message, true);
+    button.disabled = false;
+  }
+}
+
+async function revoke() {
+  const kind = $('rv-kind').value;
+  const name = $('rv-name').value.trim();
+  const until = $('rv-until').value.trim();
+  if (!name) { actionStatus('revoke: give a name', true); return; }
+  const body = { reason: $('rv-reason').value.trim() };
+  if (until) body.until = until;
+  const button = $('rv-revoke');
+  button.disabled = true;
+  try {
+    const r = await api(revokePath(kind, name), body);
+    actionStatus('revoked ' + r.revoked.kind + ' ' + r.revoked.name + ' (kept in ' + r.kept_in + ')');
+    for (const id of ['rv-name', 'rv-reason', 'rv-until']) $(id).value = '';
+    refresh();
+  } catch (e) {
+    if (e instanceof NeedsToken) { showLogin(true); return; }
+    actionStatus('revoke ' + name + ' failed: ' + e.message, true);
+  } finally {
+    button.disabled = false;
+  }
+}
+
 async function refresh() {
   try {
-    const [ops, sessions, refusals, backends] = await Promise.all([
-      api('/api/operations'), api('/api/sessions'), api('/api/refusals'), api('/api/backends')]);
+    const [ops, sessions, refusals, backends, access] = await Promise.all([
+      api('/api/operations'), api('/api/sessions'), api('/api/refusals'), api('/api/backends'),
+      api('/api/revocations')]);
     showLogin(false);
+    showAccess(access);
     $('operations-count').textContent = '(' + ops.operations.length + ')';
     render('operations', ops.operations, o => o.operation_id + '|' + o.rpc + '|' + o.started, (o, row) => [
       el('span', o.operation_id + (o.reattached ? ' (reattached)' : ''), 'mono'),
@@ -301,6 +373,7 @@ document.addEventListener('DOMContentLoaded', () => {
   $('pg-run').addEventListener('click', explain);
   $('gr-who').addEventListener('click', who);
   $('gr-what').addEventListener('click', what);
+  $('rv-revoke').addEventListener('click', revoke);
   refresh();
   setInterval(refresh, REFRESH_MS);
 });

@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
       AuditCommand.class,
       PolicyCommand.class,
       GrantsCommand.class,
+      AdminCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -261,8 +261,8 @@ public final class Revocations implements AutoCloseable {
   }
 
   private void act(Revocation r) {
-    if (!r.equals(current.get(r.id())) || !r.activeAt(clock.instant()))
-      return; // restored meanwhile
+    // Restored (or ended) meanwhile: nothing to act on.
+    if (!r.equals(current.get(r.id())) || !r.activeAt(clock.instant())) return;
     for (Consumer<Revocation> l : listeners) {
       try {
         l.accept(r);

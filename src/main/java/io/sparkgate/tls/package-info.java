@@ -3,7 +3,8 @@
  * backends, the CA their certificates must chain to (checked by name too) and the client certificate the
  * proxy presents. Every file is re-read while running so that rotated certificates reach new connections
  * without a restart, with errors that name the config key and path but never a file's contents (plus
- * throwaway development certificates); it knows nothing of calls and imports no other Sparkgate package. With
+ * throwaway development certificates, and the client side {@code sparkgate admin} needs to reach the admin
+ * listener); it knows nothing of calls and imports no other Sparkgate package. With
  * {@code io.sparkgate.forward} it is the only package built on grpc-netty-shaded's Netty, for the SslContexts
  * gRPC's server and channels take.
  */

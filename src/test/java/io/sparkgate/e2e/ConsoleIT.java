@@ -45,7 +45,8 @@ import org.openqa.selenium.support.ui.WebDriverWait;
  * the real JVM client opened and its running query (with the query's literals redacted), clicks Interrupt,
  * and the client's query fails as interrupted; the audit log has the operator's record, the page never shows
  * the token, and it is served with its Content-Security-Policy. The playground then explains a refusal. The
- * grants section answers who may reach a table and what a principal holds, as the admin API does.
+ * grants section answers who may reach a table and what a principal holds, as the admin API does. The access
+ * section shows anonymous fallback loudly, and revokes and restores a principal as the API records it.
  */
 @ExtendWith(SparkServerExtension.class)
 class ConsoleIT {
@@ -105,6 +106,7 @@ class ConsoleIT {
                 "auth:",
                 "  static_tokens:",
                 "    - {sha256: " + sha + ", principal: alice, groups: [analysts]}",
+                "  anonymous: fallback", // the console's notice of it
                 ProxyConfigs.policy("team-data.yaml"), // shared-server.yaml and data grants
                 "audit: {file: audit.jsonl, fsync: batch}",
                 "admin: {address: 127.0.0.1, port: 0, token_file: '" + adminToken + "'}"));
@@ -380,6 +382,86 @@ class ConsoleIT {
     wait.until(
         ExpectedConditions.textToBePresentInElementLocated(
             By.cssSelector("#gr-what-out .error"), "give principal=<name>"));
+    assertFalse(browser.getPageSource().contains(ADMIN_TOKEN));
+  }
+
+  /**
+   * The access section: the proxy's {@code anonymous: fallback} is shown as a notice; the operator revokes a
+   * principal whose name holds slashes (a SPIFFE ID, sent percent-encoded) through the form, sees it listed as
+   * the API lists it, restores it with its row's button and sees it gone, from the page and from the API; both
+   * changes are in the audit log with the operator. Not alice: her session serves the other tests.
+   */
+  @Test
+  void operatorRevokesAndRestoresAPrincipal_fromTheConsole() throws Exception {
+    WebDriverWait wait = signIn();
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(
+            By.id("anonymous-notice"),
+            "callers without credentials are served as user 'anonymous'"));
+    assertTrue(browser.findElement(By.id("anonymous-notice")).isDisplayed());
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(
+            By.cssSelector("#revocations tbody"), "none"));
+
+    String name = "spiffe://example.org/ns/ci/sa/builder";
+    type("rv-name", name);
+    type("rv-reason", "credentials leaked in a CI log");
+    type("rv-until", "2099-12-31T18:00:00Z");
+    browser.findElement(By.id("rv-revoke")).click();
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(
+            By.id("action"), "revoked principal " + name));
+    WebElement row =
+        wait.until(
+            ExpectedConditions.presenceOfElementLocated(
+                By.cssSelector("#revocations tbody tr[data-key='principal|" + name + "']")));
+    List<String> cells =
+        row.findElements(By.tagName("td")).stream().map(WebElement::getText).toList();
+    assertEquals(List.of("principal", name, "credentials leaked in a CI log"), cells.subList(0, 3));
+    assertEquals("token", cells.get(4), "the operator signed in with the admin token");
+    ((JavascriptExecutor) browser)
+        .executeScript("document.getElementById('access').scrollIntoView();");
+    Files.copy(
+        ((org.openqa.selenium.TakesScreenshot) browser)
+            .getScreenshotAs(org.openqa.selenium.OutputType.FILE)
+            .toPath(),
+        auditFile.resolveSibling("console-access.png"));
+
+    JsonNode listed = admin("api/revocations");
+    assertEquals("fallback", listed.get("anonymous").asText());
+    assertEquals(1, listed.get("revoked").size(), listed.toString());
+    JsonNode r = listed.get("revoked").get(0);
+    assertEquals("principal", r.get("kind").asText());
+    assertEquals(name, r.get("name").asText());
+    assertEquals("credentials leaked in a CI log", r.get("reason").asText());
+    assertEquals("2099-12-31T18:00:00Z", r.get("until").asText());
+    assertEquals("token", r.get("operator").asText());
+
+    row.findElement(By.cssSelector("button.restore")).click();
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(
+            By.id("action"), "restored principal " + name));
+    wait.until(
+        d ->
+            d.findElements(By.cssSelector("#revocations tbody tr[data-key]")).isEmpty()
+                && d.findElement(By.cssSelector("#revocations tbody")).getText().equals("none"));
+    assertEquals(0, admin("api/revocations").get("revoked").size());
+
+    List<JsonNode> records =
+        Await.value(
+            "the revoke and restore audit records",
+            () ->
+                AuditLines.complete(auditFile).stream()
+                    .map(ConsoleIT::parse)
+                    .filter(a -> List.of("revoke", "restore").contains(a.path("action").asText()))
+                    .toList(),
+            l -> l.size() == 2);
+    assertEquals(
+        List.of("revoke", "restore"), records.stream().map(a -> a.get("action").asText()).toList());
+    for (JsonNode a : records) {
+      assertEquals("token", a.get("operator").asText());
+      assertEquals("principal:" + name, a.get("target").asText());
+    }
     assertFalse(browser.getPageSource().contains(ADMIN_TOKEN));
   }
 

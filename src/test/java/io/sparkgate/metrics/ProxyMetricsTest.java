@@ -177,6 +177,22 @@ final class ProxyMetricsTest {
     assertEquals(404, get("/metrics/x").statusCode());
   }
 
+  /** The names docs/metrics.md gives, each series there from the start. */
+  @Test
+  void revocationAndAnonymousMeters_shownFromTheStart() throws Exception {
+    String scrape = get("/metrics").body();
+    for (String series :
+        java.util.List.of(
+            "sparkgate_revocations_active{kind=\"principal\"} 0.0",
+            "sparkgate_revocations_active{kind=\"token\"} 0.0",
+            "sparkgate_revocations_refused_total{kind=\"principal\"} 0.0",
+            "sparkgate_revocations_refused_total{kind=\"token\"} 0.0",
+            "sparkgate_auth_anonymous_fallback 0.0",
+            "sparkgate_auth_anonymous_calls_total 0.0")) {
+      assertTrue(scrape.contains("\n" + series + "\n"), series + " in:\n" + scrape);
+    }
+  }
+
   @Test
   void servedCertificateExpiry_isAGauge() throws Exception {
     DevCertificates.Generated certs =
