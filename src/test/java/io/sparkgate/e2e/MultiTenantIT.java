@@ -637,14 +637,21 @@ class MultiTenantIT {
         "rita's query running on replica 2",
         () -> admin(replica2, "GET", "/api/operations", null).toString().contains("\"rita\""));
 
+    // The operator's command, the shipped jar's, through replica 1.
     long before = System.nanoTime();
-    JsonNode revoked =
-        admin(
-            replica1,
-            "POST",
-            "/api/principals/rita/revoke",
-            "{\"reason\": \"mt test: laptop lost\"}");
-    assertEquals("redis", revoked.get("kept_in").asText(), revoked.toString());
+    String said =
+        sparkgate(
+            "admin",
+            "revoke",
+            "--url",
+            "http://127.0.0.1:" + replica1.adminPort(),
+            "--token-file",
+            dir.resolve("replica1").resolve("admin.token").toString(),
+            "--principal",
+            "rita",
+            "--reason",
+            "mt test: laptop lost");
+    assertTrue(said.contains("rita") && said.contains("redis"), said);
 
     Exception ended =
         assertThrows(
@@ -688,7 +695,15 @@ class MultiTenantIT {
         admin(replica2, "GET", "/api/sessions", null).toString().contains(session),
         "replica 2 forgot the session");
 
-    admin(replica2, "DELETE", "/api/principals/rita/revoke", null);
+    sparkgate(
+        "admin",
+        "restore",
+        "--url",
+        "http://127.0.0.1:" + replica2.adminPort(),
+        "--token-file",
+        dir.resolve("replica2").resolve("admin.token").toString(),
+        "--principal",
+        "rita");
     assertEquals(
         List.of(List.of(4L)),
         Await.value(
@@ -713,6 +728,21 @@ class MultiTenantIT {
     assertTrue(
         revokedOrNot(ended).contains("CANCEL") || revokedOrNot(ended).contains("revoked"),
         revokedOrNot(ended));
+  }
+
+  /** Runs the shipped jar's command line; its output, once it exited 0. */
+  private static String sparkgate(String... args) throws Exception {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-jar");
+    command.add(Path.of("target", "sparkgate.jar").toAbsolutePath().toString());
+    command.addAll(List.of(args));
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "sparkgate " + String.join(" ", args));
+    assertEquals(0, p.exitValue(), output);
+    assertFalse(output.contains(ADMIN_TOKEN), "the token is never printed");
+    return output;
   }
 
   /** The message chain of what ended the query, for the assertion's message. */
