@@ -286,14 +286,9 @@ public final class AdminApi {
     if (views.playground() == null) {
       return AdminResponse.error(404, "no policy section in the configuration: nothing to explain");
     }
-    JsonNode body;
-    try {
-      body = JSON.readTree(r.body());
-    } catch (IOException e) {
-      return AdminResponse.error(400, "the body is not JSON");
-    }
-    if (body == null || !body.isObject()) {
-      return AdminResponse.error(400, "send {\"pool\": ..., \"sql\": ...}");
+    JsonNode body = r.jsonObject().orElse(null);
+    if (body == null) {
+      return AdminResponse.error(400, "send a JSON object: {\"pool\": ..., \"sql\": ...}");
     }
     String pool = body.path("pool").asText("");
     String sql = body.path("sql").asText("");

@@ -1,5 +1,8 @@
 package io.sparkgate.admin;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -16,6 +19,18 @@ import java.util.Optional;
  */
 public record AdminRequest(
     String method, String path, Map<String, List<String>> query, byte[] body, String operator) {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The body as a JSON object; empty when it is not JSON, or JSON but not an object. */
+  public Optional<JsonNode> jsonObject() {
+    try {
+      JsonNode body = JSON.readTree(body());
+      return body != null && body.isObject() ? Optional.of(body) : Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
 
   /** The first value of query parameter {@code name}. */
   public Optional<String> param(String name) {

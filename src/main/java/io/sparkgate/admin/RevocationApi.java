@@ -1,10 +1,8 @@
 package io.sparkgate.admin;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparkgate.revoke.Revocation;
 import io.sparkgate.revoke.Revocations;
-import java.io.IOException;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -25,7 +23,6 @@ import org.slf4j.LoggerFactory;
  */
 final class RevocationApi {
   private static final Logger log = LoggerFactory.getLogger(RevocationApi.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final String SUFFIX = "/revoke";
   static final int MAX_REASON_CHARS = 500;
 
@@ -83,15 +80,10 @@ final class RevocationApi {
   }
 
   private AdminResponse revoke(AdminRequest r, Revocation.Kind kind, String name) {
-    JsonNode body;
-    try {
-      body = JSON.readTree(r.body());
-    } catch (IOException e) {
-      return AdminResponse.error(400, "the body is not JSON");
-    }
-    if (body == null || !body.isObject()) {
+    JsonNode body = r.jsonObject().orElse(null);
+    if (body == null) {
       return AdminResponse.error(
-          400, "send {\"reason\": \"...\", \"until\": \"<RFC 3339, optional>\"}");
+          400, "send a JSON object: {\"reason\": \"...\", \"until\": \"<RFC 3339, optional>\"}");
     }
     String reason = body.path("reason").asText("").strip();
     if (reason.isEmpty()) {

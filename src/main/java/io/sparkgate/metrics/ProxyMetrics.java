@@ -137,17 +137,11 @@ public final class ProxyMetrics implements AutoCloseable {
           .description("Principals and tokens revoked now (not counting the denied jti file's)")
           .tag("kind", kind.key())
           .register(registry);
+      FunctionCounter.builder("sparkgate.revocations.refused", revocations, r -> r.refused(kind))
+          .description("Calls refused because their principal or token was revoked")
+          .tag("kind", kind.key())
+          .register(registry);
     }
-    FunctionCounter.builder(
-            "sparkgate.revocations.refused", revocations, Revocations::refusedPrincipals)
-        .description("Calls refused because their principal or token was revoked")
-        .tag("kind", "principal")
-        .register(registry);
-    FunctionCounter.builder(
-            "sparkgate.revocations.refused", revocations, Revocations::refusedTokens)
-        .description("Calls refused because their principal or token was revoked")
-        .tag("kind", "token")
-        .register(registry);
   }
 
   /** The audit log's records, its queue, and the calls refused because it could not take their record. */

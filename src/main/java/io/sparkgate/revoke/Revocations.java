@@ -196,12 +196,8 @@ public final class Revocations implements AutoCloseable {
   }
 
   /** Calls refused because their principal, or their token, was revoked. */
-  public long refusedPrincipals() {
-    return stage.refusedPrincipals();
-  }
-
-  public long refusedTokens() {
-    return stage.refusedTokens();
+  public long refused(Revocation.Kind kind) {
+    return stage.refused(kind);
   }
 
   private void poll() {

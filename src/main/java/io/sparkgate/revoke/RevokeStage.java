@@ -73,11 +73,7 @@ final class RevokeStage implements Stage {
     return status.withDescription(clientMessage).asException();
   }
 
-  long refusedPrincipals() {
-    return principals.sum();
-  }
-
-  long refusedTokens() {
-    return tokens.sum();
+  long refused(Revocation.Kind kind) {
+    return (kind == Revocation.Kind.PRINCIPAL ? principals : tokens).sum();
   }
 }

@@ -75,7 +75,7 @@ final class RevocationsTest {
       assertEquals(null, check(r, principal("alice ", null)));
       Await.until("the listener told", () -> !heard.isEmpty());
       assertEquals(List.of("alice"), heard);
-      assertEquals(1, r.refusedPrincipals());
+      assertEquals(1, r.refused(Revocation.Kind.PRINCIPAL));
 
       assertTrue(r.restore(Revocation.Kind.PRINCIPAL, "alice").isPresent());
       assertEquals(null, check(r, principal("alice", null)));
@@ -110,7 +110,7 @@ final class RevocationsTest {
       assertEquals(null, check(r, principal("carol", "jti-2")));
       assertEquals(null, check(r, principal("carol", null)));
       assertEquals(null, check(r, principal("jti-1", null)), "a token id is not a principal");
-      assertEquals(1, r.refusedTokens());
+      assertEquals(1, r.refused(Revocation.Kind.TOKEN));
     }
   }
 
