@@ -58,6 +58,7 @@ class AuthIT {
   private static Sparkgate proxy;
   private static RSAKey signingKey;
   private static DevCertificates.Generated certs;
+  private static Path denied;
 
   @BeforeAll
   static void start(SparkConnectServerProcess server) throws Exception {
@@ -65,6 +66,7 @@ class AuthIT {
     certs = DevCertificates.generate(dir.resolve("certs"), DevCertificates.Options.defaults());
     signingKey = new RSAKeyGenerator(2048).keyID("k1").generate();
     Files.writeString(dir.resolve("jwks.json"), new JWKSet(signingKey.toPublicJWK()).toString());
+    denied = Files.writeString(dir.resolve("denied-jti.txt"), "# none yet\n");
     Path config = dir.resolve("sparkgate.yaml");
     Files.writeString(
         config,
@@ -78,6 +80,7 @@ class AuthIT {
             "    jwks_file: jwks.json",
             "    issuer: " + ISSUER,
             "    audience: " + AUDIENCE,
+            "  revocations: {denied_jti_file: denied-jti.txt}",
             "metrics: {address: 127.0.0.1, port: 0}",
             ""));
     proxy = Sparkgate.start(ProxyConfig.load(config));
@@ -92,8 +95,13 @@ class AuthIT {
   }
 
   static String token(String subject) throws JOSEException {
+    return token(subject, null);
+  }
+
+  static String token(String subject, String jti) throws JOSEException {
     JWTClaimsSet claims =
         new JWTClaimsSet.Builder()
+            .jwtID(jti)
             .issuer(ISSUER)
             .audience(AUDIENCE)
             .subject(subject)
@@ -114,6 +122,64 @@ class AuthIT {
   void jwtInUrl_works() throws Exception {
     try (SparkSession spark = SparkClients.connect(url(";token=" + token("alice")))) {
       assertEquals(3L, spark.range(3).count());
+    }
+  }
+
+  /**
+   * A leaked token cut off by its jti in the denied file: the client holding it is refused on its next query,
+   * within the file's re-read, while the same user's other token carries on; emptied, the file lets it in
+   * again.
+   */
+  @Test
+  void deniedJti_refusesThatTokenAtOnce_notTheUsersOthers() throws Exception {
+    String leaked = token("jay", "jti-leaked-" + UUID.randomUUID());
+    String other = token("jay", "jti-other-" + UUID.randomUUID());
+    String jti = SignedJWT.parse(leaked).getJWTClaimsSet().getJWTID();
+    try (SparkSession holder = SparkClients.connect(url(";token=" + leaked));
+        SparkSession second = SparkClients.connect(url(";token=" + other))) {
+      assertEquals(2L, holder.range(2).count());
+      Files.writeString(denied, "# leaked in a ticket\n" + jti + "\n");
+      Files.setLastModifiedTime(
+          denied, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 5_000));
+      Exception refused =
+          io.sparkgate.testing.Await.value(
+              "the leaked token refused",
+              () -> {
+                try {
+                  holder.range(3).count();
+                  return null;
+                } catch (Exception e) {
+                  return e;
+                }
+              },
+              e -> e != null);
+      assertTrue(
+          String.valueOf(refused.getMessage()).contains("this token was revoked"),
+          refused.toString());
+      assertEquals(4L, second.range(4).count(), "the user's other token still works");
+      assertTrue(
+          MetricsScrape.get(proxy.metricsPort())
+                  .get("sparkgate_revocations_refused_total{kind=token}")
+              >= 1);
+
+      Files.writeString(denied, "# none\n");
+      Files.setLastModifiedTime(
+          denied, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 10_000));
+      try (SparkSession again = SparkClients.connect(url(";token=" + leaked))) {
+        assertEquals(
+            5L,
+            (long)
+                io.sparkgate.testing.Await.value(
+                    "the token let in again",
+                    () -> {
+                      try {
+                        return again.range(5).count();
+                      } catch (Exception e) {
+                        return -1L;
+                      }
+                    },
+                    n -> n == 5L));
+      }
     }
   }
 
