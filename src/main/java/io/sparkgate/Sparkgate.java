@@ -13,7 +13,6 @@ import io.sparkgate.call.Pipeline;
 import io.sparkgate.call.PoolStages;
 import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
-import io.sparkgate.config.AuthConfig;
 import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
@@ -165,7 +164,7 @@ public final class Sparkgate implements AutoCloseable {
                       auditLog,
                       backends,
                       revocations,
-                      anonymous(config))
+                      config.auth().anonymousMode())
                   : null);
       return new Sparkgate(config, server, health, callExecutor, readiness, watch, admin, parts);
     } catch (IOException | RuntimeException e) {
@@ -383,12 +382,6 @@ public final class Sparkgate implements AutoCloseable {
    * Ready when listening and not draining, the policy of every pool in force, the audit log taking records
    * (where {@code audit.required}), a backend up in every pool, and Redis connected (with {@code store: redis}).
    */
-  /** Whether callers without credentials pass: {@code off}, {@code only} or {@code fallback}. */
-  private static String anonymous(ProxyConfig config) {
-    if (config.auth().anonymousFallback()) return "fallback";
-    return config.auth().methods().contains(AuthConfig.Method.ANONYMOUS) ? "only" : "off";
-  }
-
   static final String ANONYMOUS_FALLBACK =
       "anonymous: fallback is on: callers without credentials are served as user 'anonymous'";
 

@@ -520,6 +520,12 @@ public record AuthConfig(
     return methods.contains(Method.ANONYMOUS) && methods.size() > 1;
   }
 
+  /** Whether callers without credentials pass, as the admin API and console say it: off, only or fallback. */
+  public String anonymousMode() {
+    if (!methods.contains(Method.ANONYMOUS)) return "off";
+    return anonymousFallback() ? "fallback" : "only";
+  }
+
   /**
    * The shipped examples (proxy/sparkgate.yaml, the Kubernetes manifest) carry REPLACE-ME where the operator's
    * IdP goes. Such a value can pass every other check (an https URL with a host, a non-empty audience), so it is
