@@ -4,6 +4,7 @@ import io.sparkgate.admin.AdminApi;
 import io.sparkgate.admin.AdminHandler;
 import io.sparkgate.admin.AdminResponse;
 import io.sparkgate.admin.AdminServer;
+import io.sparkgate.admin.EngineControl;
 import io.sparkgate.admin.Readiness;
 import io.sparkgate.audit.AuditLog;
 import io.sparkgate.config.AdminConfig;
@@ -34,9 +35,11 @@ final class AdminListener {
       AuditLog auditLog,
       Backends backends,
       Revocations revocations,
+      EngineControl engines,
       String anonymous)
       throws IOException {
-    AdminApi api = adminApi(live, router, policies, auditLog, backends, revocations, anonymous);
+    AdminApi api =
+        adminApi(live, router, policies, auditLog, backends, revocations, engines, anonymous);
     // Wherever a principal is revoked, what it runs through this replica is stopped here.
     if (revocations != null) revocations.onRevoked(api::sweep);
     return AdminServer.start(config, api.register(adminRoutes(config, readiness, metrics)));
@@ -72,6 +75,7 @@ final class AdminListener {
       AuditLog auditLog,
       Backends backends,
       Revocations revocations,
+      EngineControl engines,
       String anonymous) {
     return new AdminApi(
         new AdminApi.Views(
@@ -111,6 +115,7 @@ final class AdminListener {
             auditLog == null ? null : auditLog::write,
             Clock.systemUTC(),
             revocations,
-            anonymous));
+            anonymous),
+        engines);
   }
 }

@@ -14,10 +14,12 @@ import io.sparkgate.call.PoolStages;
 import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
 import io.sparkgate.config.BackendConfig;
+import io.sparkgate.config.EnginesConfig;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.config.SessionsConfig;
+import io.sparkgate.engine.Engines;
 import io.sparkgate.forward.Backends;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.ClientListener;
@@ -37,6 +39,7 @@ import io.sparkgate.quota.QuotaStage;
 import io.sparkgate.redact.ConfigRedaction;
 import io.sparkgate.redis.Redis;
 import io.sparkgate.revoke.Revocations;
+import io.sparkgate.route.OnDemandBackends;
 import io.sparkgate.route.Router;
 import io.sparkgate.tls.ServerTls;
 import java.io.IOException;
@@ -110,8 +113,26 @@ public final class Sparkgate implements AutoCloseable {
       Backends backends = parts.add(Backends.start(config));
       warnPlaintextBackends(config);
       Redis redis = parts.add(shared(config) ? Redis.connect(config.sessions()) : null);
+      Engines engines =
+          parts.add(
+              Engines.any(config)
+                  ? Engines.start(
+                      config,
+                      redis,
+                      replicaName(config),
+                      backends::register,
+                      backends::unregister,
+                      backends::channel,
+                      auditLog == null ? null : auditLog::write)
+                  : null);
       Router router =
-          parts.add(Router.start(config, backends::channel, backends::reconnect, redis));
+          parts.add(
+              Router.start(
+                  config,
+                  backends::channel,
+                  backends::reconnect,
+                  redis,
+                  engines == null ? OnDemandBackends.NONE : engines));
       router.watch(config, config.policy().reloadInterval());
       Map<String, PolicyStage> policies = policies(config, backends, redis, parts);
       LiveCalls live =
@@ -138,12 +159,14 @@ public final class Sparkgate implements AutoCloseable {
               quotas(config, redis, parts), // after decide: refused requests never count
               Feature.of(router.placeStage()),
               hooks == CallHook.Factory.PASS_THROUGH ? Feature.NONE : hooks(hooks));
-      ExecutorService callExecutor = parts.add(callExecutor(), ExecutorService::shutdownNow);
+      ExecutorService callExecutor =
+          parts.add(callExecutor(heldCalls(config)), ExecutorService::shutdownNow);
       ProxyRegistry methods =
           new ProxyRegistry(
               backends, callExecutor, config.listen().forwardHeaders(), Feature.pipeline(features));
       ProxyMetrics metrics = parts.add(config.admin().enabled() ? ProxyMetrics.create() : null);
       if (metrics != null) features.forEach(f -> f.watch().accept(metrics));
+      if (metrics != null && engines != null) metrics.watch(engines);
       HealthStatusManager health = new HealthStatusManager();
       Server server =
           parts.add(
@@ -164,6 +187,7 @@ public final class Sparkgate implements AutoCloseable {
                       auditLog,
                       backends,
                       revocations,
+                      engines,
                       config.auth().anonymousMode())
                   : null);
       return new Sparkgate(config, server, health, callExecutor, readiness, watch, admin, parts);
@@ -307,10 +331,36 @@ public final class Sparkgate implements AutoCloseable {
   /**
    * Calls run on the event loops (see EventLoops) except for request messages too large to inspect there (or
    * waiting on a shared store), which go to this fixed pool: a flood of them cannot grow the thread count.
+   * First calls held until their engine serves each take a thread too, at most {@code held} of them, so the
+   * pool has that many more: held calls can never starve the others.
    */
-  private static ExecutorService callExecutor() {
+  private static ExecutorService callExecutor(int held) {
     return Executors.newFixedThreadPool(
-        Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), daemons("sparkgate-call"));
+        Math.max(4, 2 * Runtime.getRuntime().availableProcessors()) + held,
+        daemons("sparkgate-call"));
+  }
+
+  /** First calls that may wait for an engine at once, across the engine pools. */
+  private static int heldCalls(ProxyConfig config) {
+    return config.pools().values().stream()
+        .flatMap(p -> p.engines().stream())
+        .mapToInt(EnginesConfig::maxHeldCalls)
+        .sum();
+  }
+
+  /**
+   * This replica's name in the engine directory: its host and listening port, which a restart keeps, so a
+   * replica finds its engines again (an ephemeral port gets a name of its own each start).
+   */
+  private static String replicaName(ProxyConfig config) {
+    String host;
+    try {
+      host = java.net.InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      host = "localhost";
+    }
+    int port = config.listen().port();
+    return host + ":" + (port == 0 ? "0-" + java.util.UUID.randomUUID() : Integer.toString(port));
   }
 
   private static ServerTls serverTls(ProxyConfig config) {

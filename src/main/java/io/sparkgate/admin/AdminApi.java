@@ -144,20 +144,27 @@ public final class AdminApi {
   private final GrantReview grants;
   private final OperatorRecords records;
   private final RevocationApi revocations;
+  private final EngineApi engines;
 
   public AdminApi(Views views) {
+    this(views, null);
+  }
+
+  /** @param engines the pools of engines this replica runs; null: none */
+  public AdminApi(Views views, EngineControl engines) {
     this.views = views;
     this.grants = new GrantReview(views.grants());
     this.records = new OperatorRecords(views.audit(), views.clock());
     this.revocations =
         new RevocationApi(views.revocations(), views.anonymous(), records, views.clock());
+    this.engines = new EngineApi(engines, records);
   }
 
   /** Adds the API's and the console's paths to {@code routes}. */
   public AdminServer.Routes register(AdminServer.Routes routes) {
     ASSETS.forEach((path, file) -> routes.open(path, AdminHandler.getOnly(asset(file))));
-    return revocations
-        .register(routes)
+    return engines
+        .register(revocations.register(routes))
         .exact("/api/sessions", AdminHandler.getOnly(r -> AdminResponse.json(200, sessions())))
         .exact("/api/operations", AdminHandler.getOnly(r -> AdminResponse.json(200, operations())))
         .exact("/api/refusals", AdminHandler.getOnly(r -> AdminResponse.json(200, refusals())))

@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * {@code user_id} the proxy stamps on the session's calls), so the server acts on that session only. The
  * channel carries the backend's token when it has one.
  */
-final class SparkActions {
+public final class SparkActions {
   private static final String SERVICE = "spark.connect.SparkConnectService";
   private static final String CLIENT_TYPE = "sparkgate-admin";
   private static final long DEADLINE_SECONDS = 10;
@@ -76,7 +76,7 @@ final class SparkActions {
    *
    * @throws io.grpc.StatusRuntimeException when the backend cannot be asked or refuses
    */
-  static void release(Channel backend, String userId, String sessionId) {
+  public static void release(Channel backend, String userId, String sessionId) {
     ClientCalls.blockingUnaryCall(
         backend,
         RELEASE,

@@ -14,15 +14,28 @@ import java.util.regex.Pattern;
 /**
  * One pool of interchangeable Spark Connect servers ({@code pools.<name>}): the same Spark, extensions and
  * catalogs on each, so one profile and one policy serve the whole pool; a session lives on one of them.
+ * The servers are either listed ({@code backends}) or started by Sparkgate on demand ({@code engines}).
  *
+ * @param backends the listed servers; empty for a pool of engines
  * @param policy the pool's own policy file; empty: {@code policy.file}
+ * @param engines present: the pool's servers are engines Sparkgate starts, and {@code backends} is empty
  */
-public record PoolConfig(String name, List<BackendConfig> backends, Optional<Path> policy) {
+public record PoolConfig(
+    String name,
+    List<BackendConfig> backends,
+    Optional<Path> policy,
+    Optional<EnginesConfig> engines) {
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,62}");
 
   public PoolConfig {
     backends = List.copyOf(backends);
-    if (backends.isEmpty()) throw new IllegalArgumentException("a pool needs a backend");
+    if (backends.isEmpty() == engines.isEmpty()) {
+      throw new IllegalArgumentException("a pool has backends or engines, one of the two");
+    }
+  }
+
+  public PoolConfig(String name, List<BackendConfig> backends, Optional<Path> policy) {
+    this(name, backends, policy, Optional.empty());
   }
 
   /** The pool a configuration with only {@code backend:} has. */
@@ -35,7 +48,9 @@ public record PoolConfig(String name, List<BackendConfig> backends, Optional<Pat
 
   /** What the pool's backends are (version, extensions, catalogs): the same for each, checked when read. */
   public BackendProfileConfig profile() {
-    return backends.get(0).profile();
+    return engines.isPresent()
+        ? engines.get().profile(BackendProfileConfig.defaults())
+        : backends.get(0).profile();
   }
 
   /** The backend of this address, if it is one of the pool's. */
@@ -55,10 +70,28 @@ public record PoolConfig(String name, List<BackendConfig> backends, Optional<Pat
         throw node.error(
             "a pool name is lower-case letters, digits, '_', '.' and '-' (it is a metric label)");
       }
-      node.allowOnly("backends", "policy");
+      node.allowOnly("backends", "policy", "engines");
+      if (node.has("engines")) {
+        if (node.has("backends")) {
+          throw node.errorAt(
+              "engines",
+              "and backends are both set: a pool's servers are either listed or started by Sparkgate");
+        }
+        out.put(
+            name,
+            new PoolConfig(
+                name,
+                List.of(),
+                node.existingFile("policy"),
+                Optional.of(EnginesConfig.read(node.section("engines")))));
+        continue;
+      }
       List<YamlNode> entries = node.list("backends");
       if (entries.isEmpty()) {
-        throw node.errorAt("backends", "is required: the pool's Spark Connect servers, host:port");
+        throw node.errorAt(
+            "backends",
+            "is required: the pool's Spark Connect servers, host:port (or engines: Sparkgate starts"
+                + " them)");
       }
       List<BackendConfig> backends = new ArrayList<>();
       for (YamlNode entry : entries) {

@@ -60,10 +60,20 @@ public record ProxyConfig(
     return policyOf(pools.keySet().iterator().next()).isPresent();
   }
 
-  /** The first pool's first backend: what tools that talk to one server use. */
+  /**
+   * The first listed backend: what tools that talk to one server use. With only pools of engines there is
+   * none, and this is the discard port on loopback: every call is routed to an engine, and one that somehow
+   * were not would fail UNAVAILABLE rather than reach a server.
+   */
   public BackendConfig firstBackend() {
-    return pools.values().iterator().next().backends().get(0);
+    return pools.values().stream()
+        .flatMap(p -> p.backends().stream())
+        .findFirst()
+        .orElse(NO_BACKEND);
   }
+
+  private static final BackendConfig NO_BACKEND =
+      new BackendConfig("127.0.0.1", 9, Optional.empty(), BackendProfileConfig.defaults());
 
   /** Reads and validates a configuration file, or explains precisely why it cannot be used. */
   public static ProxyConfig load(Path file) {

@@ -12,8 +12,10 @@ import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.tls.BackendTls;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The proxy's side of its backends: the event loops every call runs on, a channel to each backend on each
@@ -41,7 +43,7 @@ public final class Backends implements AutoCloseable {
    */
   public static Backends start(ProxyConfig config) {
     Map<String, BackendConfig> backends = new HashMap<>();
-    Map<String, String> tokens = new HashMap<>();
+    Map<String, String> tokens = new ConcurrentHashMap<>();
     Map<String, SslContext> contexts = new HashMap<>();
     BackendTls tls = new BackendTls();
     try {
@@ -60,7 +62,7 @@ public final class Backends implements AutoCloseable {
               config.listen().eventLoopSpin(),
               address -> channel(address, maxMessage, backends.get(address), contexts.get(address)),
               config.firstBackend().address());
-      return new Backends(loops, Map.copyOf(tokens), tls);
+      return new Backends(loops, tokens, tls);
     } catch (RuntimeException e) {
       tls.close();
       throw e;
@@ -80,9 +82,19 @@ public final class Backends implements AutoCloseable {
     return loops;
   }
 
-  /** The token of each backend that has one, by {@code host:port}. */
+  /** The token of each backend that has one, by {@code host:port}: the configured ones and engines'. */
   public Map<String, String> tokens() {
-    return tokens;
+    return Collections.unmodifiableMap(tokens);
+  }
+
+  /** A backend Sparkgate started (an engine) checks {@code token}: calls to it send it from now on. */
+  public void register(String address, String token) {
+    tokens.put(address, token);
+  }
+
+  /** The engine at {@code address} has stopped: its token goes (a later engine there has its own). */
+  public void unregister(String address) {
+    tokens.remove(address);
   }
 
   /** A channel to the backend at {@code address} that sends its token, for the proxy's own calls. */

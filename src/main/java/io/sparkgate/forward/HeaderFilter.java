@@ -6,10 +6,10 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Chooses which client request headers reach the backend: deny by default. A client may assert nothing the
@@ -27,7 +27,8 @@ final class HeaderFilter {
   private static final byte[] AUTHORIZATION = "authorization".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] FORWARDED_FOR = "x-forwarded-for".getBytes(StandardCharsets.US_ASCII);
 
-  private final Map<String, byte[]> authorizations;
+  private final Map<String, String> tokens; // live: engines come and go
+  private final ConcurrentHashMap<String, byte[]> bearers = new ConcurrentHashMap<>();
   private final byte[] firstAuthorization;
   private final byte[][] passed;
 
@@ -37,14 +38,13 @@ final class HeaderFilter {
   }
 
   /**
-   * @param tokens the token of each backend that checks one, by {@code host:port}
+   * @param tokens the token of each backend that checks one, by {@code host:port}: read on every call, so
+   *     backends started later (engines) may be added to it
    * @param firstToken the token of the backend calls that name none go to, or null
    * @param forwardHeaders the client headers that pass, lower case, validated by the configuration
    */
   HeaderFilter(Map<String, String> tokens, String firstToken, List<String> forwardHeaders) {
-    Map<String, byte[]> bytes = new HashMap<>();
-    tokens.forEach((address, token) -> bytes.put(address, bearer(token)));
-    this.authorizations = Map.copyOf(bytes);
+    this.tokens = tokens;
     this.firstAuthorization = firstToken == null ? null : bearer(firstToken);
     this.passed =
         forwardHeaders.stream()
@@ -61,8 +61,7 @@ final class HeaderFilter {
    * {@code peer} (null when the transport does not say, as in-process ones do).
    */
   Metadata toBackend(Metadata fromClient, String address, SocketAddress peer) {
-    byte[] backendAuthorization =
-        address == null ? firstAuthorization : authorizations.get(address);
+    byte[] backendAuthorization = address == null ? firstAuthorization : authorization(address);
     // Name, value, name, value...; binary values raw, as newMetadata takes them. Not to be
     // modified.
     byte[][] pairs = InternalMetadata.serialize(fromClient);
@@ -83,6 +82,11 @@ final class HeaderFilter {
       out[n++] = backendAuthorization;
     }
     return InternalMetadata.newMetadata(n / 2, out);
+  }
+
+  private byte[] authorization(String address) {
+    String token = tokens.get(address);
+    return token == null ? null : bearers.computeIfAbsent(token, HeaderFilter::bearer);
   }
 
   /** Whether a header reaches the backend; names are lower case (HTTP/2 requires it, gRPC's keys ensure it). */

@@ -4,6 +4,7 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.grpc.ConnectivityState;
 import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -18,6 +19,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sparkgate.audit.AuditLog;
 import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
+import io.sparkgate.engine.Engines;
 import io.sparkgate.forward.BufferedBytes;
 import io.sparkgate.forward.EventLoops;
 import io.sparkgate.forward.ProxyRegistry;
@@ -39,6 +41,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -232,6 +235,42 @@ public final class ProxyMetrics implements AutoCloseable {
         .description(
             "1 while the session registry's store answers (always 1 with the memory store)")
         .register(registry);
+  }
+
+  /** Each engine pool's engines by state, and its launches: how many, how long, how many failed. */
+  public void watch(Engines engines) {
+    watched.add(engines);
+    for (String pool : engines.poolNames()) {
+      for (String state : List.of("starting", "ready", "warm")) {
+        Gauge.builder(
+                "sparkgate.engines",
+                engines,
+                e -> e.states().getOrDefault(pool, Map.of()).getOrDefault(state, 0))
+            .description(
+                "Engines this replica owns, by pool and state (warm: ready, not yet handed out)")
+            .tag("pool", pool)
+            .tag("state", state)
+            .register(registry);
+      }
+      FunctionCounter.builder("sparkgate.engine.starts", engines, e -> e.starts(pool))
+          .description("Engines this replica launched")
+          .tag("pool", pool)
+          .register(registry);
+      FunctionCounter.builder("sparkgate.engine.start.failures", engines, e -> e.failures(pool))
+          .description(
+              "Engine launches that failed: could not start, exited, or were not serving in time")
+          .tag("pool", pool)
+          .register(registry);
+      FunctionTimer.builder(
+              "sparkgate.engine.start",
+              engines,
+              e -> e.started(pool),
+              e -> e.startSeconds(pool),
+              TimeUnit.SECONDS)
+          .description("Time from launch until an engine served")
+          .tag("pool", pool)
+          .register(registry);
+    }
   }
 
   /** Calls refused by quota, operations holding a slot here, and whether the counts are shared now. */

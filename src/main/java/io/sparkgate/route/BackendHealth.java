@@ -105,6 +105,14 @@ public final class BackendHealth implements AutoCloseable {
     this.backends = List.copyOf(states.keySet());
   }
 
+  /** Watches {@code backend} too from now on, if it is not watched yet (an engine that has just started). */
+  void watch(String backend) {
+    if (states.containsKey(backend)) return;
+    synchronized (this) {
+      backends(List.of(backend));
+    }
+  }
+
   /** Probes every backend now and every {@code health.interval}, on {@code scheduler}. */
   void start(ScheduledExecutorService scheduler) {
     long every = config.interval().toMillis();

@@ -56,6 +56,7 @@ public final class Router implements AutoCloseable {
   private final Duration sessionLostAfter;
   private final ScheduledExecutorService scheduler;
   private final Redis redis; // null with the memory store
+  private final OnDemandBackends onDemand;
   private final LongAdder placements = new LongAdder();
   private final LongAdder registryUnavailable = new LongAdder();
 
@@ -65,13 +66,15 @@ public final class Router implements AutoCloseable {
       BackendHealth health,
       Duration sessionLostAfter,
       ScheduledExecutorService scheduler,
-      Redis redis) {
+      Redis redis,
+      OnDemandBackends onDemand) {
     this.table = table;
     this.registry = registry;
     this.health = health;
     this.sessionLostAfter = sessionLostAfter;
     this.scheduler = scheduler;
     this.redis = redis;
+    this.onDemand = onDemand;
   }
 
   /**
@@ -85,6 +88,16 @@ public final class Router implements AutoCloseable {
       Function<String, Channel> channels,
       Consumer<String> reconnect,
       Redis redis) {
+    return start(config, channels, reconnect, redis, OnDemandBackends.NONE);
+  }
+
+  /** As above, with pools whose backends {@code onDemand} starts (engines). */
+  public static Router start(
+      ProxyConfig config,
+      Function<String, Channel> channels,
+      Consumer<String> reconnect,
+      Redis redis,
+      OnDemandBackends onDemand) {
     Table table = table(config);
     SessionsConfig sessions = config.sessions();
     SessionStore store =
@@ -105,7 +118,7 @@ public final class Router implements AutoCloseable {
             });
     health.start(scheduler);
     return new Router(
-        table, registry, health, config.health().sessionLostAfter(), scheduler, redis);
+        table, registry, health, config.health().sessionLostAfter(), scheduler, redis, onDemand);
   }
 
   private static Table table(ProxyConfig config) {
@@ -269,6 +282,8 @@ public final class Router implements AutoCloseable {
     List<String> without = new ArrayList<>();
     table.pools.forEach(
         (pool, members) -> {
+          // A pool of engines starts one when it is needed: having none running now is no fault.
+          if (onDemand.serves(pool)) return;
           if (members.stream().noneMatch(b -> states.get(b) == BackendHealth.State.UP)) {
             without.add(pool + " (" + members + ")");
           }
@@ -329,12 +344,19 @@ public final class Router implements AutoCloseable {
     public boolean mayBlock(byte[] message) {
       if (call.route() != null) return false;
       RequestHead head = call.head();
+      if (onDemand.serves(call.pool()) && onDemand.mayBlock(call.pool(), call.principal())) {
+        return true;
+      }
       return !head.sessionId().isEmpty() && registry.mayBlock(key(head));
     }
 
     @Override
     public byte[] onRequest(byte[] message) throws StatusException {
-      if (call.route() == null) call.route(choose(call.pool(), call.head()));
+      if (call.route() == null) {
+        Route route = choose(call.pool(), call.head(), call.principal());
+        call.route(route);
+        if (onDemand.serves(route.pool())) onDemand.used(route.pool(), route.backend(), null);
+      }
       return message;
     }
 
@@ -368,7 +390,7 @@ public final class Router implements AutoCloseable {
   }
 
   /** Where a request of this session goes: its placement, or a new one in {@code pool}. */
-  private Route choose(String pool, RequestHead ids) throws StatusException {
+  private Route choose(String pool, RequestHead ids, Principal principal) throws StatusException {
     Optional<Placement> placed;
     try {
       placed = ids.sessionId().isEmpty() ? Optional.empty() : registry.find(key(ids));
@@ -380,10 +402,18 @@ public final class Router implements AutoCloseable {
     }
     if (placed.isPresent()) {
       Placement p = placed.get();
+      if (onDemand.serves(p.pool()) && !onDemand.running(p.pool(), p.backend())) {
+        throw sessionLost(p, "The Spark engine holding this session has stopped");
+      }
       if (!health.usable(p.backend())) {
         throw sessionBackendDown(p);
       }
       return new Route(p.pool(), p.backend(), false);
+    }
+    if (onDemand.serves(pool)) {
+      String engine = onDemand.backendFor(pool, principal);
+      health.watch(engine);
+      return new Route(pool, engine, !ids.sessionId().isEmpty());
     }
     List<String> members = table.pools.getOrDefault(pool, List.of());
     List<String> usable = members.stream().filter(health::usable).toList();
@@ -403,12 +433,17 @@ public final class Router implements AutoCloseable {
           "SPARKGATE_BACKEND_UNAVAILABLE",
           "The Spark server holding this session is unavailable; retry shortly.");
     }
+    return sessionLost(
+        p,
+        "The Spark server holding this session has been unavailable for "
+            + (down.toMinutes() > 0 ? down.toMinutes() + " min" : down.toSeconds() + " s"));
+  }
+
+  private static StatusException sessionLost(Placement p, String why) {
     return new SparkError(
             Status.Code.FAILED_PRECONDITION,
             "SPARKGATE_SESSION_LOST",
-            "The Spark server holding this session has been unavailable for "
-                + (down.toMinutes() > 0 ? down.toMinutes() + " min" : down.toSeconds() + " s")
-                + ": the session is lost. Start a new session (a new SparkSession).",
+            why + ": the session is lost. Start a new session (a new SparkSession).",
             "08003",
             Map.of("pool", p.pool()),
             Optional.empty())
@@ -447,6 +482,9 @@ public final class Router implements AutoCloseable {
           Placement mine = new Placement(route.pool(), route.backend());
           Placement winner = registry.place(key(head), mine);
           placements.increment();
+          if (onDemand.serves(winner.pool())) {
+            onDemand.used(winner.pool(), winner.backend(), key(head));
+          }
           if (!winner.equals(mine)) {
             // Another replica placed it a moment before: go where it did.
             call.route(new Route(winner.pool(), winner.backend(), false));

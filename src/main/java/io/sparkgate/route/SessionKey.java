@@ -6,8 +6,8 @@ import java.util.Objects;
  * A Spark Connect session as the server keys it: the user (the verified principal's name, which the
  * authenticate stage stamps into every request as {@code user_id}) and the client's {@code session_id}.
  */
-record SessionKey(String userId, String sessionId) {
-  SessionKey {
+public record SessionKey(String userId, String sessionId) {
+  public SessionKey {
     Objects.requireNonNull(userId, "userId");
     Objects.requireNonNull(sessionId, "sessionId");
   }
