@@ -56,6 +56,12 @@ fromYaml, so the ports in the Deployment are always the ones in the configuratio
 {{- if $c.pools }}
 {{- $_ := unset $c "backend" }}
 {{- end }}
+{{- /* Engines listen in the pod that started them, on a bind_address one ConfigMap cannot set per pod. */}}
+{{- range $name, $pool := ($c.pools | default dict) }}
+{{- if and (kindIs "map" $pool) (hasKey $pool "engines") (gt (int $.Values.replicaCount) 1) }}
+{{- fail (printf "config.pools.%s.engines: engines listen in the pod that started them, and one ConfigMap cannot give each pod's bind_address its own address for the other replicas to reach: set replicaCount: 1 (deploy/README.md, \"Engines on demand\")" $name) }}
+{{- end }}
+{{- end }}
 {{- $listen := merge ($c.listen | default dict) (dict "address" "0.0.0.0" "port" 15003) }}
 {{- $_ := set $c "listen" $listen }}
 {{- if $listen.plaintext }}
