@@ -223,6 +223,9 @@ public final class Sparkgate implements AutoCloseable {
         .toList();
   }
 
+  /** The discard port on loopback: where the profiler of a pool of engines would ask, and fail. */
+  private static final String NO_SERVER = "127.0.0.1:9";
+
   private static boolean shared(ProxyConfig config) {
     return config.sessions().store() == SessionsConfig.Store.REDIS;
   }
@@ -286,7 +289,10 @@ public final class Sparkgate implements AutoCloseable {
               PolicyStage.start(
                   config,
                   pool.name(),
-                  backends.channel(pool.backends().get(0).address()),
+                  // A pool of engines states its profile in its configuration (EnginesConfig): no
+                  // running server is needed to read it, and the profiler's channel leads nowhere.
+                  backends.channel(
+                      pool.engines().isPresent() ? NO_SERVER : pool.backends().get(0).address()),
                   IcebergTimeTravelPolicyRewriter.all(),
                   redis == null
                       ? null

@@ -40,6 +40,9 @@ final class SparkSubmit implements Launcher {
       env.put("SPARK_LOCAL_IP", spec.bindAddress());
     }
     env.put(TOKEN_ENV, spec.token());
+    // Relative paths an engine writes (spark-warehouse, metastore_db) land beside its log, not in
+    // Sparkgate's working directory; set spark.sql.warehouse.dir in conf for a real one.
+    builder.directory(spec.log().toAbsolutePath().getParent().toFile());
     builder.redirectErrorStream(true);
     builder.redirectOutput(Redirect.appendTo(spec.log().toFile()));
     builder.redirectInput(Redirect.from(new java.io.File("/dev/null")));

@@ -22,6 +22,14 @@ public final class PySparkEnv {
     return PySparkClient.full(version).env().python();
   }
 
+  /**
+   * The Spark distribution the {@code pyspark[connect]==version} wheel ships ({@code site-packages/pyspark}:
+   * {@code bin/spark-submit}, {@code jars/}), installed on first use.
+   */
+  public static Path sparkHome(String version) throws IOException, InterruptedException {
+    return PySparkClient.full(version).env().sitePackages().resolve("pyspark");
+  }
+
   /** Removes what a developer's shell set for their own PySpark from a child's environment. */
   public static void clearInherited(Map<String, String> environment) {
     PySparkClient.clearInherited(environment);
