@@ -199,13 +199,38 @@ async function revoke() {
   }
 }
 
+// Every replica's engines (a warm one has no key yet); only the owner replica can stop one.
+function showEngines(engines) {
+  $('engines-section').hidden = engines.length === 0;
+  $('engines-count').textContent = '(' + engines.length + ')';
+  render('engines', engines, e => e.pool + '|' + e.key + '|' + e.address, (e, row) => [
+    e.pool,
+    el('span', e.key || '(warm)', 'mono'),
+    el('span', e.owner, 'mono'),
+    el('span', e.address, 'mono'),
+    el('span', e.state, 'state-' + e.state),
+    duration(e.age_seconds),
+    e.sessions,
+    e.last_use ? new Date(e.last_use).toLocaleTimeString() : '',
+    e.key ? (() => {
+      const b = actionButton(row, 'Stop', btn =>
+        act(btn, '/api/engines/' + encodeURIComponent(e.pool) + '/' + encodeURIComponent(e.key) + '/stop',
+          'stop engine ' + e.key));
+      b.dataset.engine = e.key;
+      b.className = 'danger stop-engine';
+      return b;
+    })() : '',
+  ], 9);
+}
+
 async function refresh() {
   try {
-    const [ops, sessions, refusals, backends, access] = await Promise.all([
+    const [ops, sessions, refusals, backends, access, engines] = await Promise.all([
       api('/api/operations'), api('/api/sessions'), api('/api/refusals'), api('/api/backends'),
-      api('/api/revocations')]);
+      api('/api/revocations'), api('/api/engines')]);
     showLogin(false);
     showAccess(access);
+    showEngines(engines.engines);
     $('operations-count').textContent = '(' + ops.operations.length + ')';
     render('operations', ops.operations, o => o.operation_id + '|' + o.rpc + '|' + o.started, (o, row) => [
       el('span', o.operation_id + (o.reattached ? ' (reattached)' : ''), 'mono'),

@@ -448,7 +448,9 @@ final class EnginePool {
       if (key == null) continue;
       boolean mine = r.owner().equals(support.replica());
       if (mine && owned.containsKey(key)) continue;
-      if (mine || (r.ready() && !support.directory().alive(r.owner()))) {
+      // Ours from before a restart, or one whose owner is gone (its heartbeat expired), starting or
+      // not.
+      if (mine || !support.directory().alive(r.owner())) {
         adopt(key, r);
         continue;
       }

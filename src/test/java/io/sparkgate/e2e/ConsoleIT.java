@@ -10,8 +10,6 @@ import io.sparkgate.Sparkgate;
 import io.sparkgate.audit.AuditVerifier;
 import io.sparkgate.testing.AuditLines;
 import io.sparkgate.testing.Await;
-import io.sparkgate.testing.DebianPackages;
-import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,9 +31,6 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 
@@ -73,21 +68,6 @@ class ConsoleIT {
   @BeforeAll
   static void start(SparkConnectServerProcess shared) throws Exception {
     server = shared;
-    String chromium =
-        DebianPackages.require(
-            "chromium",
-            "the browser ConsoleIT loads the admin console in",
-            () ->
-                DebianPackages.firstWorking(
-                    List.of("/usr/bin/chromium", "/usr/lib/chromium/chromium"), "--version"));
-    String chromedriver =
-        DebianPackages.require(
-            "chromium-driver",
-            "the WebDriver ConsoleIT drives chromium with",
-            () ->
-                DebianPackages.firstWorking(
-                    List.of("/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"),
-                    "--version"));
     Path dir = ProxyConfigs.freshDir("console");
     auditFile = dir.resolve("audit.jsonl");
     Path adminToken = dir.resolve("admin-token");
@@ -113,16 +93,7 @@ class ConsoleIT {
     // localhost without TLS: the 4.0 JVM client then sends the token as "authorization: Bearer".
     spark = SparkClients.connect("sc://localhost:" + proxy.port() + "/;token=" + CLIENT_TOKEN);
 
-    ChromeOptions options = new ChromeOptions();
-    options.setBinary(chromium);
-    options.addArguments(
-        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000");
-    ChromeDriverService service =
-        new ChromeDriverService.Builder()
-            .usingDriverExecutable(new File(chromedriver))
-            .usingAnyFreePort()
-            .build();
-    browser = new ChromeDriver(service, options);
+    browser = Browsers.chromium("ConsoleIT loads the admin console in");
   }
 
   @AfterAll

@@ -48,6 +48,11 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
 
 /**
  * Engines on demand, all real: two Sparkgate replicas sharing Redis start Spark Connect servers with
@@ -63,12 +68,14 @@ class EnginesIT {
   private static final String CAROL = "en-carol-" + UUID.randomUUID();
   private static final String CY = "en-cy-" + UUID.randomUUID(); // group cluster-users
   private static final String BERT = "en-bert-" + UUID.randomUUID(); // pool broken
+  private static final String DAVE = "en-dave-" + UUID.randomUUID(); // test 8's crashing replica
   private static final String ADMIN_TOKEN = "en-admin-" + UUID.randomUUID();
   private static final Duration IDLE = Duration.ofSeconds(45);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient HTTP = HttpClient.newHttpClient();
 
   private static Path dir;
+  private static String[] lines; // every replica's configuration
   private static Path sparkHome;
   private static RedisServer redis;
   private static Sparkgate replica1;
@@ -96,55 +103,57 @@ class EnginesIT {
         "spark.driver.memory: 512m, spark.sql.shuffle.partitions: '2', spark.sql.warehouse.dir: '"
             + dir.resolve("warehouse")
             + "'";
-    String[] lines = {
-      ProxyConfigs.PLAINTEXT_LISTENER,
-      "auth:",
-      "  static_tokens:",
-      "    - {sha256: " + sha256(ALICE) + ", principal: alice, groups: [analysts]}",
-      "    - {sha256: " + sha256(BOB) + ", principal: bob, groups: [analysts]}",
-      "    - {sha256: " + sha256(CAROL) + ", principal: carol, groups: [analysts]}",
-      "    - {sha256: " + sha256(CY) + ", principal: cy, groups: [cluster-users]}",
-      "    - {sha256: " + sha256(BERT) + ", principal: bert, groups: [broken]}",
-      "pools:",
-      "  personal:",
-      "    engines: {share: user, spark_home: "
-          + home
-          + ", master: 'local[1]', conf: {"
-          + small
-          + "}, max: 2, idle_timeout: "
-          + IDLE.toSeconds()
-          + "s, start_timeout: 3m,"
-          + " log_dir: engines}",
-      "    policy: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'",
-      "  cluster:",
-      "    engines: {share: group, spark_home: "
-          + home
-          + ", master: 'spark://127.0.0.1:"
-          + masterPort
-          + "', conf: {"
-          + small
-          + ", spark.executor.memory: 512m,"
-          + " spark.cores.max: '1'}, max: 1, log_dir: engines}",
-      "    policy: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'",
-      "  broken:",
-      "    engines: {share: user, spark_home: "
-          + home
-          + ", master: 'bogus://nowhere', max: 1,"
-          + " log_dir: engines}",
-      "    policy: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'",
-      "routes:",
-      "  - match: {groups: [cluster-users]}",
-      "    pool: cluster",
-      "  - match: {groups: [broken]}",
-      "    pool: broken",
-      "  - match: {groups: [analysts]}",
-      "    pool: personal",
-      "sessions: {store: redis, redis_url: '" + redis.url() + "', idle_timeout: 1h}",
-      "health: {interval: 1s, timeout: 1s}",
-      "audit: {file: audit.jsonl, fsync: batch}",
-      "admin: {address: 127.0.0.1, port: 0, token_file: admin.token}"
-    };
-    for (String replica : List.of("replica1", "replica2")) {
+    lines =
+        new String[] {
+          ProxyConfigs.PLAINTEXT_LISTENER,
+          "auth:",
+          "  static_tokens:",
+          "    - {sha256: " + sha256(ALICE) + ", principal: alice, groups: [analysts]}",
+          "    - {sha256: " + sha256(BOB) + ", principal: bob, groups: [analysts]}",
+          "    - {sha256: " + sha256(CAROL) + ", principal: carol, groups: [analysts]}",
+          "    - {sha256: " + sha256(CY) + ", principal: cy, groups: [cluster-users]}",
+          "    - {sha256: " + sha256(BERT) + ", principal: bert, groups: [broken]}",
+          "    - {sha256: " + sha256(DAVE) + ", principal: dave, groups: [analysts]}",
+          "pools:",
+          "  personal:",
+          "    engines: {share: user, spark_home: "
+              + home
+              + ", master: 'local[1]', conf: {"
+              + small
+              + "}, max: 2, idle_timeout: "
+              + IDLE.toSeconds()
+              + "s, start_timeout: 3m,"
+              + " log_dir: engines}",
+          "    policy: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'",
+          "  cluster:",
+          "    engines: {share: group, spark_home: "
+              + home
+              + ", master: 'spark://127.0.0.1:"
+              + masterPort
+              + "', conf: {"
+              + small
+              + ", spark.executor.memory: 512m,"
+              + " spark.cores.max: '1'}, max: 1, log_dir: engines}",
+          "    policy: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'",
+          "  broken:",
+          "    engines: {share: user, spark_home: "
+              + home
+              + ", master: 'bogus://nowhere', max: 1,"
+              + " log_dir: engines}",
+          "    policy: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'",
+          "routes:",
+          "  - match: {groups: [cluster-users]}",
+          "    pool: cluster",
+          "  - match: {groups: [broken]}",
+          "    pool: broken",
+          "  - match: {groups: [analysts]}",
+          "    pool: personal",
+          "sessions: {store: redis, redis_url: '" + redis.url() + "', idle_timeout: 1h}",
+          "health: {interval: 1s, timeout: 1s}",
+          "audit: {file: audit.jsonl, fsync: batch}",
+          "admin: {address: 127.0.0.1, port: 0, token_file: admin.token}"
+        };
+    for (String replica : List.of("replica1", "replica2", "replica3")) {
       Files.createDirectories(dir.resolve(replica));
       Path token = dir.resolve(replica).resolve("admin.token");
       Files.writeString(token, ADMIN_TOKEN);
@@ -314,14 +323,31 @@ class EnginesIT {
   @Test
   @Order(5)
   void operatorStop_andIdleStop_andTheNextCallStartsAnother() throws Exception {
-    // bob's engine belongs to whichever replica started it in test 4: only its owner stops it.
+    // bob's engine was started through replica 2 in test 4: replica 1 cannot stop it, and says so.
     long bobPid = pidOf("user:bob");
-    HttpResponse<String> stopped = http(replica1, "POST", "/api/engines/personal/user%3Abob/stop");
-    if (stopped.statusCode() == 404) {
-      assertTrue(stopped.body().contains("owned by this replica"), stopped.body());
-      stopped = http(replica2, "POST", "/api/engines/personal/user%3Abob/stop");
+    HttpResponse<String> notOwner = http(replica1, "POST", "/api/engines/personal/user%3Abob/stop");
+    assertEquals(404, notOwner.statusCode(), notOwner.body());
+    assertTrue(notOwner.body().contains("owned by this replica"), notOwner.body());
+    // The operator stops it from the owner's console, in a real browser.
+    WebDriver browser = Browsers.chromium("EnginesIT stops an engine from the console in");
+    try {
+      WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(60));
+      browser.get("http://127.0.0.1:" + replica2.adminPort() + "/");
+      wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("token")))
+          .sendKeys(ADMIN_TOKEN);
+      browser.findElement(By.id("token-save")).click();
+      WebElement row =
+          wait.until(
+              ExpectedConditions.visibilityOfElementLocated(
+                  By.cssSelector("#engines tr[data-key^='personal|user:bob|']")));
+      assertTrue(row.getText().contains("ready"), row.getText());
+      row.findElement(By.cssSelector("button.stop-engine")).click();
+      wait.until(
+          ExpectedConditions.textToBePresentInElementLocated(
+              By.id("action"), "stop engine user:bob: stopping"));
+    } finally {
+      browser.quit();
     }
-    assertEquals(202, stopped.statusCode(), stopped.body());
     Await.until(
         "bob's engine has stopped",
         Duration.ofSeconds(40),
@@ -432,6 +458,108 @@ class EnginesIT {
                       && readable(p).contains("Running task")),
           "an executor ran tasks in the worker's work directory");
     }
+    // Room for test 8: the cluster's engine, worker and master go.
+    HttpResponse<String> stopped =
+        http(replica1, "POST", "/api/engines/cluster/group%3Acluster-users/stop");
+    assertEquals(202, stopped.statusCode(), stopped.body());
+    for (Process p : cluster) {
+      p.destroy();
+      p.waitFor(20, TimeUnit.SECONDS);
+    }
+  }
+
+  // ---- 8: a replica that crashes finds its engine again; when it stays gone, another adopts it
+
+  @Test
+  @Order(8)
+  void crashedReplica_findsItsEngineAgain_andAnotherAdoptsItWhenItStaysGone() throws Exception {
+    int port = freePort();
+    Process first = processReplica(port);
+    String enginePort;
+    long pid;
+    try {
+      enginePort = pyspark(port, DAVE, "spark.conf.get('spark.connect.grpc.binding.port')");
+      pid = pidOf("user:dave");
+    } finally {
+      first.destroyForcibly().waitFor(30, TimeUnit.SECONDS); // a crash: no shutdown hook runs
+    }
+    assertTrue(
+        ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+        "the engine survives its replica's crash");
+
+    Process again = processReplica(port);
+    try {
+      assertEquals(
+          enginePort,
+          pyspark(port, DAVE, "spark.conf.get('spark.connect.grpc.binding.port')"),
+          "the same engine, found again");
+      assertEquals(pid, pidOf("user:dave"));
+      List<String> audit = AuditLines.complete(dir.resolve("replica3/audit.jsonl"));
+      assertTrue(
+          audit.stream().anyMatch(l -> l.contains("\"engine-adopt\"") && l.contains("found again")),
+          audit.toString());
+      assertEquals(
+          1,
+          audit.stream().filter(l -> l.contains("\"engine-start\"")).count(),
+          "no second engine for dave");
+    } finally {
+      again.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    }
+    // Gone for good: once its heartbeat has expired, one of the other replicas adopts the engine.
+    Await.until(
+        "another replica adopted dave's engine",
+        Duration.ofSeconds(60),
+        () -> {
+          List<String> audit =
+              new ArrayList<>(AuditLines.complete(dir.resolve("replica1/audit.jsonl")));
+          audit.addAll(AuditLines.complete(dir.resolve("replica2/audit.jsonl")));
+          return audit.stream()
+              .anyMatch(
+                  l ->
+                      l.contains("\"engine-adopt\"")
+                          && l.contains("user:dave")
+                          && l.contains("is gone"));
+        });
+    assertEquals(
+        enginePort, pyspark(replica1, DAVE, "spark.conf.get('spark.connect.grpc.binding.port')"));
+    assertEquals(pid, pidOf("user:dave"), "adopted, not restarted");
+  }
+
+  /** A replica as operators run it ({@code java -jar target/sparkgate.jar serve}), on a fixed port. */
+  private static Process processReplica(int port) throws Exception {
+    Path home = dir.resolve("replica3");
+    List<String> config = new ArrayList<>();
+    for (String line : lines) {
+      config.add(
+          line.equals(ProxyConfigs.PLAINTEXT_LISTENER)
+              ? "listen: {address: 127.0.0.1, port: " + port + ", plaintext: true}"
+              : line);
+    }
+    Files.writeString(home.resolve("sparkgate.yaml"), String.join("\n", config) + "\n");
+    Process p =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar",
+                Path.of("target", "sparkgate.jar").toAbsolutePath().toString(),
+                "serve",
+                "--config",
+                home.resolve("sparkgate.yaml").toString())
+            .directory(home.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("proxy.log").toFile()))
+            .start();
+    Await.until(
+        "the process replica listens",
+        Duration.ofSeconds(60),
+        () -> {
+          try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+            return true;
+          } catch (IOException e) {
+            assertTrue(p.isAlive(), "the process replica exited: see " + home.resolve("proxy.log"));
+            return false;
+          }
+        });
+    return p;
   }
 
   // ---- helpers
@@ -529,6 +657,10 @@ class EnginesIT {
   /** Runs one PySpark expression through {@code replica} as the token's principal; its printed value. */
   private static String pyspark(Sparkgate replica, String token, String expression)
       throws Exception {
+    return pyspark(replica.port(), token, expression);
+  }
+
+  private static String pyspark(int port, String token, String expression) throws Exception {
     String program =
         String.join(
             "\n",
@@ -544,7 +676,7 @@ class EnginesIT {
         new ProcessBuilder(
             PySparkEnv.python(SPARK).toString(),
             file.toString(),
-            "sc://localhost:" + replica.port() + "/;token=" + token);
+            "sc://localhost:" + port + "/;token=" + token);
     PySparkEnv.clearInherited(b.environment());
     b.redirectErrorStream(true);
     Process p = b.start();
