@@ -17,6 +17,7 @@ final class Engine {
   }
 
   final String id;
+  final String host;
   final String address;
   final int port;
   final String token;
@@ -44,6 +45,7 @@ final class Engine {
       long startedMillis,
       long startedNanos) {
     this.id = id;
+    this.host = host;
     this.port = port;
     this.address = (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
     this.token = token;

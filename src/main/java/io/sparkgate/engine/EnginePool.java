@@ -61,6 +61,11 @@ final class EnginePool {
   /** Addresses of engines known to run, this replica's and others': a session placed elsewhere is lost. */
   private final Set<String> running = ConcurrentHashMap.newKeySet();
 
+  /** Other replicas' engines as the last scan read them, by key id; and when each was last said used. */
+  private final Map<String, EngineRecord> remote = new ConcurrentHashMap<>();
+
+  private final Map<String, Long> remoteUsedSent = new ConcurrentHashMap<>();
+
   private final Set<Integer> portsUsed = ConcurrentHashMap.newKeySet();
   private final LongAdder starts = new LongAdder();
   private final LongAdder failures = new LongAdder();
@@ -122,8 +127,11 @@ final class EnginePool {
   /** Whether a call of {@code principal} may wait for an engine (theirs does not serve here yet). */
   boolean mayBlock(Principal principal) {
     try {
-      Engine e = owned.get(keyOf(principal));
-      return e == null || e.state != Engine.State.READY;
+      EngineKey key = keyOf(principal);
+      Engine e = owned.get(key);
+      if (e != null) return e.state != Engine.State.READY;
+      EngineRecord theirs = remote.get(key.id());
+      return theirs == null || !theirs.ready();
     } catch (StatusException e) {
       return false;
     }
@@ -324,9 +332,6 @@ final class EnginePool {
     }
   }
 
-  private final Map<String, EngineRecord> remote = new ConcurrentHashMap<>();
-  private final Map<String, Long> remoteUsedSent = new ConcurrentHashMap<>();
-
   /** The lifecycle, run every half second on the engines' thread. */
   void tick() {
     long now = support.nowMillis();
@@ -406,11 +411,7 @@ final class EnginePool {
   /** The engine listens: Spark opens its port only once the server is up. */
   private static boolean answers(Engine e) {
     try (Socket s = new Socket()) {
-      s.connect(
-          new InetSocketAddress(
-              e.address.substring(0, e.address.lastIndexOf(':')).replace("[", "").replace("]", ""),
-              e.port),
-          200);
+      s.connect(new InetSocketAddress(e.host, e.port), 200);
       return true;
     } catch (IOException ex) {
       return false;
@@ -650,7 +651,7 @@ final class EnginePool {
           log.warn("engine {}: could not remove its record: {}", e, ex.getMessage());
         }
       }
-      owned.remove(e.key == null ? new EngineKey(config.share(), "") : e.key);
+      if (e.key != null) owned.remove(e.key);
       e.ready.completeExceptionally(starting(e.key));
       support.event("engine-stop", this, e, "Sparkgate is stopping", null);
     }
@@ -675,7 +676,7 @@ final class EnginePool {
               e.key.id(),
               support.replica(),
               e.address,
-              e.state.name().toLowerCase(),
+              e.state.name().toLowerCase(java.util.Locale.ROOT),
               e.startedMillis,
               sessions(e.key),
               Math.max(e.lastUsedMillis.get(), sharedUse(e)),
