@@ -32,6 +32,7 @@ final class Engine {
   volatile long readyMillis;
   volatile long usedSentMillis;
   volatile State state = State.STARTING;
+  volatile boolean warmingUp; // its port answers; its first query runs
   volatile EngineKey key; // null while warm
   volatile EngineRecord record; // as last written to the directory; null while warm
   volatile ProcessHandle process; // empty for an adopted engine on another host

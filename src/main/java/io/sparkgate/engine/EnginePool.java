@@ -29,6 +29,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,6 +66,9 @@ final class EnginePool {
   private final Map<String, EngineRecord> remote = new ConcurrentHashMap<>();
 
   private final Map<String, Long> remoteUsedSent = new ConcurrentHashMap<>();
+
+  /** Calls routed through this replica and not ended yet, by engine address. */
+  private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
 
   private final Set<Integer> portsUsed = ConcurrentHashMap.newKeySet();
   private final LongAdder starts = new LongAdder();
@@ -308,6 +312,21 @@ final class EnginePool {
 
   /** A call went to the engine at {@code address}; {@code userId}/{@code sessionId} non-null: a new session. */
   void used(String address, String userId, String sessionId) {
+    if (sessionId == null) {
+      inFlight.computeIfAbsent(address, a -> new AtomicInteger()).incrementAndGet();
+    }
+    touch(address, userId, sessionId);
+  }
+
+  /** A routed call to {@code address} has ended: the engine was in use until now. */
+  void finished(String address) {
+    AtomicInteger n = inFlight.get(address);
+    if (n != null && n.decrementAndGet() <= 0) inFlight.remove(address, n);
+    touch(address, null, null);
+  }
+
+  /** The engine at {@code address} is in use now; with {@code sessionId}, a session was placed on it. */
+  private void touch(String address, String userId, String sessionId) {
     long now = support.nowMillis();
     for (Engine e : owned.values()) {
       if (e.address.equals(address)) {
@@ -335,6 +354,8 @@ final class EnginePool {
   /** The lifecycle, run every half second on the engines' thread. */
   void tick() {
     long now = support.nowMillis();
+    // Calls still running here (a long query's result stream) keep their engines in use.
+    for (String address : inFlight.keySet()) touch(address, null, null);
     for (Engine e : List.copyOf(owned.values())) check(e, now);
     synchronized (startLock) {
       for (Engine e : List.copyOf(warm)) {
@@ -383,20 +404,43 @@ final class EnginePool {
   }
 
   private void checkStarting(Engine e) {
+    if (e.warmingUp) return;
     if (answers(e)) {
-      e.state = Engine.State.READY;
-      e.readyMillis = support.nowMillis();
-      long took = System.nanoTime() - e.startedNanos;
-      startNanos.add(took);
-      ready.increment();
-      running.add(e.address);
-      if (e.key != null) writeReady(e);
-      support.event("engine-ready", this, e, null, Duration.ofNanos(took));
-      e.ready.complete(null);
+      // Not ready yet: Spark's first query on a new server takes seconds (its session state, the
+      // planner,
+      // code paths the JIT has not seen), and a warm engine must answer its first user as fast as a
+      // server
+      // that has run queries. One throwaway query first, then ready.
+      e.warmingUp = true;
+      long left = config.startTimeout().toNanos() - (System.nanoTime() - e.startedNanos);
+      support.background(
+          () -> {
+            try {
+              support.warmUp(e.address, Math.max(TimeUnit.NANOSECONDS.toMillis(left), 1000));
+            } catch (RuntimeException ex) {
+              log.warn("{}: its warm-up query failed ({}); serving it anyway", e, ex.getMessage());
+            }
+            synchronized (startLock) {
+              if (e.state == Engine.State.STARTING) ready(e);
+            }
+          });
     } else if (System.nanoTime() - e.startedNanos > config.startTimeout().toNanos()) {
       kill(e);
       fail(e, "was not serving after " + config.startTimeout().toSeconds() + " s" + tail(e));
     }
+  }
+
+  /** The engine serves and has run its first query: held calls go on, other replicas may route to it. */
+  private void ready(Engine e) {
+    e.state = Engine.State.READY;
+    e.readyMillis = support.nowMillis();
+    long took = System.nanoTime() - e.startedNanos;
+    startNanos.add(took);
+    ready.increment();
+    running.add(e.address);
+    if (e.key != null) writeReady(e);
+    support.event("engine-ready", this, e, null, Duration.ofNanos(took));
+    e.ready.complete(null);
   }
 
   private void writeReady(Engine e) {

@@ -88,6 +88,16 @@ final class EngineSupport {
     SparkActions.release(channels.apply(address), userId, sessionId);
   }
 
+  /** Runs a first query on a new engine (see {@link SparkActions#warmUp}). */
+  void warmUp(String address, long timeoutMillis) {
+    SparkActions.warmUp(channels.apply(address), WARM_UP_USER, WARM_UP_SQL, timeoutMillis);
+  }
+
+  /** Who the warm-up query runs as, and what it is: the engine's own first query, no user's data. */
+  static final String WARM_UP_USER = "sparkgate";
+
+  static final String WARM_UP_SQL = "SELECT 1";
+
   void background(Runnable task) {
     background.execute(task);
   }

@@ -180,6 +180,11 @@ public final class Engines implements OnDemandBackends, EngineControl, AutoClose
   }
 
   @Override
+  public void finished(String pool, String address) {
+    pools.get(pool).finished(address);
+  }
+
+  @Override
   public List<Map<String, Object>> list() {
     List<Map<String, Object>> out = new ArrayList<>();
     pools.values().forEach(p -> out.addAll(p.list()));

@@ -34,6 +34,9 @@ public interface OnDemandBackends {
 
         @Override
         public void used(String pool, String address, SessionKey newSession) {}
+
+        @Override
+        public void finished(String pool, String address) {}
       };
 
   /** Whether {@code pool}'s backends are started on demand. */
@@ -54,6 +57,12 @@ public interface OnDemandBackends {
   /** Whether {@code address} is a backend of {@code pool} that runs now; a session placed on one that stopped is lost. */
   boolean running(String pool, String address);
 
-  /** A call went to {@code address}; {@code newSession} is the session it placed there, or null. */
+  /**
+   * A call was routed to {@code address} ({@code newSession} null), or placed a new session there; a routed
+   * call is in flight until {@link #finished}: an engine with calls in flight is in use however long they run.
+   */
   void used(String pool, String address, SessionKey newSession);
+
+  /** A call {@link #used} announced has ended. */
+  void finished(String pool, String address);
 }

@@ -374,6 +374,9 @@ public final class Router implements AutoCloseable {
     @Override
     public void onClose(Status status) {
       Route route = call.route();
+      if (route != null && onDemand.serves(route.pool())) {
+        onDemand.finished(route.pool(), route.backend());
+      }
       if (route == null || !forwarded) return;
       if (status.getCode() == Status.Code.UNAVAILABLE) {
         // The backend could not be reached (gRPC's transport says UNAVAILABLE; Spark itself never

@@ -182,6 +182,11 @@ final class EnginePoolTest {
     EnginePool pool = pool(EnginesConfig.Share.GROUP, 0, 2);
     String address = pool.backendFor(user("alice", "analysts"));
     assertEquals(address, pool.backendFor(user("bob", "analysts")), "one engine per group");
+    pool.used(address, null, null); // a call in flight: a long query's result stream
+    time.advance(Duration.ofSeconds(31));
+    Thread.sleep(200);
+    assertTrue(pool.running(address), "in use while a call runs, however long");
+    pool.finished(address);
     time.advance(Duration.ofSeconds(31));
     Await.until("the idle engine is stopped", () -> !pool.running(address));
     Await.until("the engine's process ended", () -> !processes.get(0).isAlive());
