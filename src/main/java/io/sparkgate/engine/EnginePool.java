@@ -505,7 +505,10 @@ final class EnginePool {
         support.register(r.address(), r.token());
       }
     }
-    running.retainAll(addresses);
+    for (String gone : running) {
+      // Another replica's engine that stopped: its token and channels go here too.
+      if (!addresses.contains(gone) && running.remove(gone)) support.unregister(gone);
+    }
     running.addAll(addresses);
   }
 

@@ -73,13 +73,7 @@ public final class Engines implements OnDemandBackends, EngineControl, AutoClose
       Consumer<String> unregister,
       Function<String, Channel> channels,
       Consumer<Map<String, Object>> audit) {
-    ExecutorService background =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "sparkgate-engine-stop");
-              t.setDaemon(true);
-              return t;
-            });
+    ExecutorService background = Executors.newCachedThreadPool(daemons("sparkgate-engine-stop"));
     EngineDirectory directory = redis == null ? new MemoryDirectory() : new RedisDirectory(redis);
     Map<String, EnginePool> pools = new LinkedHashMap<>();
     for (PoolConfig pool : config.pools().values()) {
@@ -102,15 +96,18 @@ public final class Engines implements OnDemandBackends, EngineControl, AutoClose
           pool.name(), new EnginePool(pool.name(), engines, new SparkSubmit(engines), support));
     }
     ScheduledExecutorService lifecycle =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "sparkgate-engines");
-              t.setDaemon(true);
-              return t;
-            });
+        Executors.newSingleThreadScheduledExecutor(daemons("sparkgate-engines"));
     Engines started = new Engines(Map.copyOf(pools), lifecycle, background);
     lifecycle.scheduleWithFixedDelay(started::tick, 0, TICK_MILLIS, TimeUnit.MILLISECONDS);
     return started;
+  }
+
+  private static java.util.concurrent.ThreadFactory daemons(String name) {
+    return r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
+    };
   }
 
   private static Path logDir(EnginesConfig engines, String pool) {

@@ -92,9 +92,13 @@ public final class Backends implements AutoCloseable {
     tokens.put(address, token);
   }
 
-  /** The engine at {@code address} has stopped: its token goes (a later engine there has its own). */
+  /**
+   * The engine at {@code address} has stopped: its token goes (a later engine there has its own), and so do
+   * its channels, so engines that come and go leave nothing behind.
+   */
   public void unregister(String address) {
     tokens.remove(address);
+    loops.forget(address);
   }
 
   /** A channel to the backend at {@code address} that sends its token, for the proxy's own calls. */

@@ -170,6 +170,16 @@ public final class EventLoops implements AutoCloseable {
     return channels[Math.floorMod(next.getAndIncrement(), channels.length)];
   }
 
+  /**
+   * The backend at {@code address} is gone for good (an engine that stopped): its channels close once their
+   * calls end, and a later use builds new ones.
+   */
+  void forget(String address) {
+    ManagedChannel[] channels = backends.remove(address);
+    if (channels == null) return;
+    for (ManagedChannel channel : channels) channel.shutdown();
+  }
+
   /** Every connection to {@code address} tries to connect now, if it was waiting out a backoff. */
   void resetBackoff(String address) {
     ManagedChannel[] channels = backends.get(address);

@@ -113,6 +113,15 @@ public final class BackendHealth implements AutoCloseable {
     }
   }
 
+  /** Stops watching {@code backend} (an engine that stopped: nothing will be placed on it again). */
+  void forget(String backend) {
+    synchronized (this) {
+      if (states.remove(backend) == null) return;
+      failedProbes.remove(backend);
+      this.backends = List.copyOf(states.keySet());
+    }
+  }
+
   /** Probes every backend now and every {@code health.interval}, on {@code scheduler}. */
   void start(ScheduledExecutorService scheduler) {
     long every = config.interval().toMillis();

@@ -57,6 +57,10 @@ public final class Router implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final Redis redis; // null with the memory store
   private final OnDemandBackends onDemand;
+
+  /** The engines health watches, by address, with their pool: forgotten once they no longer run. */
+  private final Map<String, String> engines = new java.util.concurrent.ConcurrentHashMap<>();
+
   private final LongAdder placements = new LongAdder();
   private final LongAdder registryUnavailable = new LongAdder();
 
@@ -117,8 +121,29 @@ public final class Router implements AutoCloseable {
               return t;
             });
     health.start(scheduler);
-    return new Router(
-        table, registry, health, config.health().sessionLostAfter(), scheduler, redis, onDemand);
+    Router router =
+        new Router(
+            table,
+            registry,
+            health,
+            config.health().sessionLostAfter(),
+            scheduler,
+            redis,
+            onDemand);
+    long every = config.health().interval().toMillis();
+    scheduler.scheduleWithFixedDelay(
+        router::forgetStoppedEngines, every, every, TimeUnit.MILLISECONDS);
+    return router;
+  }
+
+  /** Stops probing engines that no longer run: engines come and go, and health must not grow with them. */
+  private void forgetStoppedEngines() {
+    engines.forEach(
+        (address, pool) -> {
+          if (!onDemand.running(pool, address) && engines.remove(address, pool)) {
+            health.forget(address);
+          }
+        });
   }
 
   private static Table table(ProxyConfig config) {
@@ -415,7 +440,7 @@ public final class Router implements AutoCloseable {
     }
     if (onDemand.serves(pool)) {
       String engine = onDemand.backendFor(pool, principal);
-      health.watch(engine);
+      if (engines.putIfAbsent(engine, pool) == null) health.watch(engine);
       return new Route(pool, engine, !ids.sessionId().isEmpty());
     }
     List<String> members = table.pools.getOrDefault(pool, List.of());

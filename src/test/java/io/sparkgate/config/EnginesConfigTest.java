@@ -31,18 +31,18 @@ final class EnginesConfigTest {
   }
 
   private ProxyConfig load(String engines) throws IOException {
+    return ProxyConfig.load(write("  personal:", "    engines: {" + engines + "}"));
+  }
+
+  /** A configuration with these lines under {@code pools:}. */
+  private Path write(String... pool) throws IOException {
     Path file = dir.resolve("sparkgate.yaml");
     Files.writeString(
         file,
-        String.join(
-            "\n",
-            "listen: {address: 127.0.0.1, port: 0, plaintext: true}",
-            "auth: {anonymous: true}",
-            "pools:",
-            "  personal:",
-            "    engines: {" + engines + "}",
-            ""));
-    return ProxyConfig.load(file);
+        "listen: {address: 127.0.0.1, port: 0, plaintext: true}\nauth: {anonymous: true}\npools:\n"
+            + String.join("\n", pool)
+            + "\n");
+    return file;
   }
 
   private String error(String engines) {
@@ -98,18 +98,11 @@ final class EnginesConfigTest {
 
   @Test
   void enginesAndBackends_areOneOrTheOther() throws IOException {
-    Path file = dir.resolve("both.yaml");
-    Files.writeString(
-        file,
-        String.join(
-            "\n",
-            "listen: {address: 127.0.0.1, port: 0, plaintext: true}",
-            "auth: {anonymous: true}",
-            "pools:",
+    Path file =
+        write(
             "  p:",
             "    backends: ['127.0.0.1:15002']",
-            "    engines: {share: user, spark_home: spark}",
-            ""));
+            "    engines: {share: user, spark_home: spark}");
     String message = assertThrows(ConfigException.class, () -> ProxyConfig.load(file)).getMessage();
     assertTrue(message.contains("either listed or started by Sparkgate"), message);
   }

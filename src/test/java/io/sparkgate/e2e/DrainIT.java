@@ -62,18 +62,7 @@ final class DrainIT {
             "admin: {port: " + adminPort + "}",
             "auth: {anonymous: true}",
             ""));
-    Process proxy =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar",
-                Path.of("target", "sparkgate.jar").toAbsolutePath().toString(),
-                "serve",
-                "--config",
-                dir.resolve("sparkgate.yaml").toString())
-            .directory(dir.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve("proxy.log").toFile())
-            .start();
+    Process proxy = ShippedJar.serve(dir.resolve("sparkgate.yaml"), dir, dir.resolve("proxy.log"));
     String url = "sc://127.0.0.1:" + port;
     try {
       Await.until(

@@ -204,24 +204,8 @@ class EnginesIT {
     // the
     // token only Sparkgate knows.
     for (String token : new String[] {null, "guess"}) {
-      ManagedChannel direct =
-          token == null
-              ? Channels.plaintext(alicePort).build()
-              : Channels.plaintext(alicePort).intercept(Channels.bearer(token)).build();
-      try {
-        StatusRuntimeException e =
-            assertThrows(
-                StatusRuntimeException.class,
-                () ->
-                    ClientCalls.blockingUnaryCall(
-                        direct,
-                        TestMethods.get("Config"),
-                        io.grpc.CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS),
-                        configGet("alice").toByteArray()));
-        assertEquals(Status.Code.UNAUTHENTICATED, e.getStatus().getCode(), e.toString());
-      } finally {
-        direct.shutdownNow();
-      }
+      StatusRuntimeException e = refusedConfig(alicePort, token, "alice", Duration.ofSeconds(10));
+      assertEquals(Status.Code.UNAUTHENTICATED, e.getStatus().getCode(), e.toString());
     }
 
     JsonNode engines = api(replica1, "/api/engines").get("engines");
@@ -266,29 +250,16 @@ class EnginesIT {
   @Test
   @Order(3)
   void maxReached_refusesReadably() throws Exception {
-    ManagedChannel ch =
-        Channels.plaintext(replica1.port()).intercept(Channels.bearer(CAROL)).build();
-    try {
-      StatusRuntimeException e =
-          assertThrows(
-              StatusRuntimeException.class,
-              () ->
-                  ClientCalls.blockingUnaryCall(
-                      ch,
-                      TestMethods.get("Config"),
-                      io.grpc.CallOptions.DEFAULT,
-                      configGet("carol").toByteArray()));
-      assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
-      assertTrue(
-          e.getStatus().getDescription().contains("maximum of 2 Spark engines"),
-          e.getStatus().getDescription());
-      com.google.rpc.Status details = StatusProto.fromThrowable(e);
-      assertTrue(
-          details.getDetailsList().stream().anyMatch(a -> a.is(com.google.rpc.RetryInfo.class)),
-          "RESOURCE_EXHAUSTED carries RetryInfo");
-    } finally {
-      ch.shutdownNow();
-    }
+    StatusRuntimeException e =
+        refusedConfig(replica1.port(), CAROL, "carol", Duration.ofSeconds(30));
+    assertEquals(Status.Code.RESOURCE_EXHAUSTED, e.getStatus().getCode());
+    assertTrue(
+        e.getStatus().getDescription().contains("maximum of 2 Spark engines"),
+        e.getStatus().getDescription());
+    com.google.rpc.Status details = StatusProto.fromThrowable(e);
+    assertTrue(
+        details.getDetailsList().stream().anyMatch(a -> a.is(com.google.rpc.RetryInfo.class)),
+        "RESOURCE_EXHAUSTED carries RetryInfo");
   }
 
   // ---- 4: a killed engine: its sessions are lost, the next session gets a new engine
@@ -378,25 +349,11 @@ class EnginesIT {
   @Test
   @Order(6)
   void failingLaunch_isReportedReadably() throws Exception {
-    ManagedChannel ch =
-        Channels.plaintext(replica1.port()).intercept(Channels.bearer(BERT)).build();
-    try {
-      StatusRuntimeException e =
-          assertThrows(
-              StatusRuntimeException.class,
-              () ->
-                  ClientCalls.blockingUnaryCall(
-                      ch,
-                      TestMethods.get("Config"),
-                      io.grpc.CallOptions.DEFAULT.withDeadlineAfter(3, TimeUnit.MINUTES),
-                      configGet("bert").toByteArray()));
-      assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
-      assertTrue(
-          e.getStatus().getDescription().contains("Your Spark engine could not be started"),
-          e.getStatus().getDescription());
-    } finally {
-      ch.shutdownNow();
-    }
+    StatusRuntimeException e = refusedConfig(replica1.port(), BERT, "bert", Duration.ofMinutes(3));
+    assertEquals(Status.Code.UNAVAILABLE, e.getStatus().getCode());
+    assertTrue(
+        e.getStatus().getDescription().contains("Your Spark engine could not be started"),
+        e.getStatus().getDescription());
     List<String> audit = AuditLines.complete(dir.resolve("replica1/audit.jsonl"));
     assertTrue(
         audit.stream().anyMatch(l -> l.contains("\"engine-failed\"") && l.contains("Master must")),
@@ -536,18 +493,7 @@ class EnginesIT {
               : line);
     }
     Files.writeString(home.resolve("sparkgate.yaml"), String.join("\n", config) + "\n");
-    Process p =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar",
-                Path.of("target", "sparkgate.jar").toAbsolutePath().toString(),
-                "serve",
-                "--config",
-                home.resolve("sparkgate.yaml").toString())
-            .directory(home.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("proxy.log").toFile()))
-            .start();
+    Process p = ShippedJar.serve(home.resolve("sparkgate.yaml"), home, home.resolve("proxy.log"));
     Await.until(
         "the process replica listens",
         Duration.ofSeconds(60),
@@ -635,6 +581,27 @@ class EnginesIT {
       return Files.readString(p);
     } catch (IOException e) {
       return "";
+    }
+  }
+
+  /** A Config call to {@code port} with {@code token} (null: none) as {@code user}, which must fail. */
+  private static StatusRuntimeException refusedConfig(
+      int port, String token, String user, Duration deadline) {
+    var builder = Channels.plaintext(port);
+    ManagedChannel ch =
+        (token == null ? builder : builder.intercept(Channels.bearer(token))).build();
+    try {
+      return assertThrows(
+          StatusRuntimeException.class,
+          () ->
+              ClientCalls.blockingUnaryCall(
+                  ch,
+                  TestMethods.get("Config"),
+                  io.grpc.CallOptions.DEFAULT.withDeadlineAfter(
+                      deadline.toMillis(), TimeUnit.MILLISECONDS),
+                  configGet(user).toByteArray()));
+    } finally {
+      ch.shutdownNow();
     }
   }
 

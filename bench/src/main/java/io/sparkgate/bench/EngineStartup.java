@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
@@ -17,9 +16,7 @@ import io.sparkgate.proto.spark.Plan;
 import io.sparkgate.proto.spark.Relation;
 import io.sparkgate.proto.spark.SQL;
 import io.sparkgate.proto.spark.UserContext;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -53,29 +50,6 @@ final class EngineStartup {
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
   private static final HttpClient HTTP = HttpClient.newHttpClient();
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES =
-      new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-          return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-          try {
-            return stream.readAllBytes();
-          } catch (IOException e) {
-            throw new IllegalStateException(e);
-          }
-        }
-      };
-  private static final MethodDescriptor<byte[], byte[]> EXECUTE =
-      MethodDescriptor.<byte[], byte[]>newBuilder()
-          .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
-          .setFullMethodName("spark.connect.SparkConnectService/ExecutePlan")
-          .setRequestMarshaller(BYTES)
-          .setResponseMarshaller(BYTES)
-          .build();
 
   private EngineStartup() {}
 
@@ -104,7 +78,6 @@ final class EngineStartup {
         awaitEngines(proxy, "warm", 1, 180);
         // One query of a principal nobody measures, so no figure pays for the proxy's own warm-up.
         firstResult(proxy, "t-run-x");
-        long heapBefore = heapAfterGc();
         List<Map<String, Object>> each = new ArrayList<>();
         for (int r = 0; r < rounds; r++) {
           // Each figure on a quiet machine: the warm engine handed out in the last round has been
@@ -116,23 +89,26 @@ final class EngineStartup {
           round.put("running_server_ms", firstResult(proxy, "t-run-" + r));
           round.put("cold_engine_ms", firstResult(proxy, "t-cold-" + r));
           round.put("warm_engine_ms", firstResult(proxy, "t-warm-" + r));
-          if (r == rounds - 1) {
-            // Placed now: the warm and cold principals' engines (and the replacement warm one).
-            awaitEngines(proxy, "warm", 1, 180);
-            int placed = placedEngines(proxy);
-            long heapPlaced = heapAfterGc();
-            result.put("engines_placed", placed);
-            result.put(
-                "proxy_heap_per_placed_engine_bytes",
-                placed == 0 ? 0 : (heapPlaced - heapBefore) / placed);
-            result.put("engine_rss_bytes", engineRss(proxy));
-          }
+          // The proxy's heap with this round's two engines placed, and once they are stopped: what
+          // a
+          // placed engine costs it (its record, token, channels, health entry), paired within the
+          // round.
+          awaitEngines(proxy, "warm", 1, 180);
+          int placed = placedEngines(proxy);
+          if (r == rounds - 1) result.put("engine_rss_bytes", engineRss(proxy));
+          long heapPlaced = heapAfterGc();
           each.add(round);
-          System.err.println("[engines] round " + (r + 1) + ": " + round);
           stopKeyed(proxy);
+          round.put("proxy_heap_per_placed_engine_bytes", (heapPlaced - heapAfterGc()) / placed);
+          System.err.println("[engines] round " + (r + 1) + ": " + round);
         }
         result.put("rounds", each);
-        for (String k : List.of("running_server_ms", "warm_engine_ms", "cold_engine_ms")) {
+        for (String k :
+            List.of(
+                "running_server_ms",
+                "warm_engine_ms",
+                "cold_engine_ms",
+                "proxy_heap_per_placed_engine_bytes")) {
           result.put(k + "_median", median(each.stream().map(m -> (Long) m.get(k)).toList()));
         }
       }
@@ -222,7 +198,7 @@ final class EngineStartup {
       Iterator<byte[]> responses =
           ClientCalls.blockingServerStreamingCall(
               ch,
-              EXECUTE,
+              SecurityFixtures.EXECUTE_PLAN,
               CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.MINUTES),
               request.toByteArray());
       while (responses.hasNext()) responses.next();
@@ -373,8 +349,7 @@ final class EngineStartup {
 
   private static io.grpc.ClientInterceptor bearer(String token) {
     Metadata bearer = new Metadata();
-    bearer.put(
-        Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+    bearer.put(SecurityFixtures.AUTHORIZATION, "Bearer " + token);
     return MetadataUtils.newAttachHeadersInterceptor(bearer);
   }
 }
