@@ -23,6 +23,8 @@ import java.util.regex.Pattern;
  * @param bindAddress where engines listen: loopback unless the operator says otherwise, so only this host
  *     (and Sparkgate's token) reaches them
  * @param logDir one log file per engine; empty: a directory under the system's temporary directory
+ * @param ports the range engines' ports are chosen from: by default below Linux's ephemeral ports, where
+ *     Spark's own random ports (the driver's RPC and block manager) never land
  * @param maxHeldCalls first calls waiting for a starting engine at most, across the pool; beyond it a call is
  *     refused UNAVAILABLE at once
  * @param sparkVersion the distribution's Spark version, read from its jars; empty when they do not say
@@ -40,6 +42,7 @@ public record EnginesConfig(
     Duration startTimeout,
     String bindAddress,
     Optional<Path> logDir,
+    PortRange ports,
     int maxHeldCalls,
     Optional<String> sparkVersion) {
 
@@ -51,6 +54,15 @@ public record EnginesConfig(
     GROUP,
     /** One engine per tenant. */
     TENANT
+  }
+
+  /** Engines' ports: {@code from} to {@code to}, both included. */
+  public record PortRange(int from, int to) {
+    public static final PortRange DEFAULT = new PortRange(20000, 29999);
+
+    public int size() {
+      return to - from + 1;
+    }
   }
 
   private static final Pattern SPARK_CORE =
@@ -79,6 +91,7 @@ public record EnginesConfig(
         "start_timeout",
         "bind_address",
         "log_dir",
+        "ports",
         "max_held_calls");
     String shareText =
         node.requiredString("share", "user, group or tenant: whose engine a session runs on");
@@ -142,8 +155,28 @@ public record EnginesConfig(
         start,
         node.string("bind_address", "127.0.0.1"),
         node.optionalString("log_dir").map(node::resolve),
+        ports(node, max),
         node.integer("max_held_calls", 64, 1, 10_000),
         version(home));
+  }
+
+  private static PortRange ports(YamlNode node, int max) {
+    Optional<String> text = node.optionalString("ports");
+    if (text.isEmpty()) return PortRange.DEFAULT;
+    Matcher m = Pattern.compile("(\\d{1,5})\\s*-\\s*(\\d{1,5})").matcher(text.get());
+    if (!m.matches()) {
+      throw node.errorAt("ports", "must be a range like 20000-29999, got '" + text.get() + "'");
+    }
+    PortRange range = new PortRange(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)));
+    if (range.from() < 1024 || range.to() > 65535 || range.from() > range.to()) {
+      throw node.errorAt(
+          "ports", "must be a range within 1024-65535, low to high, got " + text.get());
+    }
+    if (range.size() < max) {
+      throw node.errorAt(
+          "ports", "holds " + range.size() + " ports, fewer than max " + max + " engines");
+    }
+    return range;
   }
 
   private static Map<String, String> conf(YamlNode node) {

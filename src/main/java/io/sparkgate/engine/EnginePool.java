@@ -405,28 +405,31 @@ final class EnginePool {
 
   private void checkStarting(Engine e) {
     if (e.warmingUp) return;
-    if (answers(e)) {
+    if (System.nanoTime() - e.startedNanos > config.startTimeout().toNanos()) {
+      kill(e);
+      fail(e, "was not serving after " + config.startTimeout().toSeconds() + " s" + tail(e));
+    } else if (answers(e)) {
       // Not ready yet: Spark's first query on a new server takes seconds (its session state, the
-      // planner,
-      // code paths the JIT has not seen), and a warm engine must answer its first user as fast as a
-      // server
-      // that has run queries. One throwaway query first, then ready.
+      // planner, code paths the JIT has not seen), and a warm engine must answer its first user as
+      // fast as a server that has run queries. One throwaway query first, then ready.
       e.warmingUp = true;
       long left = config.startTimeout().toNanos() - (System.nanoTime() - e.startedNanos);
       support.background(
           () -> {
             try {
               support.warmUp(e.address, Math.max(TimeUnit.NANOSECONDS.toMillis(left), 1000));
-            } catch (RuntimeException ex) {
+            } catch (io.grpc.StatusRuntimeException ex) {
+              if (ex.getStatus().getCode() == Status.Code.UNAVAILABLE) {
+                // What answered on the port is not (yet) its Connect server: look again next tick.
+                e.warmingUp = false;
+                return;
+              }
               log.warn("{}: its warm-up query failed ({}); serving it anyway", e, ex.getMessage());
             }
             synchronized (startLock) {
               if (e.state == Engine.State.STARTING) ready(e);
             }
           });
-    } else if (System.nanoTime() - e.startedNanos > config.startTimeout().toNanos()) {
-      kill(e);
-      fail(e, "was not serving after " + config.startTimeout().toSeconds() + " s" + tail(e));
     }
   }
 
@@ -861,17 +864,21 @@ final class EnginePool {
 
   /** A port free now, not one an engine of this replica had: a session placed on a stopped engine stays lost. */
   private int freePort() {
-    for (int i = 0; i < 50; i++) {
+    EnginesConfig.PortRange range = config.ports();
+    int start = RANDOM.nextInt(range.size());
+    for (int i = 0; i < range.size(); i++) {
+      int port = range.from() + (start + i) % range.size();
+      if (portsUsed.contains(port)) continue;
       try (ServerSocket s =
-          new ServerSocket(0, 1, java.net.InetAddress.getByName(config.bindAddress()))) {
-        int port = s.getLocalPort();
-        if (portsUsed.add(port)) return port;
+          new ServerSocket(port, 1, java.net.InetAddress.getByName(config.bindAddress()))) {
+        portsUsed.add(port);
+        return port;
       } catch (IOException e) {
-        throw new IllegalStateException(
-            "no free port on " + config.bindAddress() + ": " + e.getMessage(), e);
+        // taken: the next one
       }
     }
-    throw new IllegalStateException("no unused free port on " + config.bindAddress());
+    throw new IllegalStateException(
+        "no free port left in " + range.from() + "-" + range.to() + " on " + config.bindAddress());
   }
 
   private static String token() {

@@ -65,6 +65,7 @@ final class EnginesConfigTest {
     assertEquals(Duration.ofMinutes(30), e.idleTimeout());
     assertEquals(Duration.ofMinutes(3), e.startTimeout());
     assertEquals("127.0.0.1", e.bindAddress());
+    assertEquals(new EnginesConfig.PortRange(20000, 29999), e.ports());
     assertEquals("true", e.conf().get("spark.sql.adaptive.enabled"));
     assertEquals(List.of(), pool.backends());
     BackendProfileConfig profile = pool.profile();
@@ -94,6 +95,10 @@ final class EnginesConfigTest {
     assertTrue(
         error("share: user, spark_home: spark, warm: 3, max: 2").contains("more than max 2"));
     assertTrue(error("spark_home: spark").contains("share"));
+    assertTrue(error("share: user, spark_home: spark, ports: 80-90").contains("within 1024-65535"));
+    assertTrue(
+        error("share: user, spark_home: spark, ports: 20000-20004, max: 6")
+            .contains("fewer than max 6"));
   }
 
   @Test

@@ -97,6 +97,7 @@ final class EnginePoolTest {
             Duration.ofSeconds(30),
             "127.0.0.1",
             Optional.of(dir),
+            EnginesConfig.PortRange.DEFAULT,
             1,
             Optional.empty());
     EngineSupport support =
@@ -108,7 +109,9 @@ final class EnginePoolTest {
             tokens::put,
             tokens::remove,
             address -> {
-              throw new IllegalStateException("no sessions to release here");
+              // No Spark here: the warm-up query fails as a server's SQL error would, not
+              // UNAVAILABLE.
+              throw new io.grpc.StatusRuntimeException(Status.INTERNAL);
             },
             record -> {
               synchronized (audit) {
