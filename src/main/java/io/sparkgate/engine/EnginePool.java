@@ -508,6 +508,7 @@ final class EnginePool {
         support.register(r.address(), r.token());
       }
     }
+    owned.values().forEach(e -> addresses.add(e.address)); // with those adopted just now
     for (String gone : running) {
       // Another replica's engine that stopped: its token and channels go here too.
       if (!addresses.contains(gone) && running.remove(gone)) support.unregister(gone);
