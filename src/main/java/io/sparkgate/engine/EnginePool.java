@@ -509,6 +509,9 @@ final class EnginePool {
       }
     }
     owned.values().forEach(e -> addresses.add(e.address)); // with those adopted just now
+    synchronized (startLock) {
+      warm.forEach(e -> addresses.add(e.address));
+    }
     for (String gone : running) {
       // Another replica's engine that stopped: its token and channels go here too.
       if (!addresses.contains(gone) && running.remove(gone)) support.unregister(gone);

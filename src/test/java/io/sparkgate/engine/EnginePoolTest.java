@@ -173,8 +173,10 @@ final class EnginePoolTest {
     EnginePool pool = pool(EnginesConfig.Share.USER, 1, 3);
     Await.until("a warm engine serves", () -> pool.states().get("warm") == 1);
     assertEquals(1, launched.size());
+    Thread.sleep(2500); // a directory scan or two while it waits: it stays this replica's
     String address = pool.backendFor(user("alice"));
     assertEquals("127.0.0.1:" + launched.get(0).port(), address, "the warm engine, no launch");
+    assertEquals(launched.get(0).token(), tokens.get(address), "calls to it still carry its token");
     Await.until("the warm engines are topped up again", () -> launched.size() == 2);
     assertTrue(
         audit.stream().anyMatch(r -> "engine-assign".equals(r.get("action"))), audit.toString());
