@@ -173,7 +173,8 @@ final class EnginePoolTest {
     EnginePool pool = pool(EnginesConfig.Share.USER, 1, 3);
     Await.until("a warm engine serves", () -> pool.states().get("warm") == 1);
     assertEquals(1, launched.size());
-    Thread.sleep(2500); // a directory scan or two while it waits: it stays this replica's
+    time.advance(Duration.ofSeconds(3)); // the directory is scanned again while it waits
+    Thread.sleep(300);
     String address = pool.backendFor(user("alice"));
     assertEquals("127.0.0.1:" + launched.get(0).port(), address, "the warm engine, no launch");
     assertEquals(launched.get(0).token(), tokens.get(address), "calls to it still carry its token");
