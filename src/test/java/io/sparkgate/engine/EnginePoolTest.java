@@ -157,7 +157,7 @@ final class EnginePoolTest {
   }
 
   @Test
-  void max_refusesWithRetryInfo_andAHeldCallBeyondTheBoundIsRefused() throws Exception {
+  void max_refusesWithRetryInfo() throws Exception {
     EnginePool pool = pool(EnginesConfig.Share.USER, 0, 1);
     pool.backendFor(user("alice"));
     StatusException full = assertThrows(StatusException.class, () -> pool.backendFor(user("bob")));
@@ -166,6 +166,34 @@ final class EnginePoolTest {
     assertTrue(
         StatusProto.fromThrowable(full).getDetailsList().stream()
             .anyMatch(a -> a.is(RetryInfo.class)));
+  }
+
+  @Test
+  void heldCalls_areBounded_andTheOneBeyondIsToldToRetry() throws Exception {
+    serveAtOnce = false;
+    EnginePool pool = pool(EnginesConfig.Share.USER, 0, 3); // max_held_calls: 1
+    CompletableFuture<String> held =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return pool.backendFor(user("alice"));
+              } catch (StatusException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    Await.until("alice's engine is launched", () -> launched.size() == 1);
+    Thread.sleep(200);
+    StatusException beyond =
+        assertThrows(StatusException.class, () -> pool.backendFor(user("bob")));
+    assertEquals(Status.Code.UNAVAILABLE, beyond.getStatus().getCode());
+    assertTrue(
+        beyond.getStatus().getDescription().contains("many calls already wait"),
+        beyond.getStatus().getDescription());
+    assertTrue(
+        StatusProto.fromThrowable(beyond).getDetailsList().stream()
+            .anyMatch(a -> a.is(RetryInfo.class)));
+    serve(launched.get(0).port());
+    assertEquals("127.0.0.1:" + launched.get(0).port(), held.get(10, TimeUnit.SECONDS));
   }
 
   @Test
