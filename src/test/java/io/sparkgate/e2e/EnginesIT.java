@@ -66,7 +66,7 @@ class EnginesIT {
   private static final String ALICE = "en-alice-" + UUID.randomUUID();
   private static final String BOB = "en-bob-" + UUID.randomUUID();
   private static final String CAROL = "en-carol-" + UUID.randomUUID();
-  private static final String CY = "en-cy-" + UUID.randomUUID(); // group cluster-users
+  private static final String CY = "en-cy-" + UUID.randomUUID(); // pool cluster, as proxy user
   private static final String BERT = "en-bert-" + UUID.randomUUID(); // pool broken
   private static final String DAVE = "en-dave-" + UUID.randomUUID(); // test 8's crashing replica
   private static final String ADMIN_TOKEN = "en-admin-" + UUID.randomUUID();
@@ -126,7 +126,7 @@ class EnginesIT {
               + " log_dir: engines}",
           "    policy: '" + Path.of("policies", "shared-server.yaml").toAbsolutePath() + "'",
           "  cluster:",
-          "    engines: {share: group, spark_home: "
+          "    engines: {share: user, proxy_user: true, spark_home: "
               + home
               + ", master: 'spark://127.0.0.1:"
               + masterPort
@@ -365,7 +365,7 @@ class EnginesIT {
 
   @Test
   @Order(7)
-  void executorsRunOnTheStandaloneClustersWorker() throws Exception {
+  void executorsRunOnTheStandaloneClustersWorker_asTheProxyUser() throws Exception {
     // Room for the cluster: only alice's engine runs now.
     Path work = dir.resolve("worker");
     Files.createDirectories(work);
@@ -404,20 +404,28 @@ class EnginesIT {
     assertEquals("1000", count);
     JsonNode master = masterJson();
     JsonNode app = master.get("activeapps").get(0);
-    assertEquals(
-        "sparkgate-cluster-group:cluster-users", app.get("name").asText(), master.toString());
+    assertEquals("sparkgate-cluster-user:cy", app.get("name").asText(), master.toString());
     assertTrue(app.get("cores").asInt() >= 1, app.toString());
+    // The executor ran tasks on the worker, as the principal: spark-submit --proxy-user cy makes cy
+    // the
+    // application's Spark user, which the executor's security manager names beside the OS user.
     try (Stream<Path> files = Files.walk(work)) {
+      List<String> executorLogs =
+          files
+              .filter(p -> p.getFileName().toString().equals("stderr"))
+              .map(EnginesIT::readable)
+              .toList();
       assertTrue(
-          files.anyMatch(
-              p ->
-                  p.getFileName().toString().equals("stderr")
-                      && readable(p).contains("Running task")),
-          "an executor ran tasks in the worker's work directory");
+          executorLogs.stream()
+              .anyMatch(
+                  log ->
+                      log.contains("Running task")
+                          && log.contains(
+                              "Changing view acls to: " + System.getProperty("user.name") + ",cy")),
+          "an executor ran tasks in the worker's work directory as Spark user cy: " + executorLogs);
     }
     // Room for test 8: the cluster's engine, worker and master go.
-    HttpResponse<String> stopped =
-        http(replica1, "POST", "/api/engines/cluster/group%3Acluster-users/stop");
+    HttpResponse<String> stopped = http(replica1, "POST", "/api/engines/cluster/user%3Acy/stop");
     assertEquals(202, stopped.statusCode(), stopped.body());
     for (Process p : cluster) {
       p.destroy();
