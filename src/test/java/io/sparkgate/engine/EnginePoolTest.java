@@ -269,6 +269,18 @@ final class EnginePoolTest {
   }
 
   @Test
+  void tenantShare_oneEnginePerTenant_andNoTenantIsRefused() throws Exception {
+    EnginePool pool = pool(EnginesConfig.Share.TENANT, 0, 3);
+    String acme = pool.backendFor(Principals.principal("alice", "acme"));
+    assertEquals(acme, pool.backendFor(Principals.principal("bob", "acme", "analysts")));
+    String globex = pool.backendFor(Principals.principal("carol", "globex"));
+    assertFalse(acme.equals(globex), "another tenant, another engine");
+    StatusException e = assertThrows(StatusException.class, () -> pool.backendFor(user("dan")));
+    assertEquals(Status.Code.PERMISSION_DENIED, e.getStatus().getCode());
+    assertTrue(e.getStatus().getDescription().contains("one Spark engine per tenant"));
+  }
+
+  @Test
   void groupShare_withoutAGroup_isRefusedByName() {
     EnginePool pool = pool(EnginesConfig.Share.GROUP, 0, 2);
     StatusException e = assertThrows(StatusException.class, () -> pool.backendFor(user("nobody")));
