@@ -29,8 +29,6 @@ final class Engine {
   final CompletableFuture<Void> ready = new CompletableFuture<>();
 
   final AtomicLong lastUsedMillis = new AtomicLong();
-  volatile long readyMillis;
-  volatile long usedSentMillis;
   volatile State state = State.STARTING;
   volatile boolean warmingUp; // its port answers; its first query runs
   volatile EngineKey key; // null while warm

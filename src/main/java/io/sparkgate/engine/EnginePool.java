@@ -436,7 +436,6 @@ final class EnginePool {
   /** The engine serves and has run its first query: held calls go on, other replicas may route to it. */
   private void ready(Engine e) {
     e.state = Engine.State.READY;
-    e.readyMillis = support.nowMillis();
     long took = System.nanoTime() - e.startedNanos;
     startNanos.add(took);
     ready.increment();
@@ -556,7 +555,6 @@ final class EnginePool {
       return;
     }
     e.state = Engine.State.READY;
-    e.readyMillis = support.nowMillis();
     e.ready.complete(null);
     owned.put(key, e);
     running.add(e.address);
