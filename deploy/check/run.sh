@@ -13,7 +13,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-helm_version=v4.3.2
 bin=${SPARKGATE_TOOLS:-$root/target/tools}/bin
 out=target/deploy-check
 chart=deploy/helm/sparkgate
@@ -21,14 +20,11 @@ mkdir -p "$bin"
 rm -rf "$out"
 mkdir -p "$out"
 
-# A helm built by go install reports only "v4.3" (releases stamp the rest in at link time), so a stamp file
-# records which version target/tools holds.
-if [ ! -x "$bin/helm" ] || [ "$(cat "$bin/helm.version" 2>/dev/null)" != "$helm_version" ]; then
-  start=$(date +%s)
-  GOBIN=$bin nice -n 19 go install "helm.sh/helm/v4/cmd/helm@$helm_version"
-  echo "$helm_version" >"$bin/helm.version"
-  echo "built helm $helm_version in $(($(date +%s) - start)) s"
-fi
+# helm is built like the tests' other Go tools (src/test/tools/go-tools.txt holds its version), so that
+# .ci/run can start the build early, in the background, and this waits for it.
+start=$(date +%s)
+src/test/tools/go-tool.sh helm
+echo "helm ready in $(($(date +%s) - start)) s"
 # Always rebuilt (a no-op from Go's cache when nothing changed), so that edits to the checker take effect.
 start=$(date +%s)
 (cd deploy/check && nice -n 19 go build -buildvcs=false -o "$bin/k8s-check" .)
