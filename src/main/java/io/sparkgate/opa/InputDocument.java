@@ -53,12 +53,13 @@ public final class InputDocument {
     in.put("rpc", q.rpc());
     in.put("pool", q.pool());
     in.put("backend", backend(q.profile()));
+    List<String> secretValues = redaction.secretValues(q.facts());
     List<Map<String, Object>> facts = new ArrayList<>(q.facts().size());
     for (Fact f : q.facts().all()) {
       Map<String, Object> fact = new LinkedHashMap<>();
       fact.put("kind", f.kind().name());
       fact.put("subkind", f.subkind());
-      fact.put("attributes", redaction.attributes(f));
+      fact.put("attributes", redaction.attributes(f, secretValues));
       facts.add(fact);
     }
     in.put("facts", facts);

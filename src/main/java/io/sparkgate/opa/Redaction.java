@@ -30,8 +30,23 @@ final class Redaction {
     this.secrets = secrets;
   }
 
+  /**
+   * The values of secret settings in {@code facts}: {@code SET key=value} carries one unquoted, which
+   * redacting literals leaves in the SQL text, so it is cut out of every text by value.
+   */
+  java.util.List<String> secretValues(io.sparkgate.inspect.Facts facts) {
+    java.util.List<String> values = new java.util.ArrayList<>();
+    for (Fact f : facts.ofKind(Fact.Kind.CONFIG_SET)) {
+      String v = f.get("value");
+      if (v != null && !v.isBlank() && f.get("key") != null && secrets.isSecret(f.get("key"))) {
+        values.add(v.strip());
+      }
+    }
+    return values;
+  }
+
   /** The attributes of {@code f} as OPA sees them, sorted by name. */
-  Map<String, String> attributes(Fact f) {
+  Map<String, String> attributes(Fact f, java.util.List<String> secretValues) {
     Map<String, String> out = new TreeMap<>();
     boolean secretKey =
         f.get("key") != null
@@ -47,6 +62,7 @@ final class Redaction {
         value = SecretPatterns.REDACTED;
       } else if (isText(f, name)) {
         value = includeLiterals ? value : SqlRedaction.redactLiterals(value);
+        for (String secret : secretValues) value = value.replace(secret, SecretPatterns.REDACTED);
       }
       out.put(name, withoutUserInfo(value));
     }
