@@ -245,6 +245,8 @@ class OpaIT {
   @Order(6)
   void bundleEdit_takesEffect() throws Exception {
     SparkSession alice = connect(proxy, aliceToken);
+    String before = messageOf(assertThrows(Exception.class, () -> alice.sql(INSERT)));
+    assertTrue(before.contains(FINANCE_REASON), before);
     Path rego = bundle.resolve("allow.rego");
     String changed = "The finance namespace is frozen for the year-end close.";
     Files.writeString(
