@@ -14,6 +14,7 @@ import io.sparkgate.tls.DevCertificates;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,6 +64,9 @@ class OpaIT {
   private static Sparkgate downDeny;
   private static Sparkgate downAllow;
   private static Sparkgate slow;
+  private static OpaServer opaTls;
+  private static Sparkgate tls;
+  private static Sparkgate wrongToken;
   private static final List<AutoCloseable> sessions = new ArrayList<>();
 
   @BeforeAll
@@ -98,6 +102,21 @@ class OpaIT {
     Files.writeString(dir.resolve("local.yaml"), "default: allow\nrules: []\n");
 
     proxy = proxy(server, "main", opa.url(), "deny", "200ms");
+    // OPA over TLS, requiring a bearer token: the proxy trusts the dev CA and sends the token
+    // file's.
+    String opaToken = "opa-it-token-" + UUID.randomUUID();
+    opaTls =
+        OpaServer.startTls(
+            Files.createDirectories(dir.resolve("opa-tls")),
+            bundle,
+            certs.serverCert(),
+            certs.serverKey(),
+            opaToken);
+    Files.writeString(dir.resolve("opa.token"), opaToken + "\n");
+    Files.writeString(dir.resolve("wrong.token"), "not-the-token\n");
+    String https = "https://localhost:" + URI.create(opaTls.url()).getPort();
+    tls = proxy(server, "tls", https, "deny", "1s", "opa.token");
+    wrongToken = proxy(server, "wrong-token", https, "deny", "1s", "wrong.token");
     downDeny = proxy(server, "down-deny", "http://127.0.0.1:" + deadPort, "deny", "250ms");
     downAllow = proxy(server, "down-allow", "http://127.0.0.1:" + deadPort, "allow", "250ms");
     slow = proxy(server, "slow", "http://127.0.0.1:" + silent.getLocalPort(), "deny", "250ms");
@@ -108,7 +127,27 @@ class OpaIT {
   private static Sparkgate proxy(
       SparkConnectServerProcess server, String name, String url, String onError, String timeout)
       throws Exception {
+    return proxy(server, name, url, onError, timeout, null);
+  }
+
+  /** @param tokenFile in {@link #dir}, for an https OPA (then trusting the dev CA too); null: neither */
+  private static Sparkgate proxy(
+      SparkConnectServerProcess server,
+      String name,
+      String url,
+      String onError,
+      String timeout,
+      String tokenFile)
+      throws Exception {
     Path d = Files.createDirectories(dir.resolve(name));
+    String secured =
+        tokenFile == null
+            ? "    path: sparkgate/allow"
+            : "    path: sparkgate/allow\n    ca_file: '"
+                + certs.caCert()
+                + "'\n    token_file: '"
+                + dir.resolve(tokenFile)
+                + "'";
     return Sparkgate.start(
         ProxyConfigs.write(
             d,
@@ -120,7 +159,7 @@ class OpaIT {
             "  file: '" + dir.resolve("local.yaml") + "'",
             "  opa:",
             "    url: " + url,
-            "    path: sparkgate/allow",
+            secured,
             "    timeout: " + timeout,
             "    on_error: " + onError,
             "    cache: {max_entries: 1000, ttl: 300ms}",
@@ -147,7 +186,7 @@ class OpaIT {
         // refused sessions may fail to release
       }
     }
-    ProxyConfigs.closeAll(proxy, downDeny, downAllow, slow, opa, silent);
+    ProxyConfigs.closeAll(proxy, downDeny, downAllow, slow, tls, wrongToken, opa, opaTls, silent);
     for (Socket s : held) s.close();
   }
 
@@ -243,6 +282,22 @@ class OpaIT {
 
   @Test
   @Order(6)
+  void https_withCaFileAndBearerToken_andAWrongTokenIsAnError() throws Exception {
+    SparkSession alice = connect(tls, aliceToken);
+    assertEquals(5, alice.sql("SELECT 5").first().getInt(0));
+    String refused = messageOf(assertThrows(Exception.class, () -> alice.sql(INSERT)));
+    assertTrue(refused.contains("opa:finance-writes"), refused);
+    assertTrue(opaTls.output().contains("finance-writes"), "the TLS OPA decided");
+
+    SparkSession denied = connect(wrongToken, aliceToken);
+    String message = messageOf(assertThrows(Exception.class, () -> denied.sql("SELECT 1").first()));
+    assertTrue(message.contains("opa-unavailable"), message);
+    JsonNode record = record(wrongToken, "wrong-token", r -> r.has("opa"));
+    assertTrue(record.at("/opa/error").asText().contains("HTTP 401"), record.toString());
+  }
+
+  @Test
+  @Order(7)
   void bundleEdit_takesEffect() throws Exception {
     SparkSession alice = connect(proxy, aliceToken);
     String before = messageOf(assertThrows(Exception.class, () -> alice.sql(INSERT)));

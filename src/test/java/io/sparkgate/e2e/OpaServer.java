@@ -5,10 +5,6 @@ import io.sparkgate.testing.GoTools;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,10 +23,13 @@ final class OpaServer implements AutoCloseable {
   private final Path log;
   private final int port;
 
-  private OpaServer(Process process, Path log, int port) {
+  private final String scheme;
+
+  private OpaServer(Process process, Path log, int port, String scheme) {
     this.process = process;
     this.log = log;
     this.port = port;
+    this.scheme = scheme;
   }
 
   /** The {@code opa} binary, built on first use. */
@@ -40,14 +39,47 @@ final class OpaServer implements AutoCloseable {
 
   /** Starts OPA serving {@code bundle}, logging its decisions (with their ids) to {@code dir/opa.log}. */
   static OpaServer start(Path dir, Path bundle) throws Exception {
+    return start(dir, "opa.log", List.of(bundle.toString()), null);
+  }
+
+  /**
+   * Starts OPA over TLS ({@code cert}, {@code key}) that requires a bearer token: {@code --authentication=token
+   * --authorization=basic}, with a {@code system.authz} policy (written to {@code dir}) admitting {@code token}.
+   */
+  static OpaServer startTls(Path dir, Path bundle, Path cert, Path key, String token)
+      throws Exception {
+    Path authz =
+        Files.writeString(
+            Files.createDirectories(dir.resolve("authz")).resolve("authz.rego"),
+            "package system.authz\n\ndefault allow := false\n\nallow if input.identity == \""
+                + token
+                + "\"\n");
+    return start(
+        dir,
+        "opa-tls.log",
+        List.of(
+            "--tls-cert-file",
+            cert.toString(),
+            "--tls-private-key-file",
+            key.toString(),
+            "--authentication=token",
+            "--authorization=basic",
+            bundle.toString(),
+            authz.toString()),
+        "https");
+  }
+
+  private static OpaServer start(Path dir, String logName, List<String> args, String scheme)
+      throws Exception {
     Path opa = binary();
     int port;
     try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = free.getLocalPort();
     }
-    Path log = dir.resolve("opa.log");
-    Process process =
-        new ProcessBuilder(
+    Path log = dir.resolve(logName);
+    List<String> command =
+        new java.util.ArrayList<>(
+            List.of(
                 opa.toString(),
                 "run",
                 "--server",
@@ -57,25 +89,22 @@ final class OpaServer implements AutoCloseable {
                 "--log-format",
                 "json",
                 "--set",
-                "decision_logs.console=true",
-                bundle.toString())
-            .redirectErrorStream(true)
-            .redirectOutput(log.toFile())
-            .start();
-    OpaServer server = new OpaServer(process, log, port);
-    HttpClient http = HttpClient.newHttpClient();
+                "decision_logs.console=true"));
+    command.addAll(args);
+    Process process =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    OpaServer server = new OpaServer(process, log, port, scheme == null ? "http" : scheme);
     try {
+      // Listening, with the bundle loaded (before it listens): over TLS with a token, /health wants
+      // both.
       Await.until(
-          "OPA answers /health",
+          "OPA listens on " + port,
           () -> {
-            if (!process.isAlive())
+            if (!process.isAlive()) {
               throw new IllegalStateException("OPA exited: " + server.output());
-            try {
-              return http.send(
-                          HttpRequest.newBuilder(URI.create(server.url() + "/health")).build(),
-                          HttpResponse.BodyHandlers.discarding())
-                      .statusCode()
-                  == 200;
+            }
+            try (java.net.Socket s = new java.net.Socket(InetAddress.getLoopbackAddress(), port)) {
+              return true;
             } catch (IOException e) {
               return false;
             }
@@ -102,7 +131,7 @@ final class OpaServer implements AutoCloseable {
   record Result(int status, String output) {}
 
   String url() {
-    return "http://127.0.0.1:" + port;
+    return scheme + "://127.0.0.1:" + port;
   }
 
   /** Everything OPA wrote so far: its log, decision log lines included. */
