@@ -311,8 +311,9 @@ public final class Sparkgate implements AutoCloseable {
             byPool.put(
                 pool,
                 Pipeline.of(InspectStage.full(inspector, policy.sessions()), policy.stage())));
-    return new Feature(
-        new PoolStages(byPool::get, shared(config)), m -> policies.forEach(m::watch));
+    // A first message may wait when the pool's stages may (a shared store, or OPA's round trip).
+    boolean mayWait = shared(config) || config.policy().opa().isPresent();
+    return new Feature(new PoolStages(byPool::get, mayWait), m -> policies.forEach(m::watch));
   }
 
   /** The inspector a policy decides on, with the configuration's bounds. */

@@ -234,6 +234,7 @@ public final class AuditStage implements Stage {
       if (!event.data().isEmpty()) {
         record.put("data_access", event.data().stream().map(AuditStage::dataUse).toList());
       }
+      if (event.opa() != null) record.put("opa", opa(event.opa()));
       Supplier<Map<String, Object>> summary = event.planSummary();
       if (summary != null) {
         record.put("plan_summary", summary.get());
@@ -256,6 +257,17 @@ public final class AuditStage implements Stage {
       }
       return record;
     }
+  }
+
+  /** OPA's answer: {@code decision_id} joins OPA's decision log. */
+  private static Map<String, Object> opa(AuditEvent.Opa o) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    putIfSet(m, "decision_id", o.decisionId());
+    m.put("result", o.result());
+    putIfSet(m, "rule", o.rule());
+    putIfSet(m, "error", o.error());
+    if (o.cached()) m.put("cached", true);
+    return m;
   }
 
   /** A call's totals and context as they were when it ended, for its record. */

@@ -25,6 +25,12 @@ public final class AuditEvent {
    */
   public record DataUse(String target, String name, String privilege, String grant) {}
 
+  /**
+   * What OPA said ({@code result}: allow, deny or error), with its decision id to join OPA's decision log;
+   * {@code cached}: a remembered decision, whose id is the one OPA logged when first asked.
+   */
+  public record Opa(String decisionId, String result, String rule, String error, boolean cached) {}
+
   /** Everything recorded, as it was when the call ended. */
   public record Sealed(
       String authFailure,
@@ -34,7 +40,8 @@ public final class AuditEvent {
       List<String> auditRules,
       List<Rewrite> rewrites,
       List<DataUse> data,
-      Supplier<Map<String, Object>> planSummary) {}
+      Supplier<Map<String, Object>> planSummary,
+      Opa opa) {}
 
   @GuardedBy("this")
   private String authFailure;
@@ -61,6 +68,9 @@ public final class AuditEvent {
 
   @GuardedBy("this")
   private Supplier<Map<String, Object>> planSummary;
+
+  @GuardedBy("this")
+  private Opa opa;
 
   @GuardedBy("this")
   private boolean sealed;
@@ -109,6 +119,14 @@ public final class AuditEvent {
     if (!sealed) planSummary = summary;
   }
 
+  /** OPA's answer on a message; a stream keeps the first, unless a later one refused or failed. */
+  public synchronized void opa(Opa answer) {
+    if (!sealed
+        && (opa == null || ("allow".equals(opa.result()) && !"allow".equals(answer.result())))) {
+      opa = answer;
+    }
+  }
+
   /**
    * What is recorded so far, without ending recording: for views of calls still running (the admin API's
    * operations and refusals), which read what the stages recorded rather than deciding anything again.
@@ -122,7 +140,8 @@ public final class AuditEvent {
         List.copyOf(auditRules),
         List.copyOf(rewrites),
         List.copyOf(data),
-        planSummary);
+        planSummary,
+        opa);
   }
 
   /** Ends recording; what is recorded later is ignored. */

@@ -17,17 +17,20 @@ import java.util.Optional;
  *     inspector stops and reports {@code compressed_plan_too_large}, which the shipped policies refuse
  *     ({@code max_decompressed_plan_bytes}, default 64 MiB; Spark's own bound, spark.connect.maxPlanSize,
  *     is 512 MB)
+ * @param opa an Open Policy Agent asked after the local policy allowed ({@code opa}); empty: none
  */
 public record PolicyConfig(
     Optional<Path> file,
     String defaultEffect,
     Duration reloadInterval,
-    long maxDecompressedPlanBytes) {
+    long maxDecompressedPlanBytes,
+    Optional<OpaConfig> opa) {
 
   public static final long DEFAULT_MAX_DECOMPRESSED_PLAN_BYTES = 64L << 20;
 
   public PolicyConfig(Optional<Path> file, String defaultEffect, Duration reloadInterval) {
-    this(file, defaultEffect, reloadInterval, DEFAULT_MAX_DECOMPRESSED_PLAN_BYTES);
+    this(
+        file, defaultEffect, reloadInterval, DEFAULT_MAX_DECOMPRESSED_PLAN_BYTES, Optional.empty());
   }
 
   public static PolicyConfig disabled() {
@@ -39,7 +42,8 @@ public record PolicyConfig(
   }
 
   static PolicyConfig read(YamlNode node) {
-    node.allowOnly("file", "default_effect", "reload_interval", "max_decompressed_plan_bytes");
+    node.allowOnly(
+        "file", "default_effect", "reload_interval", "max_decompressed_plan_bytes", "opa");
     Path file =
         node.existingFile("file")
             .orElseThrow(
@@ -57,9 +61,7 @@ public record PolicyConfig(
         node.duration(
             "reload_interval", Duration.ofSeconds(5), Duration.ofMillis(100), Duration.ofHours(24)),
         node.bytes(
-            "max_decompressed_plan_bytes",
-            DEFAULT_MAX_DECOMPRESSED_PLAN_BYTES,
-            1L << 20,
-            2L << 30));
+            "max_decompressed_plan_bytes", DEFAULT_MAX_DECOMPRESSED_PLAN_BYTES, 1L << 20, 2L << 30),
+        node.has("opa") ? Optional.of(OpaConfig.read(node.section("opa"))) : Optional.empty());
   }
 }

@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The decide stage: each request message's facts (from the inspect stage) are decided on by the policy in
  * force, the decision is recorded in the call, and the message is refused, forwarded, or rewritten by the
- * rewriter its rule names. The end of an AddArtifacts stream is decided on too. Fail closed throughout.
+ * rewriter its rule names. The end of an AddArtifacts stream is decided on too. Fail closed throughout. With
+ * OPA configured, what the local policy allows or rewrites is put to OPA as well ({@link OpaGate}), which may
+ * refuse it; each message is then handled off the event loops, since asking is a network round trip.
  */
 public final class DecideStage implements Stage {
   private static final Logger log = LoggerFactory.getLogger(DecideStage.class);
@@ -28,6 +30,7 @@ public final class DecideStage implements Stage {
   private final Map<String, RequestRewriter> rewriters;
   private final boolean includeLiterals;
   private final DecisionCounts counts = new DecisionCounts();
+  private final OpaGate opa;
 
   /**
    * @param rewriters the rewriters a rule's {@code rewriter:} may name
@@ -35,6 +38,16 @@ public final class DecideStage implements Stage {
    */
   public DecideStage(
       PolicyEngine engine, Map<String, RequestRewriter> rewriters, boolean includeLiterals) {
+    this(engine, rewriters, includeLiterals, null);
+  }
+
+  /** @param opa asked after the local policy allowed; null: only the local policy decides */
+  DecideStage(
+      PolicyEngine engine,
+      Map<String, RequestRewriter> rewriters,
+      boolean includeLiterals,
+      OpaGate opa) {
+    this.opa = opa;
     this.engine = engine;
     this.rewriters = Map.copyOf(rewriters);
     this.includeLiterals = includeLiterals;
@@ -48,6 +61,16 @@ public final class DecideStage implements Stage {
   @Override
   public CallHook open(Call call) {
     return new Deciding(call);
+  }
+
+  /** Whether OPA is asked, so that request messages must be handled off the event loops. */
+  public boolean asksOpa() {
+    return opa != null;
+  }
+
+  /** Stops asking OPA (its client's threads); the stage is not used after. */
+  void close() {
+    if (opa != null) opa.close();
   }
 
   private final class Deciding implements CallHook {
@@ -67,7 +90,7 @@ public final class DecideStage implements Stage {
     public byte[] onRequest(byte[] message) throws StatusException {
       try {
         Facts facts = engine.enrich(call.facts());
-        Decision d = decideAndRecord(facts);
+        Decision d = decideAndRecord(facts, true);
         switch (d.effect()) {
           case DENY -> throw Refusals.toException(d);
           case REWRITE -> {
@@ -110,7 +133,10 @@ public final class DecideStage implements Stage {
       try {
         Facts facts = call.facts(); // the inspect stage's facts of the end of the stream
         if (facts.size() == 0) return;
-        Decision d = decideAndRecord(engine.enrich(facts));
+        // The end of the stream adds only what its messages, each put to OPA, did not finish: the
+        // local
+        // policy decides it alone, inline (the event loop that read the end may not wait).
+        Decision d = decideAndRecord(engine.enrich(facts), false);
         if (d.refused()) throw Refusals.toException(d);
       } catch (StatusException e) {
         throw e;
@@ -120,7 +146,8 @@ public final class DecideStage implements Stage {
       }
     }
 
-    private Decision decideAndRecord(Facts facts) {
+    /** @param askOpa whether OPA (when configured) has a say: on request messages, handled off the loops */
+    private Decision decideAndRecord(Facts facts, boolean askOpa) {
       Principal principal = call.principal();
       Decision d =
           engine.decide(
@@ -129,6 +156,9 @@ public final class DecideStage implements Stage {
               principal == null ? List.of() : principal.groups(),
               principal == null ? "" : principal.tenant().orElse(""),
               facts);
+      if (opa != null && askOpa && !d.refused()) {
+        d = opa.check(call, d, facts, engine.profile(), counts);
+      }
       if (d.effect() == Effect.REWRITE) {
         // Counted once its rewrite is known to succeed, or as the refusal it becomes otherwise.
         counts.countMatches(d);
@@ -186,6 +216,12 @@ public final class DecideStage implements Stage {
       }
       Map<String, Object> now = summary.add(facts).toMap();
       call.audit().planSummary(() -> now);
+    }
+
+    /** Asking OPA is a round trip: with it, every request message is handled on the call executor. */
+    @Override
+    public boolean mayBlock(byte[] message) {
+      return opa != null;
     }
 
     private StatusException refuse(Decision d) {

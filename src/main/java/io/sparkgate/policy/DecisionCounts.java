@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * How often each rule decided each way since the proxy started, for the metrics endpoint. Outcomes are
  * {@code allow}, {@code deny}, {@code rewrite}, {@code audit} (an audit rule matched) and {@code shadow} (a
- * shadow rule matched: what it would have decided is in the audit record). Rule names come from the policy
+ * shadow rule matched: what it would have decided is in the audit record), and {@code opa_error} (OPA
+ * gave no usable answer). Rule names come from the policy
  * files, so the set of keys is as small as the policy.
  */
 public final class DecisionCounts {
@@ -60,6 +61,14 @@ public final class DecisionCounts {
       // "deny:no-udf": the rule's name follows its effect.
       count("shadow", shadow.substring(shadow.indexOf(':') + 1));
     }
+  }
+
+  /**
+   * OPA gave no usable answer (outcome {@code opa_error}, rule {@code opa-unavailable}), counted besides the
+   * decision {@code on_error} made.
+   */
+  void countOpaError() {
+    count("opa_error", OpaGate.UNAVAILABLE_RULE);
   }
 
   /** The outcomes seen so far; the counts go on growing. */

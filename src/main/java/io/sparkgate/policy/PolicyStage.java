@@ -13,6 +13,8 @@ import io.sparkgate.inspect.Inspector;
 import io.sparkgate.inspect.SessionStates;
 import io.sparkgate.inspect.SessionTracker;
 import io.sparkgate.inspect.SessionView;
+import io.sparkgate.opa.InputDocument;
+import io.sparkgate.opa.OpaClient;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -107,7 +109,25 @@ public final class PolicyStage implements AutoCloseable {
     PolicyEngine engine =
         new PolicyEngine(
             store::current, profiles, new SecretPatterns(config.auth().secretPatterns()));
-    DecideStage stage = new DecideStage(engine, rewriters, config.audit().includeLiterals());
+    DecideStage stage =
+        new DecideStage(
+            engine,
+            rewriters,
+            config.audit().includeLiterals(),
+            config
+                .policy()
+                .opa()
+                .map(
+                    o ->
+                        new OpaGate(
+                            new OpaClient(
+                                o,
+                                new InputDocument(
+                                    config.audit().includeLiterals(),
+                                    new SecretPatterns(config.auth().secretPatterns()))),
+                            o.allowOnError(),
+                            pool))
+                .orElse(null));
     return new PolicyStage(scheduler, stage, store, profiles, sessions, engine);
   }
 
@@ -155,5 +175,6 @@ public final class PolicyStage implements AutoCloseable {
   @Override
   public void close() {
     scheduler.shutdownNow();
+    stage.close();
   }
 }
