@@ -6,13 +6,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-opa="${SPARKGATE_TOOLS:-target/tools}/bin/opa"
-if [ ! -x "$opa" ] || ! grep -q 'opa@v1.22.4' "$opa.version" 2>/dev/null; then
-  echo "[bench] building OPA v1.22.4 from its Go module" >&2
-  mkdir -p "$(dirname "$opa")"
-  GOBIN="$(cd "$(dirname "$opa")" && pwd)" go install github.com/open-policy-agent/opa@v1.22.4
-  echo "github.com/open-policy-agent/opa@v1.22.4" > "$opa.version"
-fi
+src/test/tools/go-tool.sh opa
+opa="$(realpath -m "${SPARKGATE_TOOLS:-target/tools}")/bin/opa"
 echo "[bench] building the proxy and the benchmarks" >&2
 mvn -B -q -DskipTests -DskipITs install
 mvn -B -q -f bench/pom.xml package -DskipTests

@@ -17,8 +17,6 @@ import java.util.concurrent.TimeUnit;
  * {@link #output()} reads. Skipped without Go (failed under {@code SPARKGATE_CI=1}).
  */
 final class OpaServer implements AutoCloseable {
-  static final String VERSION = "v1.22.4";
-
   private final Process process;
   private final Path log;
   private final int port;
@@ -34,7 +32,7 @@ final class OpaServer implements AutoCloseable {
 
   /** The {@code opa} binary, built on first use. */
   static Path binary() throws IOException {
-    return GoTools.install("opa", "github.com/open-policy-agent/opa", VERSION);
+    return GoTools.install("opa");
   }
 
   /** Starts OPA serving {@code bundle}, logging its decisions (with their ids) to {@code dir/opa.log}. */
