@@ -135,6 +135,10 @@ final class OpaGate implements AutoCloseable {
         local.rule());
   }
 
+  OpaClient client() {
+    return client;
+  }
+
   @Override
   public void close() {
     client.close();
