@@ -43,7 +43,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * write the finance namespace, fiona (group finance) may. A refusal reaches the client with OPA's reason, and
  * the audit record carries the decision id OPA's own decision log has. OPA unreachable refuses under {@code
  * on_error: deny} and serves under {@code allow}; an OPA that accepts and never answers refuses within about
- * the timeout; an edit to the watched bundle takes effect once the cache's time to live (2s here) passed.
+ * the timeout; OPA over TLS with a bearer token is reached with ca_file and token_file, and a wrong token is an
+ * error; an edit to the watched bundle takes effect once the cache's time to live (2s here) passed.
  */
 @ExtendWith(SparkServerExtension.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
