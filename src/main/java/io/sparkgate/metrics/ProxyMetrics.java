@@ -191,9 +191,26 @@ public final class ProxyMetrics implements AutoCloseable {
             "1 while the policy file on disk is not the one in force because it does not compile")
         .tag("pool", pool)
         .register(registry);
+    policy.opa().ifPresent(opa -> watchOpa(pool, opa));
     Gauge.builder("sparkgate.backend.profile.known", policy, p -> p.profileKnown() ? 1 : 0)
         .description(
             "1 once the backend's version, extensions and catalogs are known; rules that need them refuse until then")
+        .tag("pool", pool)
+        .register(registry);
+  }
+
+  /** What the pool asked OPA ({@code policy.opa}): questions sent, answered from the cache, failed. */
+  private void watchOpa(String pool, io.sparkgate.opa.OpaClient opa) {
+    FunctionCounter.builder("sparkgate.opa.requests", opa, io.sparkgate.opa.OpaClient::asked)
+        .description("Questions sent to OPA (cache misses)")
+        .tag("pool", pool)
+        .register(registry);
+    FunctionCounter.builder("sparkgate.opa.cache.hits", opa, io.sparkgate.opa.OpaClient::cacheHits)
+        .description("Questions answered from the cache of OPA's decisions")
+        .tag("pool", pool)
+        .register(registry);
+    FunctionCounter.builder("sparkgate.opa.errors", opa, io.sparkgate.opa.OpaClient::errors)
+        .description("Questions OPA gave no usable answer to (on_error decided)")
         .tag("pool", pool)
         .register(registry);
   }

@@ -68,6 +68,11 @@ public final class DecideStage implements Stage {
     return opa != null;
   }
 
+  /** The client asking OPA, for its meters; null without OPA. */
+  io.sparkgate.opa.OpaClient opaClient() {
+    return opa == null ? null : opa.client();
+  }
+
   /** Stops asking OPA (its client's threads); the stage is not used after. */
   void close() {
     if (opa != null) opa.close();

@@ -34,6 +34,12 @@ final class OpaGate implements AutoCloseable {
   private final OpaClient client;
   private final boolean allowOnError;
   private final String pool;
+  private final java.util.concurrent.atomic.AtomicLong lastWarning =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+  private final java.util.concurrent.atomic.LongAdder unlogged =
+      new java.util.concurrent.atomic.LongAdder();
+
+  private static final long WARN_EVERY_NANOS = 1_000_000_000L;
 
   OpaGate(OpaClient client, boolean allowOnError, String pool) {
     this.client = client;
@@ -74,12 +80,7 @@ final class OpaGate implements AutoCloseable {
       default -> {
         counts.countOpaError();
         audit.opa(new AuditEvent.Opa(null, "error", null, a.reason(), false));
-        log.warn(
-            "{}: OPA gave no decision ({}); on_error {} {} it",
-            call.method(),
-            a.reason(),
-            allowOnError ? "allow:" : "deny:",
-            allowOnError ? "the local decision stands for" : "refusing");
+        warn(call.method(), a.reason());
         if (allowOnError) return local;
         return new Decision(
             Effect.DENY,
@@ -99,6 +100,25 @@ final class OpaGate implements AutoCloseable {
     }
   }
 
+  /**
+   * An outage fails every message: one line per second at most, with how many went unlogged, rather than a
+   * line per message.
+   */
+  private void warn(String method, String why) {
+    long now = System.nanoTime();
+    long last = lastWarning.get();
+    if (now - last < WARN_EVERY_NANOS || !lastWarning.compareAndSet(last, now)) {
+      unlogged.increment();
+      return;
+    }
+    log.warn(
+        "{}: OPA gave no decision ({}); on_error {} ({} more since the last such line)",
+        method,
+        why,
+        allowOnError ? "allow: the local decision stands" : "deny: refused",
+        unlogged.sumThenReset());
+  }
+
   private Question question(Call call, Decision local, Facts facts, BackendProfile profile) {
     Principal p = call.principal();
     return new Question(
@@ -113,6 +133,10 @@ final class OpaGate implements AutoCloseable {
         local.data(),
         local.effect().label(),
         local.rule());
+  }
+
+  OpaClient client() {
+    return client;
   }
 
   @Override

@@ -146,6 +146,11 @@ public final class PolicyStage implements AutoCloseable {
     return stage.counts();
   }
 
+  /** The client asking OPA ({@code policy.opa}), for its meters; empty without OPA. */
+  public java.util.Optional<OpaClient> opa() {
+    return java.util.Optional.ofNullable(stage.opaClient());
+  }
+
   /** Whether the backend's profile is known; rules that depend on it refuse while it is not. */
   public boolean profileKnown() {
     return profiles.current() != null;

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparkgate.Sparkgate;
 import io.sparkgate.testing.AuditLines;
 import io.sparkgate.testing.Await;
+import io.sparkgate.testing.MetricsScrape;
 import io.sparkgate.tls.DevCertificates;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -23,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.spark.sql.SparkSession;
@@ -41,7 +43,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * write the finance namespace, fiona (group finance) may. A refusal reaches the client with OPA's reason, and
  * the audit record carries the decision id OPA's own decision log has. OPA unreachable refuses under {@code
  * on_error: deny} and serves under {@code allow}; an OPA that accepts and never answers refuses within about
- * the timeout; an edit to the watched bundle takes effect once the cache's short time to live passed.
+ * the timeout; OPA over TLS with a bearer token is reached with ca_file and token_file, and a wrong token is an
+ * error; an edit to the watched bundle takes effect once the cache's time to live (2s here) passed.
  */
 @ExtendWith(SparkServerExtension.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -162,7 +165,8 @@ class OpaIT {
             secured,
             "    timeout: " + timeout,
             "    on_error: " + onError,
-            "    cache: {max_entries: 1000, ttl: 300ms}",
+            "    cache: {max_entries: 1000, ttl: 2s}",
+            "admin: {address: 127.0.0.1, port: 0}",
             "auth:",
             "  static_tokens:",
             "    - {sha256: " + sha256(aliceToken) + ", principal: alice, groups: [analysts]}",
@@ -241,6 +245,27 @@ class OpaIT {
     assertEquals("finance-writes", logged.at("/result/rule").asText(), line);
     assertEquals("alice", logged.at("/input/principal/name").asText(), line);
     assertEquals("modify", logged.at("/input/data/0/privilege").asText(), line);
+
+    // Asked again at once: the cache answers, audited with the first asking's decision id.
+    messageOf(assertThrows(Exception.class, () -> alice.sql(INSERT)));
+    JsonNode cached =
+        record(
+            proxy,
+            "main",
+            r ->
+                "opa:finance-writes".equals(r.path("rule").asText())
+                    && r.at("/opa/cached").asBoolean());
+    assertEquals(id, cached.at("/opa/decision_id").asText(), cached.toString());
+    Map<String, Double> metrics = MetricsScrape.get(proxy.adminPort());
+    assertTrue(
+        metrics.getOrDefault(
+                "sparkgate_policy_decisions_total{outcome=deny,pool=default,rule=opa:finance-writes}",
+                0.0)
+            >= 2,
+        metrics.toString());
+    assertTrue(
+        metrics.get("sparkgate_opa_cache_hits_total{pool=default}") >= 1, metrics.toString());
+    assertTrue(metrics.get("sparkgate_opa_requests_total{pool=default}") >= 2, metrics.toString());
 
     // Group finance may: OPA allows, and Spark itself answers (the table does not exist there).
     SparkSession fiona = connect(proxy, fionaToken);
