@@ -90,9 +90,10 @@ public record TracingConfig(
     try {
       uri = new URI(text);
     } catch (URISyntaxException e) {
-      throw node.errorAt("endpoint", "is not a URL: " + e.getMessage());
+      uri = null;
     }
-    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+    String scheme =
+        uri == null || uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
     if (!scheme.equals("http") && !scheme.equals("https")) {
       throw node.errorAt(
           "endpoint", "must be an http:// or https:// URL with host and port, got '" + text + "'");
