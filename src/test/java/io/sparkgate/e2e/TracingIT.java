@@ -1,7 +1,6 @@
 package io.sparkgate.e2e;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -145,8 +144,7 @@ class TracingIT {
     assertTrue(tag(span, "sparkgate.bytes_out").asLong() > 0, span.toString());
     assertTrue(span.path("logs").toString().contains("checked"), span.toString());
     // Every call of the session joins the trace (the client sends the header on each).
-    assertNotNull(
-        span(trace, "AnalyzePlan") == null ? span(trace, "Config") : span, trace.toString());
+    assertTrue(trace.path("spans").size() >= 2, "one span per call: " + trace);
 
     JsonNode record =
         await(
