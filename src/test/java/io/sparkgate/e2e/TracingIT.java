@@ -9,6 +9,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sparkgate.Sparkgate;
 import io.sparkgate.testing.AuditLines;
 import io.sparkgate.testing.Await;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -18,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.spark.api.java.function.ForeachFunction;
 import org.apache.spark.sql.SparkSession;
@@ -30,7 +36,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Traces against the real Jaeger, the real Spark server and the real JVM client: a query sent with the
  * client's own {@code traceparent} appears in Jaeger as Sparkgate's server spans in that trace, children of
  * the client's span, with the call's attributes; a refused call's span shows its rule and an error; spans
- * leave over OTLP gRPC (one proxy) and OTLP HTTP (another); the audit record carries the trace id.
+ * leave over OTLP gRPC (one proxy, in this JVM) and OTLP HTTP (the shipped jar, flushing on SIGTERM); the
+ * audit record carries the trace id.
  */
 @ExtendWith(SparkServerExtension.class)
 class TracingIT {
@@ -44,7 +51,7 @@ class TracingIT {
 
   private static JaegerServer jaeger;
   private static Sparkgate grpcProxy;
-  private static Sparkgate httpProxy;
+  private static Path httpDir;
   private static Path auditFile;
   private static int backendPort;
 
@@ -63,45 +70,45 @@ class TracingIT {
                 "http://127.0.0.1:" + jaeger.otlpGrpcPort,
                 "grpc",
                 GRPC_SERVICE));
-    httpProxy =
-        Sparkgate.start(
-            config(
-                dir.resolve("http"),
-                "http://127.0.0.1:" + jaeger.otlpHttpPort,
-                "http/protobuf",
-                HTTP_SERVICE));
+    httpDir = dir.resolve("http");
   }
 
   private static io.sparkgate.config.ProxyConfig config(
-      Path dir, String endpoint, String protocol, String service) throws Exception {
+      Path dir, String endpoint, String protocol, String service, String... more) throws Exception {
     java.nio.file.Files.createDirectories(dir);
     String sha =
         HexFormat.of()
             .formatHex(
                 MessageDigest.getInstance("SHA-256")
                     .digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
-    return ProxyConfigs.write(
-        dir,
-        ProxyConfigs.PLAINTEXT_LISTENER,
-        ProxyConfigs.backend(backendPort),
-        "auth:",
-        "  static_tokens:",
-        "    - {sha256: " + sha + ", principal: alice, groups: [analysts], tenant: acme}",
-        ProxyConfigs.policy("shared-server.yaml"),
-        "audit: {file: audit.jsonl, fsync: batch}",
-        "tracing:",
-        "  endpoint: " + endpoint,
-        "  protocol: " + protocol,
-        "  service_name: " + service);
+    List<String> lines = new ArrayList<>(List.of(more));
+    if (lines.isEmpty()) lines.add(ProxyConfigs.PLAINTEXT_LISTENER);
+    lines.addAll(
+        List.of(
+            ProxyConfigs.backend(backendPort),
+            "auth:",
+            "  static_tokens:",
+            "    - {sha256: " + sha + ", principal: alice, groups: [analysts], tenant: acme}",
+            ProxyConfigs.policy("shared-server.yaml"),
+            "audit: {file: audit.jsonl, fsync: batch}",
+            "tracing:",
+            "  endpoint: " + endpoint,
+            "  protocol: " + protocol,
+            "  service_name: " + service));
+    return ProxyConfigs.write(dir, lines.toArray(String[]::new));
   }
 
   @AfterAll
   static void stop() throws Exception {
-    ProxyConfigs.closeAll(grpcProxy, httpProxy, jaeger);
+    ProxyConfigs.closeAll(grpcProxy, jaeger);
   }
 
   private static String url(Sparkgate proxy) {
-    return "sc://localhost:" + proxy.port() + "/;token=" + TOKEN;
+    return url(proxy.port());
+  }
+
+  private static String url(int port) {
+    return "sc://localhost:" + port + "/;token=" + TOKEN;
   }
 
   @Test
@@ -186,22 +193,77 @@ class TracingIT {
     assertEquals("ERROR", tag(span, "otel.status_code").asText());
   }
 
+  /**
+   * The proxy as operators run it (the shaded jar, whose exporters are found through its merged service
+   * files), exporting over OTLP HTTP; stopped by SIGTERM right after the query, its queued spans still reach
+   * Jaeger.
+   */
   @Test
-  void overOtlpHttp_tooTheQueryIsTraced() throws Exception {
-    SparkSession spark = SparkClients.connect(url(httpProxy));
+  void shippedJar_overOtlpHttp_spansFlushedOnSigterm() throws Exception {
+    int port = freePort();
+    int adminPort = freePort();
+    config(
+        httpDir,
+        "http://127.0.0.1:" + jaeger.otlpHttpPort,
+        "http/protobuf",
+        HTTP_SERVICE,
+        "listen: {address: 127.0.0.1, port: " + port + ", plaintext: true, drain_delay: 0s}",
+        "admin: {port: " + adminPort + "}");
+    Process proxy =
+        ShippedJar.serve(httpDir.resolve("sparkgate.yaml"), httpDir, httpDir.resolve("proxy.log"));
     try {
-      assertEquals(3, spark.sql("SELECT id FROM range(3)").collectAsList().size());
+      Await.until(
+          "the shipped proxy to be ready",
+          Duration.ofSeconds(60),
+          () -> proxy.isAlive() && ready(adminPort),
+          () -> log(httpDir.resolve("proxy.log")));
+      SparkSession spark = SparkClients.connect(url(port));
+      try {
+        assertEquals(3, spark.sql("SELECT id FROM range(3)").collectAsList().size());
+      } finally {
+        spark.close();
+      }
+      proxy.destroy(); // SIGTERM
+      assertTrue(proxy.waitFor(30, TimeUnit.SECONDS), log(httpDir.resolve("proxy.log")));
     } finally {
-      spark.close();
+      proxy.destroyForcibly();
     }
     JsonNode traces =
         Await.value(
             "a trace of " + HTTP_SERVICE + " with an ExecutePlan span",
-            EXPORTED,
+            Duration.ofSeconds(10),
             () -> jaeger.traces(HTTP_SERVICE),
             all -> anySpan(all, "ExecutePlan"),
-            jaeger::logText);
+            () -> log(httpDir.resolve("proxy.log")) + jaeger.logText());
     assertTrue(anySpan(traces, "ExecutePlan"));
+  }
+
+  private static boolean ready(int adminPort) throws Exception {
+    try {
+      return HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/readyz"))
+                      .build(),
+                  HttpResponse.BodyHandlers.discarding())
+              .statusCode()
+          == 200;
+    } catch (java.io.IOException e) {
+      return false;
+    }
+  }
+
+  private static String log(Path file) {
+    try {
+      return java.nio.file.Files.readString(file);
+    } catch (java.io.IOException e) {
+      return "<no log: " + e + ">";
+    }
+  }
+
+  private static int freePort() throws java.io.IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
   }
 
   private static boolean anySpan(JsonNode traces, String rpc) {
