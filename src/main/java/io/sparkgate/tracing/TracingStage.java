@@ -55,10 +55,14 @@ final class TracingStage implements Stage {
         @Override
         public String get(Metadata headers, String key) {
           // A client sending two traceparents is not followed by either (W3C: treat as absent).
-          Iterable<String> all =
-              headers == null
-                  ? null
-                  : headers.getAll(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER));
+          // The propagator asks for these two only; their keys are made once.
+          Metadata.Key<String> name =
+              key.equals(TRACEPARENT)
+                  ? TRACEPARENT_KEY
+                  : key.equals(TRACESTATE)
+                      ? TRACESTATE_KEY
+                      : Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER);
+          Iterable<String> all = headers == null ? null : headers.getAll(name);
           if (all == null) return null;
           String first = null;
           int n = 0;
@@ -71,7 +75,13 @@ final class TracingStage implements Stage {
 
   private static final TextMapSetter<Metadata> TO_BACKEND =
       (headers, key, value) ->
-          headers.put(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER), value);
+          headers.put(
+              key.equals(TRACEPARENT)
+                  ? TRACEPARENT_KEY
+                  : key.equals(TRACESTATE)
+                      ? TRACESTATE_KEY
+                      : Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER),
+              value);
 
   // The span's attributes: OpenTelemetry's RPC conventions, then the audit record's fields under
   // sparkgate.
@@ -117,12 +127,13 @@ final class TracingStage implements Stage {
             .setAttribute(RPC_SYSTEM, "grpc")
             .setAttribute(RPC_SERVICE, ProxyRegistry.SERVICE_NAME)
             .setAttribute(RPC_METHOD, call.method());
-    if (call.remoteAddress() instanceof InetSocketAddress peer && peer.getAddress() != null) {
-      builder
-          .setAttribute(CLIENT_ADDRESS, peer.getAddress().getHostAddress())
-          .setAttribute(CLIENT_PORT, (long) peer.getPort());
-    }
     Span span = builder.startSpan();
+    if (span.isRecording()
+        && call.remoteAddress() instanceof InetSocketAddress peer
+        && peer.getAddress() != null) {
+      span.setAttribute(CLIENT_ADDRESS, peer.getAddress().getHostAddress());
+      span.setAttribute(CLIENT_PORT, (long) peer.getPort());
+    }
     SpanContext context = span.getSpanContext();
     if (context.isValid()) {
       call.audit().traceId(context.getTraceId());
