@@ -127,10 +127,10 @@ class TracingIT {
 
     JsonNode trace =
         Await.value(
-            "the client's trace with an ExecutePlan span in Jaeger",
+            "the client's trace with an ExecutePlan span and the result's bytes in Jaeger",
             EXPORTED,
             () -> jaeger.trace(traceId),
-            t -> t != null && span(t, "ExecutePlan") != null,
+            t -> t != null && span(t, "ExecutePlan") != null && bytesOut(t) > 0,
             jaeger::logText);
     JsonNode span = span(trace, "ExecutePlan");
     assertEquals(GRPC_SERVICE, service(trace, span));
@@ -148,7 +148,9 @@ class TracingIT {
     assertEquals("127.0.0.1:" + backendPort, tag(span, "sparkgate.backend").asText());
     assertEquals(0, tag(span, "rpc.grpc.status_code").asLong());
     assertTrue(tag(span, "sparkgate.bytes_in").asLong() > 0, span.toString());
-    assertTrue(tag(span, "sparkgate.bytes_out").asLong() > 0, span.toString());
+    // The test server cuts a reattachable stream after a second: the rows may come on a
+    // ReattachExecute of the same trace rather than on this ExecutePlan.
+    assertTrue(bytesOut(trace) > 0, trace.toString());
     assertTrue(span.path("logs").toString().contains("checked"), span.toString());
     // Every call of the session joins the trace (the client sends the header on each).
     assertTrue(trace.path("spans").size() >= 2, "one span per call: " + trace);
@@ -264,6 +266,17 @@ class TracingIT {
     try (ServerSocket s = new ServerSocket(0)) {
       return s.getLocalPort();
     }
+  }
+
+  /** What the trace's spans sent the client, together. */
+  private static long bytesOut(JsonNode trace) {
+    long sum = 0;
+    for (JsonNode s : trace.path("spans")) {
+      for (JsonNode t : s.path("tags")) {
+        if (t.path("key").asText().equals("sparkgate.bytes_out")) sum += t.path("value").asLong();
+      }
+    }
+    return sum;
   }
 
   private static boolean anySpan(JsonNode traces, String rpc) {
