@@ -42,6 +42,7 @@ import io.sparkgate.revoke.Revocations;
 import io.sparkgate.route.OnDemandBackends;
 import io.sparkgate.route.Router;
 import io.sparkgate.tls.ServerTls;
+import io.sparkgate.tracing.Tracing;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -65,8 +66,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A running proxy: the client-facing server (TLS, health service, the Spark Connect methods) joined to the
- * backends of its pools. Every call passes the stages in the order {@link #start} states once: audit around
- * them all, authenticate, read the head, route, inspect and decide by its pool's policy, quotas, place, then
+ * backends of its pools. Every call passes the stages in the order {@link #start} states once: its span
+ * (with tracing), audit around them all, authenticate, read the head, route, inspect and decide by its pool's policy, quotas, place, then
  * forward ({@link Pipeline}). {@link #close} stops it gracefully.
  */
 public final class Sparkgate implements AutoCloseable {
@@ -110,6 +111,7 @@ public final class Sparkgate implements AutoCloseable {
     Parts parts = new Parts();
     try {
       AuditLog auditLog = parts.add(auditLog(config));
+      Tracing tracing = parts.add(config.tracing().map(Tracing::start).orElse(null));
       Backends backends = parts.add(Backends.start(config));
       warnPlaintextBackends(config);
       Redis redis = parts.add(shared(config) ? Redis.connect(config.sessions()) : null);
@@ -146,6 +148,7 @@ public final class Sparkgate implements AutoCloseable {
       // The stages of every call, in the order a call meets them (its responses, in reverse).
       List<Feature> features =
           List.of(
+              Feature.of(tracing == null ? null : tracing.stage()), // its span covers every stage
               audit(auditLog), // around them all: every call is recorded, the refused ones too
               Feature.of(live), // the admin API's view, which sees every call end too
               new Feature(auth.stage(), m -> m.watch(auth)),

@@ -44,7 +44,8 @@ final class PackageDependenciesTest {
           "audit",
           "route",
           "quota",
-          "live");
+          "live",
+          "tracing");
 
   private static Map<String, Set<String>> imports() throws IOException {
     Map<String, Set<String>> out = new TreeMap<>();

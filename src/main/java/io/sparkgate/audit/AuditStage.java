@@ -200,6 +200,7 @@ public final class AuditStage implements Stage {
       record.put("time", started.toString());
       record.put("request_id", UUID.randomUUID().toString());
       record.put("rpc", call.method());
+      putIfSet(record, "trace_id", call.audit().traceId());
       if (call.remoteAddress() != null) {
         record.put("client_address", call.remoteAddress().toString());
       }

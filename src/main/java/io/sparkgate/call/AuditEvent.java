@@ -75,11 +75,24 @@ public final class AuditEvent {
   @GuardedBy("this")
   private boolean sealed;
 
+  // Set once when the call opens, before anything can read it; never sealed away.
+  private volatile String traceId;
+
   AuditEvent() {}
 
   /** Why the authenticate stage refused the call (a reason name, lower case). */
   public synchronized void authFailure(String reason) {
     if (!sealed) authFailure = reason;
+  }
+
+  /** The id of the trace the call's span belongs to (32 hex digits), for joining the two. */
+  public void traceId(String traceId) {
+    this.traceId = traceId;
+  }
+
+  /** The call's trace id; null without tracing. */
+  public String traceId() {
+    return traceId;
   }
 
   /** The refusal the client was shown, rule and message. */

@@ -93,6 +93,12 @@ public final class PoolStages implements Stage {
     }
 
     @Override
+    public void toBackend(io.grpc.Metadata headers) {
+      CallHook h = hook;
+      if (h != null) h.toBackend(headers);
+    }
+
+    @Override
     public boolean mayBlock(byte[] message) {
       CallHook h = hook; // null before the first message: the pool is not known yet
       return h == null ? shared : h.mayBlock(message);

@@ -22,6 +22,7 @@ import java.util.Optional;
  *     without an admin (or metrics) section
  * @param limits connections and calls clients may hold at once; {@link LimitsConfig#defaults()} without a
  *     limits section
+ * @param tracing OpenTelemetry traces; empty (off) without a tracing section
  */
 public record ProxyConfig(
     Path source,
@@ -36,7 +37,8 @@ public record ProxyConfig(
     AuditConfig audit,
     PolicyConfig policy,
     AdminConfig admin,
-    LimitsConfig limits) {
+    LimitsConfig limits,
+    Optional<TracingConfig> tracing) {
 
   public ProxyConfig {
     pools = Collections.unmodifiableMap(new LinkedHashMap<>(pools));
@@ -111,7 +113,8 @@ public record ProxyConfig(
         "policy",
         "admin",
         "metrics",
-        "limits");
+        "limits",
+        "tracing");
     ListenConfig listen = ListenConfig.read(root.section("listen"));
     Optional<TlsConfig> tls;
     if (listen.plaintext()) {
@@ -231,6 +234,9 @@ public record ProxyConfig(
         audit,
         policy,
         admin,
-        root.has("limits") ? LimitsConfig.read(root.section("limits")) : LimitsConfig.defaults());
+        root.has("limits") ? LimitsConfig.read(root.section("limits")) : LimitsConfig.defaults(),
+        root.has("tracing")
+            ? Optional.of(TracingConfig.read(root.section("tracing")))
+            : Optional.empty());
   }
 }

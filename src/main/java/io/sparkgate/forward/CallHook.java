@@ -62,6 +62,13 @@ public interface CallHook {
   }
 
   /**
+   * Adds to (or replaces in) the headers the backend call starts with, once, just before it starts: the
+   * trace context of the next hop, say. {@code headers} are the client's headers that passed {@code
+   * listen.forward_headers}, and the proxy's own.
+   */
+  default void toBackend(Metadata headers) {}
+
+  /**
    * Whether handling this request message may wait (on a shared store, say): it is then handled on the
    * worker pool rather than the event loop that read it.
    */

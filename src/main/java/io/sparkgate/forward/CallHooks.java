@@ -86,6 +86,13 @@ public final class CallHooks {
     }
 
     @Override
+    public void toBackend(io.grpc.Metadata headers) {
+      for (CallHook hook : hooks) {
+        hook.toBackend(headers);
+      }
+    }
+
+    @Override
     public boolean mayBlock(byte[] message) {
       for (CallHook hook : hooks) {
         if (hook.mayBlock(message)) return true;

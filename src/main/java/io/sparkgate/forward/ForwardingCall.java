@@ -290,12 +290,13 @@ final class ForwardingCall extends ServerCall.Listener<byte[]> {
       synchronized (lock) {
         clientCall = call;
       }
-      call.start(
-          new BackendListener(),
+      Metadata backendHeaders =
           headers.toBackend(
               clientHeaders,
               address,
-              serverCall.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR)));
+              serverCall.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+      hook.toBackend(backendHeaders);
+      call.start(new BackendListener(), backendHeaders);
       call.request(1);
     }
     return true;

@@ -87,7 +87,8 @@ public final class TestConfigs {
         AuditConfig.disabled(),
         PolicyConfig.disabled(),
         AdminConfig.disabled(),
-        LimitsConfig.defaults());
+        LimitsConfig.defaults(),
+        Optional.empty());
   }
 
   /** An admin listener on loopback {@code port} (0: a free one) that asks for no credentials. */
