@@ -19,6 +19,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sparkgate.audit.AuditLog;
 import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
+import io.sparkgate.discovery.DnsDiscovery;
 import io.sparkgate.engine.Engines;
 import io.sparkgate.forward.BufferedBytes;
 import io.sparkgate.forward.EventLoops;
@@ -235,6 +236,26 @@ public final class ProxyMetrics implements AutoCloseable {
         .description(
             "1 while the session registry's store answers (always 1 with the memory store)")
         .register(registry);
+  }
+
+  /** Each pool's DNS lookups by result, and the backends its last good answers name. */
+  public void watch(DnsDiscovery dns) {
+    watched.add(dns);
+    for (String pool : dns.pools()) {
+      for (String result : DnsDiscovery.results()) {
+        FunctionCounter.builder("sparkgate.dns.lookups", dns, d -> d.lookups(pool, result))
+            .description(
+                "DNS lookups for a pool's dns backends, by result (ok; empty and error keep the last"
+                    + " answer)")
+            .tag("pool", pool)
+            .tag("result", result)
+            .register(registry);
+      }
+      Gauge.builder("sparkgate.dns.backends", dns, d -> d.backends(pool))
+          .description("Backends of the pool that DNS names now (its last good answers)")
+          .tag("pool", pool)
+          .register(registry);
+    }
   }
 
   /** Each engine pool's engines by state, and its launches: how many, how long, how many failed. */
