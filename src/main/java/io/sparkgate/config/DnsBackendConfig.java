@@ -62,10 +62,10 @@ public record DnsBackendConfig(
   static DnsBackendConfig read(YamlNode node) {
     List<String> keys = new ArrayList<>(List.of("dns", "refresh", "servers"));
     keys.addAll(BackendConfig.SETTINGS);
-    node.allowOnly(keys.toArray(String[]::new));
     if (node.has("address")) {
       throw node.error("set address or dns, not both");
     }
+    node.allowOnly(keys.toArray(String[]::new));
     String text =
         node.requiredString(
             "dns",
