@@ -45,7 +45,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * (all of 127/8 is loopback) are two backends to the proxy: records added and removed in dnsmasq's hosts file
  * play pods joining and leaving a headless Service. Pool {@code analytics} is {@code dns:
  * spark.sparkgate.test:<port>} (A records); pool {@code srv}, taken by clients dialling {@code 127.0.0.1}, is
- * the SRV name {@code _spark._tcp.srv.sparkgate.test}.
+ * the SRV name {@code _spark._tcp.srv.sparkgate.test}. Both have the shipped shared-server policy, which needs the
+ * backends' profile: read from a backend once DNS found one.
  *
  * <p>The tests run in order and share the proxy: a record added, one removed, then the DNS server down.
  */
@@ -104,6 +105,7 @@ class DnsDiscoveryIT {
                 "health: {interval: 1s, timeout: 1s, session_lost_after: "
                     + SESSION_LOST_AFTER.toSeconds()
                     + "s}",
+                ProxyConfigs.policy("shared-server.yaml"),
                 "audit: {file: audit.jsonl, fsync: batch}",
                 "admin: {address: 127.0.0.1, port: 0, token_file: admin.token}"));
   }
@@ -130,6 +132,10 @@ class DnsDiscoveryIT {
     first = UUID.randomUUID().toString();
     assertEquals(1L, query(session("localhost", first)));
     assertEquals(at(1), backendOf(first));
+    // The pool's profile is read from the backend DNS found (the policy needs it).
+    Await.until(
+        "analytics' backend profile read",
+        () -> metrics().get("sparkgate_backend_profile_known{pool=analytics}") == 1.0);
     Map<String, Double> m = metrics();
     assertEquals(1.0, m.get("sparkgate_dns_backends{pool=analytics}"));
     assertTrue(m.get("sparkgate_dns_lookups_total{pool=analytics,result=ok}") >= 1, m.toString());
