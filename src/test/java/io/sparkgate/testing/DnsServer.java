@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real DNS server (Debian's {@code dnsmasq}) on a free loopback port, authoritative for {@code .test}: the
+ * A real DNS server (Debian's {@code dnsmasq}, from package {@code dnsmasq-base}) on a free loopback port, authoritative for {@code .test}: the
  * names of a hosts file of its own and the SRV records given at start; it forwards nothing. {@link #hosts} rewrites the file
  * and has it re-read (SIGHUP), as a Kubernetes headless Service's records change when pods come and go; {@link
  * #stop()} and {@link #start()} take it down and back on the same port. Without the binary the test is
@@ -40,7 +40,7 @@ public final class DnsServer implements AutoCloseable {
   public static DnsServer start(Path dir, String... srv) throws Exception {
     String binary =
         DebianPackages.require(
-            "dnsmasq",
+            "dnsmasq-base",
             "a real DNS server the pools found through DNS ask",
             () ->
                 DebianPackages.firstWorking(List.of("/usr/sbin/dnsmasq", "dnsmasq"), "--version"));
