@@ -161,7 +161,9 @@ class DnsDiscoveryIT {
     Await.until(
         "127.0.0.2 joining analytics",
         () -> backends("analytics").equals(Map.of(at(1), "up", at(2), "up")));
-    assertEquals(2.0, metrics().get("sparkgate_dns_backends{pool=analytics}"));
+    Map<String, Double> joined = metrics();
+    assertEquals(2.0, joined.get("sparkgate_dns_backends{pool=analytics}"));
+    assertEquals(1.0, joined.get(up(2)), "the backend that joined has its sparkgate_backend_up");
     // Rendezvous hashing spreads new sessions: within a few, one lands on the new backend.
     for (int i = 0; i < 16 && second == null; i++) {
       String session = UUID.randomUUID().toString();
@@ -180,7 +182,11 @@ class DnsDiscoveryIT {
     dns.hosts("127.0.0.2 spark.sparkgate.test", "127.0.0.3 srv-target.sparkgate.test");
     Await.until(
         "127.0.0.1 leaving analytics", () -> backends("analytics").equals(Map.of(at(2), "up")));
-    assertEquals(1.0, metrics().get("sparkgate_dns_backends{pool=analytics}"));
+    Map<String, Double> left = metrics();
+    assertEquals(1.0, left.get("sparkgate_dns_backends{pool=analytics}"));
+    assertEquals(
+        null, left.get(up(1)), "the backend that left has no sparkgate_backend_up any more");
+    assertEquals(1.0, left.get(up(2)));
 
     // Its session is refused as a down backend's: retryably first, then lost for good.
     StatusRuntimeException down = refusal(first);
@@ -246,6 +252,11 @@ class DnsDiscoveryIT {
           }
           return false;
         });
+  }
+
+  /** The {@code sparkgate_backend_up} series of analytics' backend at 127.0.0.{@code last}. */
+  private static String up(int last) {
+    return "sparkgate_backend_up{backend=" + at(last) + ",pool=analytics}";
   }
 
   private static String at(int last) {
