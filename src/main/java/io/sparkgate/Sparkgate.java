@@ -437,7 +437,12 @@ public final class Sparkgate implements AutoCloseable {
         config.pools().values().stream()
             .collect(
                 java.util.stream.Collectors.toMap(
-                    PoolConfig::name, p -> p.backends().stream().map(b -> b.address()).toList())),
+                    PoolConfig::name,
+                    p ->
+                        Stream.concat(
+                                p.backends().stream().map(b -> b.address()),
+                                p.dns().stream().map(d -> "dns " + d.source()))
+                            .toList())),
         config.sessions().store().name().toLowerCase(java.util.Locale.ROOT));
     return server;
   }
