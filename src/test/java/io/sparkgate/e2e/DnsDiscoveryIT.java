@@ -112,14 +112,17 @@ class DnsDiscoveryIT {
 
   @AfterAll
   static void stop() throws Exception {
-    for (SparkSession s : clients) {
-      try {
-        s.close();
-      } catch (Exception e) {
-        // its backend may have left
+    try {
+      for (SparkSession s : clients) {
+        try {
+          s.close();
+        } catch (Exception e) {
+          // its backend may have left
+        }
       }
+    } finally {
+      ProxyConfigs.closeAll(proxy, dns);
     }
-    ProxyConfigs.closeAll(proxy, dns);
   }
 
   @Test
