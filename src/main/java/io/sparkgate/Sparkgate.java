@@ -19,6 +19,7 @@ import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.config.SessionsConfig;
+import io.sparkgate.discovery.DnsDiscovery;
 import io.sparkgate.engine.Engines;
 import io.sparkgate.forward.Backends;
 import io.sparkgate.forward.CallHook;
@@ -136,7 +137,8 @@ public final class Sparkgate implements AutoCloseable {
                   redis,
                   engines == null ? OnDemandBackends.NONE : engines));
       router.watch(config, config.policy().reloadInterval());
-      Map<String, PolicyStage> policies = policies(config, backends, redis, parts);
+      DnsDiscovery dns = parts.add(DnsDiscovery.start(config, backends, router)); // null: no dns
+      Map<String, PolicyStage> policies = policies(config, backends, dns, redis, parts);
       LiveCalls live =
           config.admin().enabled() ? new LiveCalls(Clock.systemUTC(), idle(config)) : null;
       Authentication auth = Authentication.create(config.auth());
@@ -170,11 +172,13 @@ public final class Sparkgate implements AutoCloseable {
       ProxyMetrics metrics = parts.add(config.admin().enabled() ? ProxyMetrics.create() : null);
       if (metrics != null) features.forEach(f -> f.watch().accept(metrics));
       if (metrics != null && engines != null) metrics.watch(engines);
+      if (metrics != null && dns != null) metrics.watch(dns);
       HealthStatusManager health = new HealthStatusManager();
       Server server =
           parts.add(
               serve(config, backends, auth, parts, metrics, methods, health), Server::shutdownNow);
       Readiness readiness = readiness(config, auditLog, router, redis);
+      if (dns != null) readiness.note("dns", dns::detail);
       ScheduledExecutorService watch =
           parts.add(watchReadiness(readiness, health), ScheduledExecutorService::shutdownNow);
       AdminServer admin =
@@ -278,7 +282,7 @@ public final class Sparkgate implements AutoCloseable {
    * token); empty, with a warning, without a policy section.
    */
   private static Map<String, PolicyStage> policies(
-      ProxyConfig config, Backends backends, Redis redis, Parts parts) {
+      ProxyConfig config, Backends backends, DnsDiscovery dns, Redis redis, Parts parts) {
     Map<String, PolicyStage> policies = new LinkedHashMap<>();
     if (!config.policyEnabled()) {
       log.warn(
@@ -294,8 +298,12 @@ public final class Sparkgate implements AutoCloseable {
                   pool.name(),
                   // A pool of engines states its profile in its configuration (EnginesConfig): no
                   // running server is needed to read it, and the profiler's channel leads nowhere.
-                  backends.channel(
-                      pool.engines().isPresent() ? NO_SERVER : pool.backends().get(0).address()),
+                  pool.engines().isEmpty() && pool.backends().isEmpty()
+                      ? dns.anyBackend(pool.name()) // found through DNS: one of them, once found
+                      : backends.channel(
+                          pool.engines().isPresent()
+                              ? NO_SERVER
+                              : pool.backends().get(0).address()),
                   IcebergTimeTravelPolicyRewriter.all(),
                   redis == null
                       ? null
@@ -433,7 +441,12 @@ public final class Sparkgate implements AutoCloseable {
         config.pools().values().stream()
             .collect(
                 java.util.stream.Collectors.toMap(
-                    PoolConfig::name, p -> p.backends().stream().map(b -> b.address()).toList())),
+                    PoolConfig::name,
+                    p ->
+                        Stream.concat(
+                                p.backends().stream().map(b -> b.address()),
+                                p.dns().stream().map(d -> "dns " + d.source()))
+                            .toList())),
         config.sessions().store().name().toLowerCase(java.util.Locale.ROOT));
     return server;
   }

@@ -34,7 +34,7 @@ public final class Readiness {
   }
 
   private final Map<String, Supplier<Optional<String>>> checks = new LinkedHashMap<>();
-  private final Map<String, String> notes = new LinkedHashMap<>();
+  private final Map<String, Supplier<String>> notes = new LinkedHashMap<>();
   private volatile boolean draining;
 
   @GuardedBy("this")
@@ -57,6 +57,11 @@ public final class Readiness {
    * forget, such as anonymous callers let in beside tokens.
    */
   public synchronized Readiness note(String name, String detail) {
+    return note(name, () -> detail);
+  }
+
+  /** As above, with a detail read at each evaluation (how DNS discovery fares: never failing readiness). */
+  public synchronized Readiness note(String name, Supplier<String> detail) {
     if (checks.containsKey(name) || notes.putIfAbsent(name, detail) != null) {
       throw new IllegalArgumentException("two readiness checks named " + name);
     }
@@ -83,7 +88,7 @@ public final class Readiness {
       }
       results.add(new Check(e.getKey(), problem.isEmpty(), problem.orElse("ok")));
     }
-    notes.forEach((name, detail) -> results.add(new Check(name, true, detail)));
+    notes.forEach((name, detail) -> results.add(new Check(name, true, detail.get())));
     Report report = new Report(results.stream().allMatch(Check::ok), List.copyOf(results));
     String failing = report.failing();
     if (!failing.equals(lastFailing)) {

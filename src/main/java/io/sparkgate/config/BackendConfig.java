@@ -47,8 +47,8 @@ public record BackendConfig(
     }
     if (!node.isMapping()) {
       throw node.error(
-          "must be host:port or a mapping with address, token_file, profile, connect_timeout,"
-              + " handshake_timeout, tls");
+          "must be host:port or a mapping with address (or dns), token_file, profile,"
+              + " connect_timeout, handshake_timeout, tls");
     }
     return read(node);
   }
@@ -59,6 +59,21 @@ public record BackendConfig(
     String address =
         node.requiredString(
             "address", "host:port of the Spark Connect server, e.g. localhost:15002");
+    BackendConfig backend =
+        address(node, address, Optional.empty(), BackendProfileConfig.defaults());
+    return settings(node, backend.host(), backend.port());
+  }
+
+  /** The keys every backend entry shares besides its address: the token, profile, timeouts and tls. */
+  static final java.util.List<String> SETTINGS =
+      java.util.List.of(
+          "token", "token_file", "profile", "connect_timeout", "handshake_timeout", "tls");
+
+  /**
+   * A backend at {@code host:port} with the settings of {@code node} ({@link #SETTINGS}); {@code host} is
+   * also the default TLS server name.
+   */
+  static BackendConfig settings(YamlNode node, String host, int port) {
     if (node.has("token") && node.has("token_file")) {
       throw node.error("set token or token_file, not both");
     }
@@ -70,10 +85,9 @@ public record BackendConfig(
         node.has("profile")
             ? BackendProfileConfig.read(node.section("profile"))
             : BackendProfileConfig.defaults();
-    BackendConfig backend = address(node, address, token, profile);
     return new BackendConfig(
-        backend.host(),
-        backend.port(),
+        host,
+        port,
         token,
         profile,
         node.duration(
@@ -86,7 +100,12 @@ public record BackendConfig(
             DEFAULT_HANDSHAKE_TIMEOUT,
             Duration.ofMillis(100),
             Duration.ofMinutes(10)),
-        tls(node, backend.host()));
+        tls(node, host));
+  }
+
+  /** The same server settings for a backend at another {@code host:port} (one DNS found). */
+  public BackendConfig at(String host, int port) {
+    return new BackendConfig(host, port, token, profile, connectTimeout, handshakeTimeout, tls);
   }
 
   private static Optional<BackendTlsConfig> tls(YamlNode node, String host) {

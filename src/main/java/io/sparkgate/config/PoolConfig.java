@@ -14,9 +14,11 @@ import java.util.regex.Pattern;
 /**
  * One pool of interchangeable Spark Connect servers ({@code pools.<name>}): the same Spark, extensions and
  * catalogs on each, so one profile and one policy serve the whole pool; a session lives on one of them.
- * The servers are either listed ({@code backends}) or started by Sparkgate on demand ({@code engines}).
+ * The servers are either listed ({@code backends}, where an entry may name them through DNS) or started by
+ * Sparkgate on demand ({@code engines}).
  *
  * @param backends the listed servers; empty for a pool of engines
+ * @param dns the {@code dns:} entries of {@code backends}: servers found through DNS, besides the listed
  * @param policy the pool's own policy file; empty: {@code policy.file}
  * @param engines present: the pool's servers are engines Sparkgate starts, and {@code backends} is empty
  */
@@ -24,14 +26,24 @@ public record PoolConfig(
     String name,
     List<BackendConfig> backends,
     Optional<Path> policy,
-    Optional<EnginesConfig> engines) {
+    Optional<EnginesConfig> engines,
+    List<DnsBackendConfig> dns) {
   private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9_.-]{0,62}");
 
   public PoolConfig {
     backends = List.copyOf(backends);
-    if (backends.isEmpty() == engines.isEmpty()) {
+    dns = List.copyOf(dns);
+    if ((backends.isEmpty() && dns.isEmpty()) == engines.isEmpty()) {
       throw new IllegalArgumentException("a pool has backends or engines, one of the two");
     }
+  }
+
+  public PoolConfig(
+      String name,
+      List<BackendConfig> backends,
+      Optional<Path> policy,
+      Optional<EnginesConfig> engines) {
+    this(name, backends, policy, engines, List.of());
   }
 
   public PoolConfig(String name, List<BackendConfig> backends, Optional<Path> policy) {
@@ -50,7 +62,7 @@ public record PoolConfig(
   public BackendProfileConfig profile() {
     return engines.isPresent()
         ? engines.get().profile(BackendProfileConfig.defaults())
-        : backends.get(0).profile();
+        : backends.isEmpty() ? dns.get(0).backend().profile() : backends.get(0).profile();
   }
 
   /** The backend of this address, if it is one of the pool's. */
@@ -64,6 +76,7 @@ public record PoolConfig(
     }
     Map<String, PoolConfig> out = new LinkedHashMap<>();
     Set<String> addresses = new HashSet<>();
+    Set<String> dnsNames = new HashSet<>();
     for (String name : pools.entries().keySet()) {
       YamlNode node = pools.section(name);
       if (!NAME.matcher(name).matches()) {
@@ -94,21 +107,42 @@ public record PoolConfig(
                 + " them)");
       }
       List<BackendConfig> backends = new ArrayList<>();
+      List<DnsBackendConfig> dns = new ArrayList<>();
+      BackendProfileConfig first = null;
       for (YamlNode entry : entries) {
+        if (entry.isMapping() && entry.entries().containsKey("dns")) {
+          DnsBackendConfig d = DnsBackendConfig.read(entry);
+          if (!dnsNames.add(d.source())) {
+            throw entry.errorAt(
+                "dns",
+                d.source()
+                    + " is listed twice: a Spark server holds its sessions for one pool only");
+          }
+          if (first != null && !d.backend().profile().equals(first)) {
+            throw entry.error(
+                "its profile differs from the pool's first backend: a pool's servers must be"
+                    + " interchangeable (put different servers in different pools)");
+          }
+          if (first == null) first = d.backend().profile();
+          dns.add(d);
+          continue;
+        }
         BackendConfig b = BackendConfig.readEntry(entry);
         if (!addresses.add(b.address())) {
           throw entry.error(
               b.address()
                   + " is listed twice: a Spark server holds its sessions for one pool only");
         }
-        if (!b.profile().equals(backends.isEmpty() ? b.profile() : backends.get(0).profile())) {
+        if (first != null && !b.profile().equals(first)) {
           throw entry.error(
               "its profile differs from the pool's first backend: a pool's servers must be"
                   + " interchangeable (put different servers in different pools)");
         }
+        if (first == null) first = b.profile();
         backends.add(b);
       }
-      out.put(name, new PoolConfig(name, backends, node.existingFile("policy")));
+      out.put(
+          name, new PoolConfig(name, backends, node.existingFile("policy"), Optional.empty(), dns));
     }
     return out;
   }

@@ -8,6 +8,7 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.stub.MetadataUtils;
 import io.sparkgate.config.BackendConfig;
 import io.sparkgate.config.BackendTlsConfig;
+import io.sparkgate.config.DnsBackendConfig;
 import io.sparkgate.config.PoolConfig;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.tls.BackendTls;
@@ -31,10 +32,27 @@ public final class Backends implements AutoCloseable {
   private final Map<String, String> tokens;
   private final BackendTls tls;
 
-  private Backends(EventLoops loops, Map<String, String> tokens, BackendTls tls) {
+  /** Each backend's settings and TLS material, by address: the listed ones, and those DNS found. */
+  private final Map<String, BackendConfig> configs;
+
+  private final Map<String, SslContext> contexts;
+
+  /** The TLS material of each {@code dns:} entry with tls, by {@link #dnsKey}: shared by all it finds. */
+  private final Map<String, SslContext> dnsContexts;
+
+  private Backends(
+      EventLoops loops,
+      Map<String, String> tokens,
+      BackendTls tls,
+      Map<String, BackendConfig> configs,
+      Map<String, SslContext> contexts,
+      Map<String, SslContext> dnsContexts) {
     this.loops = loops;
     this.tokens = tokens;
     this.tls = tls;
+    this.configs = configs;
+    this.contexts = contexts;
+    this.dnsContexts = dnsContexts;
   }
 
   /**
@@ -42,9 +60,10 @@ public final class Backends implements AutoCloseable {
    * material of those that have {@code tls} loaded now: a file that does not load stops the start.
    */
   public static Backends start(ProxyConfig config) {
-    Map<String, BackendConfig> backends = new HashMap<>();
+    Map<String, BackendConfig> backends = new ConcurrentHashMap<>();
     Map<String, String> tokens = new ConcurrentHashMap<>();
-    Map<String, SslContext> contexts = new HashMap<>();
+    Map<String, SslContext> contexts = new ConcurrentHashMap<>();
+    Map<String, SslContext> dnsContexts = new HashMap<>();
     BackendTls tls = new BackendTls();
     try {
       for (PoolConfig pool : config.pools().values()) {
@@ -54,6 +73,11 @@ public final class Backends implements AutoCloseable {
           b.token().ifPresent(t -> tokens.put(b.address(), t.reveal()));
           b.tls().ifPresent(t -> contexts.put(b.address(), context(tls, b.address(), t)));
         }
+        for (DnsBackendConfig d : pool.dns()) {
+          d.backend()
+              .tls()
+              .ifPresent(t -> dnsContexts.put(dnsKey(pool.name(), d), context(tls, d.source(), t)));
+        }
       }
       int maxMessage = (int) config.listen().maxInboundMessageBytes();
       EventLoops loops =
@@ -62,7 +86,7 @@ public final class Backends implements AutoCloseable {
               config.listen().eventLoopSpin(),
               address -> channel(address, maxMessage, backends.get(address), contexts.get(address)),
               config.firstBackend().address());
-      return new Backends(loops, tokens, tls);
+      return new Backends(loops, tokens, tls, backends, contexts, Map.copyOf(dnsContexts));
     } catch (RuntimeException e) {
       tls.close();
       throw e;
@@ -99,6 +123,39 @@ public final class Backends implements AutoCloseable {
   public void unregister(String address) {
     tokens.remove(address);
     loops.forget(address);
+  }
+
+  private static String dnsKey(String pool, DnsBackendConfig entry) {
+    return pool + "|" + entry.source();
+  }
+
+  /**
+   * DNS found a backend at {@code host:port} through {@code entry} of {@code pool}: calls to it are made with
+   * the entry's settings (token, timeouts, tls) from now on. Call before any call can be routed to it.
+   */
+  public void found(String pool, DnsBackendConfig entry, String host, int port) {
+    BackendConfig b = entry.backend().at(host, port);
+    String address = b.address();
+    configs.put(address, b);
+    SslContext context = dnsContexts.get(dnsKey(pool, entry));
+    if (context != null) contexts.put(address, context);
+    b.token().ifPresent(t -> tokens.put(address, t.reveal()));
+  }
+
+  /**
+   * A backend DNS found is no longer named: its channels close once the calls on them end. Its settings stay
+   * (a late call, or the address named again, is still reached as configured) until {@link #drop}.
+   */
+  public void left(String address) {
+    loops.forget(address);
+  }
+
+  /** Forgets a backend that left long ago, settings and all (pod addresses come and go). */
+  public void drop(String address) {
+    loops.forget(address);
+    tokens.remove(address);
+    contexts.remove(address);
+    configs.remove(address);
   }
 
   /** A channel to the backend at {@code address} that sends its token, for the proxy's own calls. */

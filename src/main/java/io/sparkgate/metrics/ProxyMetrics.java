@@ -6,6 +6,8 @@ import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -19,6 +21,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sparkgate.audit.AuditLog;
 import io.sparkgate.audit.AuditStage;
 import io.sparkgate.auth.Authentication;
+import io.sparkgate.discovery.DnsDiscovery;
 import io.sparkgate.engine.Engines;
 import io.sparkgate.forward.BufferedBytes;
 import io.sparkgate.forward.EventLoops;
@@ -215,9 +218,20 @@ public final class ProxyMetrics implements AutoCloseable {
         .register(registry);
   }
 
+  /** The router, for the backends DNS finds: their {@code sparkgate_backend_up} rows change as they do. */
+  private volatile Router router;
+
+  /** {@code sparkgate_backend_up} of the backends DNS names now, rewritten at each scrape; null without. */
+  @GuardedBy("this")
+  private MultiGauge discoveredUp;
+
+  @GuardedBy("this")
+  private List<String> dnsPools = List.of();
+
   /** Backend health, placements, cached sessions and the session registry's Redis. */
   public void watch(Router router) {
     watched.add(router);
+    this.router = router;
     router
         .pools()
         .forEach(
@@ -252,6 +266,34 @@ public final class ProxyMetrics implements AutoCloseable {
         .description(
             "1 while the session registry's store answers (always 1 with the memory store)")
         .register(registry);
+  }
+
+  /**
+   * Each pool's DNS lookups by result, and the backends its last good answers name; each backend found has a
+   * {@code sparkgate_backend_up} row while it is in its pool, as a listed one has.
+   */
+  public synchronized void watch(DnsDiscovery dns) {
+    watched.add(dns);
+    dnsPools = dns.pools();
+    discoveredUp =
+        MultiGauge.builder("sparkgate.backend.up")
+            .description("1 while the backend is usable (up or not yet probed), 0 while it is down")
+            .register(registry);
+    for (String pool : dns.pools()) {
+      for (String result : DnsDiscovery.results()) {
+        FunctionCounter.builder("sparkgate.dns.lookups", dns, d -> d.lookups(pool, result))
+            .description(
+                "DNS lookups for a pool's dns backends, by result (ok; empty and error keep the last"
+                    + " answer)")
+            .tag("pool", pool)
+            .tag("result", result)
+            .register(registry);
+      }
+      Gauge.builder("sparkgate.dns.backends", dns, d -> d.backends(pool))
+          .description("Backends of the pool that DNS names now (its last good answers)")
+          .tag("pool", pool)
+          .register(registry);
+    }
   }
 
   /** Each engine pool's engines by state, and its launches: how many, how long, how many failed. */
@@ -391,6 +433,26 @@ public final class ProxyMetrics implements AutoCloseable {
 
   /** Everything, in Prometheus's text format. */
   public synchronized String scrape() {
+    Router r = router;
+    if (discoveredUp != null && r != null) {
+      List<MultiGauge.Row<?>> rows = new ArrayList<>();
+      Map<String, Map<String, String>> byPool = r.backendsByPool();
+      for (String pool : dnsPools) {
+        List<String> listed = r.pools().getOrDefault(pool, List.of());
+        byPool
+            .getOrDefault(pool, Map.of())
+            .forEach(
+                (backend, state) -> {
+                  if (!listed.contains(backend)) {
+                    rows.add(
+                        MultiGauge.Row.of(
+                            Tags.of("pool", pool, "backend", backend),
+                            "down".equals(state) ? 0 : 1));
+                  }
+                });
+      }
+      discoveredUp.register(rows, true);
+    }
     // Rules get a meter the first time they decide: the policy can change while the proxy runs.
     decisions.forEach(
         (pool, counts) -> {

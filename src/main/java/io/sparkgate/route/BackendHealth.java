@@ -122,8 +122,25 @@ public final class BackendHealth implements AutoCloseable {
     }
   }
 
+  private volatile ScheduledExecutorService scheduler; // set by start
+
+  /** Probes {@code backend} now, off the caller's thread (one that has just joined its pool). */
+  void probeSoon(String backend) {
+    ScheduledExecutorService s = scheduler;
+    if (s == null || s.isShutdown()) return;
+    try {
+      s.execute(
+          () -> {
+            if (states.containsKey(backend)) probe(backend);
+          });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // stopping
+    }
+  }
+
   /** Probes every backend now and every {@code health.interval}, on {@code scheduler}. */
   void start(ScheduledExecutorService scheduler) {
+    this.scheduler = scheduler;
     long every = config.interval().toMillis();
     scheduler.scheduleWithFixedDelay(this::probeAll, 0, every, TimeUnit.MILLISECONDS);
   }

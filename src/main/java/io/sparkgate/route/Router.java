@@ -58,6 +58,26 @@ public final class Router implements AutoCloseable {
   private final Redis redis; // null with the memory store
   private final OnDemandBackends onDemand;
 
+  /**
+   * Each pool's backends found through DNS, as its last good answers name them (see discovery.DnsDiscovery);
+   * replaced whole on each change.
+   */
+  private final Map<String, List<String>> discovered =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /**
+   * Backends found through DNS that have left their answer, with when (System.nanoTime): their sessions are
+   * refused as a down backend's are, until they come back or the entry is pruned.
+   */
+  private final Map<String, Long> vanished = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** Why a pool found through DNS has no backend yet (its last lookup), by pool. */
+  private final Map<String, java.util.function.Supplier<String>> discoveryStatus =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** How long a vanished backend is remembered: its placements are forgotten by then. */
+  private final Duration vanishedKept;
+
   /** The engines health watches, by address, with their pool: forgotten once they no longer run. */
   private final Map<String, String> engines = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -71,7 +91,9 @@ public final class Router implements AutoCloseable {
       Duration sessionLostAfter,
       ScheduledExecutorService scheduler,
       Redis redis,
-      OnDemandBackends onDemand) {
+      OnDemandBackends onDemand,
+      Duration vanishedKept) {
+    this.vanishedKept = vanishedKept;
     this.table = table;
     this.registry = registry;
     this.health = health;
@@ -129,15 +151,25 @@ public final class Router implements AutoCloseable {
             config.health().sessionLostAfter(),
             scheduler,
             redis,
-            onDemand);
+            onDemand,
+            max(sessions.idleTimeout(), config.health().sessionLostAfter()));
     long every = config.health().interval().toMillis();
     scheduler.scheduleWithFixedDelay(
         router::forgetStoppedEngines, every, every, TimeUnit.MILLISECONDS);
     return router;
   }
 
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
+  }
+
   /** Stops probing engines that no longer run: engines come and go, and health must not grow with them. */
   private void forgetStoppedEngines() {
+    long now = System.nanoTime();
+    vanished.forEach(
+        (address, since) -> {
+          if (now - since > vanishedKept.toNanos()) vanished.remove(address, since);
+        });
     engines.forEach(
         (address, pool) -> {
           if (!onDemand.running(pool, address) && engines.remove(address, pool)) {
@@ -220,6 +252,14 @@ public final class Router implements AutoCloseable {
       if (!running.policyOf(pool.name()).equals(next.policyOf(pool.name()))) {
         return "pool " + pool.name() + "'s policy file changed";
       }
+      var dnsBefore = running.pool(pool.name()).dns();
+      boolean sameDns = dnsBefore.size() == pool.dns().size();
+      for (int i = 0; sameDns && i < dnsBefore.size(); i++) {
+        sameDns = dnsBefore.get(i).sameSource(pool.dns().get(i));
+      }
+      if (!sameDns) {
+        return "pool " + pool.name() + "'s dns backends changed";
+      }
       for (var b : pool.backends()) {
         if (b.token().isPresent()
             && running.pools().values().stream()
@@ -242,6 +282,80 @@ public final class Router implements AutoCloseable {
       }
     }
     return null;
+  }
+
+  /** The backends of {@code pool} now: those listed, then those DNS names (sorted). */
+  public List<String> members(String pool) {
+    List<String> listed = table.pools.getOrDefault(pool, List.of());
+    List<String> found = discovered.get(pool);
+    if (found == null || found.isEmpty()) return listed;
+    List<String> all = new ArrayList<>(listed);
+    all.addAll(found);
+    return all;
+  }
+
+  /**
+   * DNS now names {@code addresses} as {@code pool}'s backends: those new to it join (health probes them, new
+   * sessions may be placed there), those no longer named leave (no new sessions; their sessions are refused as
+   * a down backend's, retryably for {@code health.session_lost_after}, then lost). An address already in
+   * another pool is left out, with a warning: a server holds its sessions for one pool only.
+   *
+   * @return the addresses that left the pool
+   */
+  public synchronized java.util.Set<String> discovered(
+      String pool, java.util.Set<String> addresses) {
+    List<String> before = discovered.getOrDefault(pool, List.of());
+    List<String> now = new ArrayList<>();
+    for (String a : new java.util.TreeSet<>(addresses)) {
+      String other = poolOf(a, pool);
+      if (other != null) {
+        log.warn(
+            "DNS names {} as a backend of pool {}, but it is a backend of pool {}: left out",
+            a,
+            pool,
+            other);
+        continue;
+      }
+      now.add(a);
+    }
+    java.util.Set<String> left = new java.util.TreeSet<>(before);
+    now.forEach(left::remove);
+    discovered.put(pool, List.copyOf(now));
+    long at = System.nanoTime();
+    for (String a : now) {
+      vanished.remove(a);
+      if (!before.contains(a)) {
+        health.watch(a);
+        health.probeSoon(a);
+        log.info("backend {} joins pool {} (found through DNS)", a, pool);
+      }
+    }
+    for (String a : left) {
+      vanished.put(a, at);
+      health.forget(a);
+      log.warn(
+          "backend {} leaves pool {}: DNS no longer names it; its sessions are refused as a down"
+              + " backend's",
+          a,
+          pool);
+    }
+    return left;
+  }
+
+  /** The pool other than {@code except} that has {@code address}, listed or found; null if none. */
+  private String poolOf(String address, String except) {
+    for (var e : table.pools.entrySet()) {
+      if (e.getValue().contains(address)) return e.getKey();
+    }
+    for (var e : discovered.entrySet()) {
+      if (!e.getKey().equals(except) && e.getValue().contains(address)) return e.getKey();
+    }
+    return null;
+  }
+
+  /** What readiness says of {@code pool} while it has no backend (a pool found through DNS: its lookup). */
+  public void explainEmpty(String pool, java.util.function.Supplier<String> why) {
+    discoveryStatus.put(pool, why);
   }
 
   /** The stage that chooses each call's pool and backend, placed before inspection. */
@@ -282,9 +396,9 @@ public final class Router implements AutoCloseable {
     Map<String, BackendHealth.State> states = health.states();
     Map<String, Map<String, String>> out = new LinkedHashMap<>();
     table.pools.forEach(
-        (pool, members) -> {
+        (pool, listed) -> {
           Map<String, String> each = new LinkedHashMap<>();
-          for (String b : members) {
+          for (String b : members(pool)) {
             BackendHealth.State state = states.getOrDefault(b, BackendHealth.State.UNKNOWN);
             each.put(b, state.name().toLowerCase(java.util.Locale.ROOT));
           }
@@ -306,11 +420,13 @@ public final class Router implements AutoCloseable {
     Map<String, BackendHealth.State> states = health.states();
     List<String> without = new ArrayList<>();
     table.pools.forEach(
-        (pool, members) -> {
+        (pool, listed) -> {
           // A pool of engines starts one when it is needed: having none running now is no fault.
           if (onDemand.serves(pool)) return;
+          List<String> members = members(pool);
           if (members.stream().noneMatch(b -> states.get(b) == BackendHealth.State.UP)) {
-            without.add(pool + " (" + members + ")");
+            var why = discoveryStatus.get(pool);
+            without.add(pool + " (" + members + (why == null ? "" : "; " + why.get()) + ")");
           }
         });
     return without.isEmpty()
@@ -430,6 +546,19 @@ public final class Router implements AutoCloseable {
     }
     if (placed.isPresent()) {
       Placement p = placed.get();
+      Long gone = vanished.get(p.backend());
+      if (gone == null
+          && discoveryStatus.containsKey(p.pool())
+          && poolOf(p.backend(), "") == null) {
+        // Placed by another replica (or before a restart) on a backend this one has not found in
+        // DNS:
+        // never reached without its pool's settings; refused as a vanished one until DNS names it.
+        vanished.putIfAbsent(p.backend(), System.nanoTime());
+        gone = vanished.get(p.backend());
+      }
+      if (gone != null) {
+        throw sessionBackendGone(p, Duration.ofNanos(System.nanoTime() - gone));
+      }
       if (onDemand.serves(p.pool()) && !onDemand.running(p.pool(), p.backend())) {
         throw sessionLost(p, "The Spark engine holding this session has stopped");
       }
@@ -443,7 +572,7 @@ public final class Router implements AutoCloseable {
       if (engines.putIfAbsent(engine, pool) == null) health.watch(engine);
       return new Route(pool, engine, !ids.sessionId().isEmpty());
     }
-    List<String> members = table.pools.getOrDefault(pool, List.of());
+    List<String> members = members(pool);
     List<String> usable = members.stream().filter(health::usable).toList();
     String backend = Rendezvous.pick(usable, ids.userId(), ids.sessionId());
     if (backend == null) {
@@ -465,6 +594,20 @@ public final class Router implements AutoCloseable {
         p,
         "The Spark server holding this session has been unavailable for "
             + (down.toMinutes() > 0 ? down.toMinutes() + " min" : down.toSeconds() + " s"));
+  }
+
+  /** A session on a backend DNS no longer names: as a down backend's, timed from when it left. */
+  private StatusException sessionBackendGone(Placement p, Duration gone) {
+    if (gone.compareTo(sessionLostAfter) < 0) {
+      return unavailable(
+          "SPARKGATE_BACKEND_UNAVAILABLE",
+          "The Spark server holding this session is unavailable; retry shortly.");
+    }
+    return sessionLost(
+        p,
+        "The Spark server holding this session has left its pool "
+            + (gone.toMinutes() > 0 ? gone.toMinutes() + " min" : gone.toSeconds() + " s")
+            + " ago");
   }
 
   private static StatusException sessionLost(Placement p, String why) {

@@ -88,6 +88,7 @@ class DeploymentIT {
             "ConfigMap/sparkgate",
             "Deployment/sparkgate",
             "Service/sparkgate",
+            "Service/spark-connect-headless",
             "PodDisruptionBudget/sparkgate",
             "NetworkPolicy/spark-connect-from-sparkgate",
             "Deployment/sparkgate-redis",
