@@ -2,6 +2,7 @@ package io.sparkgate.opa;
 
 import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.inspect.Fact;
+import io.sparkgate.inspect.SecretValues;
 import io.sparkgate.inspect.SqlRedaction;
 import java.util.Map;
 import java.util.TreeMap;
@@ -30,19 +31,9 @@ final class Redaction {
     this.secrets = secrets;
   }
 
-  /**
-   * The values of secret settings in {@code facts}: {@code SET key=value} carries one unquoted, which
-   * redacting literals leaves in the SQL text, so it is cut out of every text by value.
-   */
+  /** The values of secret settings in {@code facts}, cut out of every text (see {@link SecretValues}). */
   java.util.List<String> secretValues(io.sparkgate.inspect.Facts facts) {
-    java.util.List<String> values = new java.util.ArrayList<>();
-    for (Fact f : facts.ofKind(Fact.Kind.CONFIG_SET)) {
-      String v = f.get("value");
-      if (v != null && !v.isBlank() && f.get("key") != null && secrets.isSecret(f.get("key"))) {
-        values.add(v.strip());
-      }
-    }
-    return values;
+    return SecretValues.in(facts, secrets);
   }
 
   /** The attributes of {@code f} as OPA sees them, sorted by name. */
@@ -62,7 +53,7 @@ final class Redaction {
         value = SecretPatterns.REDACTED;
       } else if (isText(f, name)) {
         value = includeLiterals ? value : SqlRedaction.redactLiterals(value);
-        for (String secret : secretValues) value = value.replace(secret, SecretPatterns.REDACTED);
+        value = SecretValues.cut(value, secretValues);
       }
       out.put(name, withoutUserInfo(value));
     }

@@ -213,11 +213,13 @@ public final class DecideStage implements Stage {
     private void summarize(Facts facts) {
       if (first == null) {
         first = facts;
-        call.audit().planSummary(() -> new PlanSummary(includeLiterals).add(facts).toMap());
+        call.audit()
+            .planSummary(
+                () -> new PlanSummary(includeLiterals, engine.secrets()).add(facts).toMap());
         return;
       }
       if (summary == null) {
-        summary = new PlanSummary(includeLiterals).add(first);
+        summary = new PlanSummary(includeLiterals, engine.secrets()).add(first);
       }
       Map<String, Object> now = summary.add(facts).toMap();
       call.audit().planSummary(() -> now);

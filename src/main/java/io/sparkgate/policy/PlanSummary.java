@@ -1,7 +1,9 @@
 package io.sparkgate.policy;
 
+import io.sparkgate.config.SecretPatterns;
 import io.sparkgate.inspect.Fact;
 import io.sparkgate.inspect.Facts;
+import io.sparkgate.inspect.SecretValues;
 import io.sparkgate.inspect.SqlRedaction;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -36,11 +38,18 @@ final class PlanSummary {
   private final Set<String> unclassified = new LinkedHashSet<>();
   private boolean compressed;
 
-  PlanSummary(boolean includeLiterals) {
+  /** Values of secret settings the facts added so far set: never recorded, wherever a text holds them. */
+  private final List<String> secretValues = new ArrayList<>();
+
+  private final SecretPatterns secrets;
+
+  PlanSummary(boolean includeLiterals, SecretPatterns secrets) {
     this.includeLiterals = includeLiterals;
+    this.secrets = secrets;
   }
 
   PlanSummary add(Facts facts) {
+    secretValues.addAll(SecretValues.in(facts, secrets));
     for (Fact f : facts.all()) {
       switch (f.kind()) {
         case REQUEST -> add(kinds, "rpc:" + f.subkind());
@@ -85,7 +94,8 @@ final class PlanSummary {
   /** SQL or an expression string, literals redacted unless asked for, cut at {@link #MAX_SQL}. */
   private void addText(Set<String> set, String text) {
     if (text == null) return;
-    String shown = includeLiterals ? text : SqlRedaction.redactLiterals(text);
+    String shown =
+        SecretValues.cut(includeLiterals ? text : SqlRedaction.redactLiterals(text), secretValues);
     add(
         set,
         shown.length() > MAX_SQL

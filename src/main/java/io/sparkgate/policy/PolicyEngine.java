@@ -39,6 +39,11 @@ public final class PolicyEngine {
     this.secrets = secrets;
   }
 
+  /** The settings whose values are secrets (never recorded). */
+  SecretPatterns secrets() {
+    return secrets;
+  }
+
   public BackendProfile profile() {
     return profiles.current();
   }

@@ -10,6 +10,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 final class PlanSummaryTest {
+  private static final io.sparkgate.config.SecretPatterns SECRETS =
+      new io.sparkgate.config.SecretPatterns(
+          io.sparkgate.config.AuthConfig.disabled().secretPatterns());
+
   private static final Fact REQUEST =
       new Fact(Fact.Kind.REQUEST, "ExecutePlan", Map.of("method", "ExecutePlan"));
 
@@ -22,7 +26,7 @@ final class PlanSummaryTest {
             Map.of("op_type", "relation", "compressed_bytes", "40", "inflated_bytes", "120"));
 
     Map<String, Object> summary =
-        new PlanSummary(false).add(Facts.of(List.of(REQUEST, compressed))).toMap();
+        new PlanSummary(false, SECRETS).add(Facts.of(List.of(REQUEST, compressed))).toMap();
 
     assertEquals(true, summary.get("compressed"), summary.toString());
     assertEquals(List.of("rpc:ExecutePlan"), summary.get("kinds"));
@@ -30,7 +34,8 @@ final class PlanSummaryTest {
 
   @Test
   void plainPlan_hasNoCompressedField() {
-    Map<String, Object> summary = new PlanSummary(false).add(Facts.of(List.of(REQUEST))).toMap();
+    Map<String, Object> summary =
+        new PlanSummary(false, SECRETS).add(Facts.of(List.of(REQUEST))).toMap();
 
     assertFalse(summary.containsKey("compressed"), summary.toString());
   }
@@ -71,11 +76,50 @@ final class PlanSummaryTest {
                 .toByteArray(),
             io.sparkgate.inspect.SessionView.DEFAULT);
 
-    Map<String, Object> summary = new PlanSummary(false).add(facts).toMap();
+    Map<String, Object> summary = new PlanSummary(false, SECRETS).add(facts).toMap();
 
     assertEquals(List.of("upper(name) || ?"), summary.get("expressions"), summary.toString());
     assertEquals(List.of("s3a://***@bucket/d"), summary.get("paths"), summary.toString());
     assertEquals(List.of("upper"), summary.get("functions"), summary.toString());
     assertFalse(summary.toString().contains("secret"), summary.toString());
+  }
+
+  /**
+   * {@code SET key=value} carries its value unquoted: Spark's lexer reads it as an identifier, so redacting
+   * literals alone would leave a secret setting's value in the audit record, even with literals kept.
+   */
+  @Test
+  void secretSettingsValue_setInSql_isNeverRecorded() {
+    io.sparkgate.inspect.Inspector inspector = new io.sparkgate.inspect.Inspector();
+    for (boolean literals : new boolean[] {false, true}) {
+      for (String sql :
+          List.of(
+              "SET spark.hadoop.fs.s3a.secret.key=AKIAsecretvalue",
+              "SET spark.hadoop.fs.s3a.secret.key = 'AKIAsecretvalue'")) {
+        Facts facts =
+            inspector.inspect(
+                "ExecutePlan",
+                io.sparkgate.proto.spark.ExecutePlanRequest.newBuilder()
+                    .setSessionId("s")
+                    .setPlan(
+                        io.sparkgate.proto.spark.Plan.newBuilder()
+                            .setCommand(
+                                io.sparkgate.proto.spark.Command.newBuilder()
+                                    .setSqlCommand(
+                                        io.sparkgate.proto.spark.SqlCommand.newBuilder()
+                                            .setSql(sql))))
+                    .build()
+                    .toByteArray(),
+                io.sparkgate.inspect.SessionView.DEFAULT);
+
+        Map<String, Object> summary = new PlanSummary(literals, SECRETS).add(facts).toMap();
+
+        assertFalse(summary.toString().contains("AKIA"), sql + " -> " + summary);
+        assertEquals(
+            List.of("spark.hadoop.fs.s3a.secret.key"),
+            summary.get("config_keys"),
+            summary.toString());
+      }
+    }
   }
 }
