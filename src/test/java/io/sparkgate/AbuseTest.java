@@ -134,11 +134,17 @@ final class AbuseTest {
     double before = metric("sparkgate_http2_abuse_total{kind=rapid_reset}");
     try (RawHttp2 h2 = RawHttp2.connect(attacker, proxy.port(), 0).preface()) {
       byte[] block = h2.requestHeaders(METHOD, Map.of());
-      for (int stream = 1; stream < 2 * 1000; stream += 2) {
-        h2.headers(stream, block, false);
-        h2.frame(RST_STREAM, 0, stream, RawHttp2.int32(8)); // CANCEL
+      try {
+        for (int stream = 1; stream < 2 * 1000; stream += 2) {
+          h2.headers(stream, block, false);
+          h2.frame(RST_STREAM, 0, stream, RawHttp2.int32(8)); // CANCEL
+        }
+        h2.flush();
+      } catch (java.net.SocketException cutMidAttack) {
+        // The proxy may answer and close before the whole attack is written (a loaded machine
+        // writes it
+        // slowly): its GOAWAY is still queued on our side and is read below.
       }
-      h2.flush();
       RawHttp2.Frame goaway = h2.awaitGoawayAndClose(Await.TIMEOUT);
       assertNotNull(goaway, "closed without GOAWAY");
       assertEquals(ENHANCE_YOUR_CALM, goaway.errorCode(), goaway.debug());

@@ -209,6 +209,11 @@ public final class RawHttp2 implements AutoCloseable {
           "the server kept the connection open for "
               + within
               + (goaway == null ? "" : " after " + goaway.debug()));
+    } catch (SocketException reset) {
+      // A close with our frames still unread by the server is a reset: closed all the same, after
+      // the
+      // GOAWAY when one was read.
+      if (goaway == null) throw reset;
     }
     return goaway;
   }
