@@ -151,18 +151,29 @@ public final class Sparkgate implements AutoCloseable {
       List<Feature> features =
           List.of(
               Feature.of(tracing == null ? null : tracing.stage()), // its span covers every stage
-              audit(auditLog), // around them all: every call is recorded, the refused ones too
-              Feature.of(live), // the admin API's view, which sees every call end too
-              new Feature(auth.stage(), m -> m.watch(auth)),
+              // around them all: every call is recorded, the refused ones too
+              timed(tracing, "audit", audit(auditLog)),
+              // the admin API's view, which sees every call end too
+              timed(tracing, "live", Feature.of(live)),
+              timed(tracing, "authenticate", new Feature(auth.stage(), m -> m.watch(auth))),
               revocations == null
                   ? Feature.NONE
-                  : new Feature(revocations.stage(), m -> m.watch(revocations)),
-              Feature.of(new HeadStage(config.auth())),
-              Feature.of(new ConfigRedaction(new SecretPatterns(config.auth().secretPatterns()))),
-              new Feature(router.routeStage(), m -> m.watch(router)),
-              pools(config, policies), // inspect and decide by the pool's policy
-              quotas(config, redis, parts), // after decide: refused requests never count
-              Feature.of(router.placeStage()),
+                  : timed(
+                      tracing,
+                      "revoke",
+                      new Feature(revocations.stage(), m -> m.watch(revocations))),
+              timed(tracing, "head", Feature.of(new HeadStage(config.auth()))),
+              timed(
+                  tracing,
+                  "redact",
+                  Feature.of(
+                      new ConfigRedaction(new SecretPatterns(config.auth().secretPatterns())))),
+              timed(tracing, "route", new Feature(router.routeStage(), m -> m.watch(router))),
+              // inspect and decide by the pool's policy
+              timed(tracing, "inspect and decide", pools(config, policies)),
+              // after decide: refused requests never count
+              timed(tracing, "quota", quotas(config, redis, parts)),
+              timed(tracing, "place", Feature.of(router.placeStage())),
               hooks == CallHook.Factory.PASS_THROUGH ? Feature.NONE : hooks(hooks));
       ExecutorService callExecutor =
           parts.add(callExecutor(heldCalls(config)), ExecutorService::shutdownNow);
@@ -579,6 +590,16 @@ public final class Sparkgate implements AutoCloseable {
       t.setDaemon(true);
       return t;
     };
+  }
+
+  /**
+   * {@code feature} with its stage timed on each call whose span records (an event of the span, under {@code
+   * name}); as it is without tracing.
+   */
+  private static Feature timed(Tracing tracing, String name, Feature feature) {
+    return tracing == null || feature.stage() == null
+        ? feature
+        : new Feature(tracing.timed(name, feature.stage()), feature.watch());
   }
 
   /** What one part of the proxy adds to it: its stage of every call (null: none), and what metrics show of it. */

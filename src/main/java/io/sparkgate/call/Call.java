@@ -30,6 +30,7 @@ public final class Call {
   private volatile Decided decided;
   private volatile String pool;
   private volatile Route route;
+  private volatile StageTimes stageTimes;
 
   /** What the decide stage concluded for the latest request message: the effect's label and its rule. */
   public record Decided(String effect, String rule) {}
@@ -140,5 +141,15 @@ public final class Call {
   public void route(Route route) {
     this.route = Objects.requireNonNull(route, "route");
     this.pool = route.pool();
+  }
+
+  /** Each stage's time on this call, when its trace span records; null otherwise. */
+  public StageTimes stageTimes() {
+    return stageTimes;
+  }
+
+  /** Set by the tracing stage, first, for a call whose span records. */
+  public void stageTimes(StageTimes times) {
+    this.stageTimes = Objects.requireNonNull(times, "times");
   }
 }

@@ -74,6 +74,14 @@ public final class Tracing implements AutoCloseable {
     return stage;
   }
 
+  /**
+   * {@code stage}, timed on each call whose span records: its span gets an event with the stage's time, under
+   * {@code name}.
+   */
+  public Stage timed(String name, Stage stage) {
+    return new TimedStage(name, stage);
+  }
+
   /** Exports the spans still queued (within a few seconds), then stops exporting. */
   @Override
   public void close() {

@@ -18,6 +18,7 @@ import io.sparkgate.call.Call;
 import io.sparkgate.call.Principal;
 import io.sparkgate.call.Route;
 import io.sparkgate.call.Stage;
+import io.sparkgate.call.StageTimes;
 import io.sparkgate.forward.CallHook;
 import io.sparkgate.forward.Payload;
 import io.sparkgate.forward.ProxyRegistry;
@@ -109,6 +110,7 @@ final class TracingStage implements Stage {
   static final AttributeKey<Long> MESSAGES_IN = AttributeKey.longKey("sparkgate.messages_in");
   static final AttributeKey<Long> MESSAGES_OUT = AttributeKey.longKey("sparkgate.messages_out");
   static final AttributeKey<Long> CHECKS_US = AttributeKey.longKey("sparkgate.checks_us");
+  static final AttributeKey<Long> STAGE_US = AttributeKey.longKey("sparkgate.stage_us");
 
   private final Tracer tracer;
 
@@ -133,6 +135,9 @@ final class TracingStage implements Stage {
         && peer.getAddress() != null) {
       span.setAttribute(CLIENT_ADDRESS, peer.getAddress().getHostAddress());
       span.setAttribute(CLIENT_PORT, (long) peer.getPort());
+    }
+    if (span.isRecording()) {
+      call.stageTimes(new StageTimes());
     }
     SpanContext context = span.getSpanContext();
     if (context.isValid()) {
@@ -246,6 +251,18 @@ final class TracingStage implements Stage {
       span.setAttribute(MESSAGES_IN, messagesIn);
       span.setAttribute(MESSAGES_OUT, messagesOut);
       span.setAttribute(CHECKS_US, TimeUnit.NANOSECONDS.toMicros(checkNanos));
+      StageTimes times = call.stageTimes();
+      if (times != null) {
+        // One event per stage, in the order a call meets them, with its time over the whole call.
+        times
+            .snapshot()
+            .forEach(
+                (stage, nanos) ->
+                    span.addEvent(
+                        "stage " + stage,
+                        io.opentelemetry.api.common.Attributes.of(
+                            STAGE_US, TimeUnit.NANOSECONDS.toMicros(nanos))));
+      }
     }
 
     private void setIfPresent(AttributeKey<String> key, String value) {

@@ -152,6 +152,10 @@ class TracingIT {
     // ReattachExecute of the same trace rather than on this ExecutePlan.
     assertTrue(bytesOut(trace) > 0, trace.toString());
     assertTrue(span.path("logs").toString().contains("checked"), span.toString());
+    for (String stage : List.of("authenticate", "route", "inspect and decide", "place")) {
+      assertTrue(
+          span.path("logs").toString().contains("stage " + stage), stage + ": " + span.toString());
+    }
     // Every call of the session joins the trace (the client sends the header on each).
     assertTrue(trace.path("spans").size() >= 2, "one span per call: " + trace);
 

@@ -57,6 +57,9 @@ final class TracingStageTest {
   private static final Metadata.Key<String> TRACEPARENT =
       Metadata.Key.of("traceparent", Metadata.ASCII_STRING_MARSHALLER);
 
+  /** How long the allowing stage holds each request message: its event must show at least this. */
+  private static final long STAGE_NANOS = 5_000_000;
+
   private final List<SpanData> exported = new CopyOnWriteArrayList<>();
   private final FakeSparkConnect backend = new FakeSparkConnect();
   private final AtomicReference<Call> seen = new AtomicReference<>();
@@ -97,35 +100,42 @@ final class TracingStageTest {
     Pipeline stages =
         Pipeline.of(
             tracing.stage(),
-            call ->
-                new CallHook() {
-                  @Override
-                  public byte[] onRequest(byte[] message) throws io.grpc.StatusException {
-                    seen.set(call);
-                    call.principal(
-                        new Principal(
-                            "dana",
-                            List.of("analysts"),
-                            Optional.of("acme"),
-                            Principal.Method.STATIC_TOKEN,
-                            Optional.empty(),
-                            Optional.empty()));
-                    call.head(RequestHead.read(call.method(), message));
-                    call.route(new Route("analytics", "127.0.0.1:15002", false));
-                    if (refuse) {
-                      call.decided("deny", "no-python-udf");
-                      call.audit().refusal("no-python-udf: Python UDFs are not allowed");
-                      throw Status.PERMISSION_DENIED.withDescription("refused").asException();
-                    }
-                    call.decided("allow", "analysts-read");
-                    return message;
-                  }
+            tracing.timed(
+                "decide",
+                call ->
+                    new CallHook() {
+                      @Override
+                      public byte[] onRequest(byte[] message) throws io.grpc.StatusException {
+                        seen.set(call);
+                        call.principal(
+                            new Principal(
+                                "dana",
+                                List.of("analysts"),
+                                Optional.of("acme"),
+                                Principal.Method.STATIC_TOKEN,
+                                Optional.empty(),
+                                Optional.empty()));
+                        call.head(RequestHead.read(call.method(), message));
+                        call.route(new Route("analytics", "127.0.0.1:15002", false));
+                        if (refuse) {
+                          call.decided("deny", "no-python-udf");
+                          call.audit().refusal("no-python-udf: Python UDFs are not allowed");
+                          throw Status.PERMISSION_DENIED.withDescription("refused").asException();
+                        }
+                        call.decided("allow", "analysts-read");
+                        long until = System.nanoTime() + STAGE_NANOS; // a stage that takes its time
+                        while (System.nanoTime() < until) {
+                          java.util.concurrent.locks.LockSupport.parkNanos(
+                              until - System.nanoTime());
+                        }
+                        return message;
+                      }
 
-                  @Override
-                  public void onClose(Status status) {
-                    closed.release(); // after the tracing stage's: its span has ended
-                  }
-                });
+                      @Override
+                      public void onClose(Status status) {
+                        closed.release(); // after the tracing stage's: its span has ended
+                      }
+                    }));
     String proxyName = InProcessServerBuilder.generateName();
     proxy =
         InProcessServerBuilder.forName(proxyName)
@@ -188,8 +198,10 @@ final class TracingStageTest {
     assertEquals(2L, span.getAttributes().get(TracingStage.BYTES_OUT)); // "ok"
     assertEquals(StatusCode.UNSET, span.getStatus().getStatusCode());
     assertEquals(
-        List.of("checked", "first response"),
+        List.of("checked", "first response", "stage decide"),
         span.getEvents().stream().map(e -> e.getName()).toList());
+    long stageUs = span.getEvents().get(2).getAttributes().get(TracingStage.STAGE_US);
+    assertTrue(stageUs >= STAGE_NANOS / 1000, "stage decide took " + stageUs + " us");
   }
 
   @Test
