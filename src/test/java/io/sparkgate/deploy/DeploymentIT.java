@@ -12,7 +12,6 @@ import io.sparkgate.config.AuthConfig;
 import io.sparkgate.config.ConfigException;
 import io.sparkgate.config.ProxyConfig;
 import io.sparkgate.testing.Toolchains;
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,12 +59,7 @@ class DeploymentIT {
         new ProcessBuilder("bash", "deploy/check/run.sh")
             .redirectErrorStream(true)
             .redirectOutput(log.toFile());
-    Path goDir = Path.of(go).getParent();
-    if (goDir != null) {
-      builder
-          .environment()
-          .merge("PATH", goDir.toString(), (path, dir) -> dir + File.pathSeparator + path);
-    }
+    Toolchains.putOnPath(builder, go);
     Process run = builder.start();
     // Building helm from source takes minutes on a machine without Go's caches, one on a warm one.
     boolean finished = run.waitFor(40, TimeUnit.MINUTES);

@@ -3,7 +3,6 @@ package io.sparkgate.testing;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,12 +38,7 @@ public final class GoTools {
         new ProcessBuilder("bash", SCRIPT, name)
             .redirectErrorStream(true)
             .redirectOutput(log.toFile());
-    Path goDir = Path.of(go).getParent();
-    if (goDir != null) {
-      builder
-          .environment()
-          .merge("PATH", goDir.toString(), (path, dir) -> dir + File.pathSeparator + path);
-    }
+    Toolchains.putOnPath(builder, go);
     Process build = builder.start();
     boolean finished;
     try {

@@ -35,4 +35,14 @@ public final class Toolchains {
     }
     return go;
   }
+
+  /** Puts the directory of {@code go} (from {@link #requireGo}) first on the PATH of {@code builder}. */
+  public static void putOnPath(ProcessBuilder builder, String go) {
+    java.nio.file.Path dir = java.nio.file.Path.of(go).getParent();
+    if (dir != null) {
+      builder
+          .environment()
+          .merge("PATH", dir.toString(), (path, d) -> d + java.io.File.pathSeparator + path);
+    }
+  }
 }
