@@ -53,6 +53,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(SparkServerExtension.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DnsDiscoveryIT {
+  /**
+   * One client for every admin request: a client per request keeps its connection open until it is
+   * collected, and the polling loops piled them up against the admin listener's limit of 64 connections
+   * (seen in CI as a readiness request answered with nothing).
+   */
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String ADMIN_TOKEN = "dns-admin-" + UUID.randomUUID();
   private static final Duration SESSION_LOST_AFTER = Duration.ofSeconds(6);
@@ -326,13 +333,12 @@ class DnsDiscoveryIT {
   /** The admin API's view of {@code pool}: each backend's state, by address. */
   private static Map<String, String> backends(String pool) throws Exception {
     HttpResponse<String> r =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + proxy.adminPort() + "/api/backends"))
-                    .header("Authorization", "Bearer " + ADMIN_TOKEN)
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+        HTTP.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + proxy.adminPort() + "/api/backends"))
+                .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     assertEquals(200, r.statusCode(), r.body());
     Map<String, String> out = new java.util.TreeMap<>();
     for (JsonNode p : JSON.readTree(r.body()).get("pools")) {
@@ -346,22 +352,19 @@ class DnsDiscoveryIT {
   /** The metrics, asked with the admin token (the listener has one). */
   private static Map<String, Double> metrics() throws Exception {
     HttpResponse<String> r =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + proxy.adminPort() + "/metrics"))
-                    .header("Authorization", "Bearer " + ADMIN_TOKEN)
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+        HTTP.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + proxy.adminPort() + "/metrics"))
+                .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     assertEquals(200, r.statusCode(), r.body());
     return MetricsScrape.parse(r.body());
   }
 
   private static HttpResponse<String> readyz() throws Exception {
-    return HttpClient.newHttpClient()
-        .send(
-            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + proxy.adminPort() + "/readyz"))
-                .build(),
-            HttpResponse.BodyHandlers.ofString());
+    return HTTP.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + proxy.adminPort() + "/readyz"))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 }
