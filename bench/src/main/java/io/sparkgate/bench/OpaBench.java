@@ -63,11 +63,12 @@ public class OpaBench {
 
   @Setup(Level.Trial)
   public void start() throws Exception {
-    // bench/opa.sh runs from the repository's root, the bench module's tests from bench/; the tests'
-    // Go tools script builds OPA into the root's target/tools (.ci/run has it built before this runs).
+    // bench/opa.sh runs from the repository's root, the bench module's tests from bench/; the
+    // tests'
+    // Go tools script builds OPA into the root's target/tools (.ci/run has it built before this
+    // runs).
     Path root = Files.exists(Path.of("src/test/tools/go-tool.sh")) ? Path.of("") : Path.of("..");
-    String binary =
-        System.getProperty("opa", root.resolve("target/tools/bin/opa").toString());
+    String binary = System.getProperty("opa", root.resolve("target/tools/bin/opa").toString());
     if (!Files.isExecutable(Path.of(binary))) {
       int built =
           new ProcessBuilder("bash", root.resolve("src/test/tools/go-tool.sh").toString(), "opa")
